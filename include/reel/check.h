@@ -1,0 +1,64 @@
+// Conformance checker: judges a task directory against every MUST of the
+// file contract (§1-§12) and the multi-device document (§6, §8.1, §8.2).
+//
+// The checker collects findings instead of stopping at the first problem.
+// Each finding carries a stable rule id (listed by Rules() and in
+// docs/check-rules.md), a severity, the path it concerns (relative to the task
+// root) and a message a person can act on. It never writes.
+//
+// Thread safety: pure functions over the file system.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reel/fs.h"
+#include "reel/status.h"
+
+namespace reel {
+
+enum class Severity { kInfo, kWarning, kError };
+const char* SeverityName(Severity severity);  // "info", "warning", "error"
+
+struct RuleInfo {
+  const char* id;        // e.g. "data.column_type"
+  Severity severity;     // default severity of its findings
+  const char* source;    // the contract clause, e.g. "contract §7.2"
+  const char* summary;   // one line: what the rule requires
+};
+
+// Every rule, in documentation order.
+const std::vector<RuleInfo>& Rules();
+
+struct Finding {
+  std::string rule;
+  Severity severity = Severity::kError;
+  std::string path;  // relative to the task root; "" for the task itself
+  std::string message;
+};
+
+struct CheckOptions {
+  FileSystem* fs = nullptr;  // null = DefaultFileSystem()
+  int io_threads = 0;        // 0 = hardware concurrency
+};
+
+struct TaskReport {
+  std::string path;      // the task root as given
+  std::string format;    // DatasetFormatName, or "" when unreadable
+  int64_t episodes = 0;  // episodes found
+  std::vector<Finding> findings;
+  int64_t Count(Severity severity) const;
+};
+
+// Checks one task. A non-OK Status means the input could not be read at all
+// (missing path, a file instead of a directory, no or malformed info.json,
+// unknown format): the CLI maps it to exit code 2.
+Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& options = {});
+
+// `path` is a task, or a folder whose immediate subfolders are tasks (every
+// subfolder with meta/info.json, in name order). A subfolder that cannot be
+// read becomes a report with a single error finding.
+Result<std::vector<TaskReport>> CheckPath(const std::string& path, const CheckOptions& options = {});
+
+}  // namespace reel

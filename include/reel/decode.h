@@ -1,0 +1,107 @@
+// Decoders for the column families whose values need more than a cast:
+// force matrices (contract §7.2.1), IMU samples (§7.2), SLAM trajectories
+// (multi-device §4.6/§5.3) and the pairing of `_ns` streams to frames
+// (multi-device §8.2.4).
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reel/metadata.h"
+#include "reel/status.h"
+
+namespace arrow {
+class ChunkedArray;
+class Table;
+}  // namespace arrow
+
+namespace reel {
+
+// ---- Force matrices --------------------------------------------------------
+// One frame is (250, 250, 3) = fx, fy, fz per pixel in mN, flattened row-major:
+// 187,500 values, or 250 rows of 750 when row-differenced.
+inline constexpr int64_t kForceMatrixSide = 250;
+inline constexpr int64_t kForceMatrixRowValues = 750;
+inline constexpr int64_t kForceMatrixValues = 187500;
+
+enum class ForceMatrixEncoding { kRowFlatRaw, kRowDiffQuantized };
+
+struct ForceMatrixSpec {
+  ForceMatrixEncoding encoding = ForceMatrixEncoding::kRowFlatRaw;
+  std::string dtype = "float32";  // "int16" with row_diff_quantized, "float32" with row_flat_raw
+  double scale = 1.0;
+};
+
+// The five tiers of the recorder: int16 (x1), int16x10, int16x100, int16x1000, float32.
+Result<ForceMatrixSpec> ForceMatrixSpecForTier(const std::string& tier);
+
+enum class ScaleSource { kEpisodeRow, kInfoFeature, kDefault };
+const char* ScaleSourceName(ScaleSource source);  // "episode_row", "info_features", "default"
+
+struct ResolvedForceMatrixSpec {
+  ForceMatrixSpec spec;
+  ScaleSource source = ScaleSource::kDefault;
+};
+
+// Authority order (contract §7.2.1): the episode row's force_matrix_specs,
+// then info.json features[column].scale/encoding, then scale 1. The encoding
+// falls back to the column's physical type (`column_dtype`: "int16" or
+// "float32") when neither declares it.
+Result<ResolvedForceMatrixSpec> ResolveForceMatrixSpec(const std::string& column,
+                                                       const EpisodeRow& row,
+                                                       const InfoJson& info,
+                                                       const std::string& column_dtype);
+
+// Decodes one row_diff_quantized frame: per row of 750, an int32 cumulative sum
+// cast back to int16 (wraparound), then float32(value) / float32(scale).
+// `in` and `out` hold kForceMatrixValues values.
+void DecodeRowDiffQuantized(const int16_t* in, double scale, float* out);
+// The inverse, as the reference encoder does it: q = clip(rint(x * scale),
+// -32767, 32767), except scale 1 which truncates toward zero; then row diffs
+// with int16 wraparound.
+void EncodeRowDiffQuantized(const float* in, double scale, int16_t* out);
+
+// Decodes the cell at `row` of a force-matrix column (list<int16> or
+// list<float32>) into `out` (kForceMatrixValues floats). Returns false for an
+// empty cell ([] = no sample on that row). Invalid when the cell length is not
+// 187,500 or the column type disagrees with the spec.
+Result<bool> DecodeForceMatrixCell(const arrow::ChunkedArray& column, int64_t row,
+                                   const ForceMatrixSpec& spec, float* out);
+
+// ---- IMU samples -------------------------------------------------------------
+// observation.imu list<fixed_size_list<float32>[6]> with imu_ts_ns list<int64>
+// in lockstep; samples hang on frame rows.
+struct ImuSamples {
+  std::vector<int64_t> row_offsets;  // size rows+1: samples of row r are [off[r], off[r+1])
+  std::vector<int64_t> ts_ns;
+  std::vector<std::array<float, 6>> values;
+};
+// `ts_ns` may be null when the episode has no imu_ts_ns column (then ts_ns is
+// left empty). Invalid when the per-row lengths differ.
+Result<ImuSamples> DecodeImu(const arrow::ChunkedArray& imu, const arrow::ChunkedArray* ts_ns);
+
+// ---- SLAM trajectories -------------------------------------------------------
+struct SlamPoint {
+  double t, x, y, z, qx, qy, qz, qw;  // t: camera sensor clock seconds
+  int64_t ns = 0;                    // host monotonic ns; 0 = no stamp
+  int64_t row = 0;                   // frame row the point hangs on
+};
+// `points` is list<float64> (8 values per point); `ns` the parallel list<int64>
+// column or null when the episode has none. Invalid when a row's length is not
+// a multiple of 8 or the _ns row has a different number of entries.
+Result<std::vector<SlamPoint>> DecodeSlam(const arrow::ChunkedArray& points,
+                                          const arrow::ChunkedArray* ns);
+
+// ---- Pairing -------------------------------------------------------------------
+// For each sample stamp, the frame row whose hardware_ns is nearest
+// (searchsorted on the sorted stamps; ties go to the earlier frame). Stamps of
+// 0 mean "no stamp" on either side and pair with -1.
+std::vector<int64_t> PairToFrames(const std::vector<int64_t>& frame_hardware_ns,
+                                  const std::vector<int64_t>& sample_ns);
+
+}  // namespace reel

@@ -1,0 +1,86 @@
+// FileSystem: the one interface through which reel touches the disk.
+//
+// Every read and write in the library goes through a FileSystem so that tests
+// can inject faults (I/O errors, dropped unsynced writes) without touching the
+// code under test. Paths are plain strings joined with '/'.
+//
+// Thread safety: the default POSIX file system is safe to use from any number
+// of threads at once. Implementations used by tests must be too.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reel/status.h"
+
+namespace arrow::io {
+class RandomAccessFile;
+}
+
+namespace reel {
+
+enum class FileType { kNotFound, kFile, kDirectory, kOther };
+
+struct FileInfo {
+  FileType type = FileType::kNotFound;
+  uint64_t size = 0;
+};
+
+struct DirEntry {
+  std::string name;
+  FileType type = FileType::kOther;
+};
+
+// A file being written. Close() without a prior Sync() gives no durability.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  virtual Status Sync() = 0;  // fsync: data and size are durable on return
+  virtual Status Close() = 0;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  // Type and size of `path`. A missing path is not an error: type kNotFound.
+  virtual Result<FileInfo> Stat(const std::string& path) = 0;
+  // Entries of a directory (no "." or ".."), sorted by name.
+  virtual Result<std::vector<DirEntry>> ListDir(const std::string& path) = 0;
+  // Whole file contents.
+  virtual Result<std::string> ReadFile(const std::string& path) = 0;
+  // A random-access handle for Arrow/Parquet readers.
+  virtual Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(
+      const std::string& path) = 0;
+
+  // Creates or truncates `path`.
+  virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
+  // Atomically replaces `to` with `from` (POSIX rename).
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  // fsync of a directory, making renames and creations inside it durable.
+  virtual Status SyncDir(const std::string& path) = 0;
+  virtual Status RemoveFile(const std::string& path) = 0;
+  // mkdir -p.
+  virtual Status CreateDirs(const std::string& path) = 0;
+};
+
+// The process-wide POSIX file system. Never null; not owned by the caller.
+FileSystem* DefaultFileSystem();
+
+// Commit recipe for one file (LevelDB's): write a unique dotfile beside `path`,
+// fsync it, rename it over `path`, fsync the directory. On failure the temp
+// file is removed and `path` keeps its previous contents.
+Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view contents);
+
+// "a/b" + "c" -> "a/b/c"; an empty side is dropped.
+std::string JoinPath(const std::string& a, const std::string& b);
+// Final path component ("a/b.parquet" -> "b.parquet").
+std::string BaseName(const std::string& path);
+// Everything before the final component ("a/b.parquet" -> "a"; "b" -> ".").
+std::string DirName(const std::string& path);
+
+}  // namespace reel

@@ -1,0 +1,109 @@
+// Layout of a task directory: format detection, episode numbering and the
+// info.json path templates.
+//
+// Numbering (contract §2, reference-behaviour.md "Numbering"): the global
+// episode number N starts at 1; n = max(N-1, 0); chunk = n / chunks_size,
+// file = n % chunks_size. chunks_size is always read from info.json.
+//
+// Thread safety: all functions are pure or read-only; PathTemplate is immutable.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reel/fs.h"
+#include "reel/status.h"
+
+namespace reel {
+
+enum class DatasetFormat {
+  kPooledEpisodesV1,  // meta/info.json "format": "pooled_episodes_v1"
+  kLegacyV1_0,        // no "format", per-session <task>_NNNNNN folders
+  kLeRobotV2,         // codebase_version v2.x (v2.0, v2.1)
+  kLeRobotV3,         // codebase_version v3.x
+  kBundle,            // manifest.json + ep_<id>/episode.json, schema_version 1
+};
+
+const char* DatasetFormatName(DatasetFormat format);
+
+struct DetectedFormat {
+  DatasetFormat format = DatasetFormat::kPooledEpisodesV1;
+  std::string version;   // "pooled_episodes_v1", "v2.1", "v3.0", "1", "v1.0"
+  std::string evidence;  // the file that decided, relative to the root
+};
+
+// Decides the format of the dataset at `root` from meta/info.json (or
+// manifest.json). Errors: NotFound when `root` is missing, Invalid when it is a
+// file, when info.json is not a JSON object, or when `format`,
+// `codebase_version` or `schema_version` holds a value reel does not know;
+// each message names the file and the value found.
+Result<DetectedFormat> DetectFormat(FileSystem* fs, const std::string& root);
+
+// Where episode N lives.
+struct EpisodeLocation {
+  int64_t chunk = 0;
+  int64_t file = 0;
+};
+EpisodeLocation LocateEpisode(int64_t episode_index, int64_t chunks_size);
+// Inverse of LocateEpisode for N >= 1: chunk * chunks_size + file + 1.
+int64_t EpisodeIndexOf(EpisodeLocation location, int64_t chunks_size);
+// The display/upload suffix (N-1) % chunks_size ("_ep{suffix:06d}", upload form field).
+int64_t EpisodeFileSuffix(int64_t episode_index, int64_t chunks_size);
+
+// Values substituted into a path template. Placeholder names accepted:
+// c / chunk / episode_chunk / chunk_index, f / file / file_index,
+// episode_index, image_key / video_key, ext.
+struct PathVars {
+  std::optional<int64_t> chunk;
+  std::optional<int64_t> file;
+  std::optional<int64_t> episode_index;
+  std::optional<std::string> image_key;
+  std::optional<std::string> ext;
+};
+
+// A compiled info.json path template such as
+// "videos/chunk-{c:03d}/{image_key}/episode-{f:03d}.{ext}".
+class PathTemplate {
+ public:
+  // Errors: Invalid for an unbalanced brace, an unknown placeholder name, an
+  // unsupported format spec (only "" and "0Nd"), or an absolute path or "..".
+  static Result<PathTemplate> Parse(const std::string& text);
+
+  // Renders the template; Invalid when a placeholder it uses has no value.
+  Result<std::string> Render(const PathVars& vars) const;
+  // Matches a relative path (one component per template component); on success
+  // returns the values of the placeholders it contains.
+  std::optional<PathVars> Match(const std::string& relative_path) const;
+  // Finds every existing file under `root` that matches, in path order.
+  // Placeholders with a value in `fixed` must equal it; a component whose
+  // placeholders are all fixed is probed directly instead of listed. Dotfiles
+  // are never matched; directories that do not exist yield nothing.
+  Result<std::vector<std::pair<std::string, PathVars>>> Glob(FileSystem* fs,
+                                                             const std::string& root,
+                                                             const PathVars& fixed = {}) const;
+
+  const std::string& text() const { return text_; }
+
+  // A compiled piece of one path component: a literal or a placeholder.
+  enum class Var { kChunk, kFile, kEpisodeIndex, kImageKey, kExt };
+  struct Piece {
+    bool is_var = false;
+    std::string literal;
+    Var var = Var::kChunk;
+    int width = 0;  // zero-padded minimum width of a numeric placeholder
+  };
+
+ private:
+  std::string text_;
+  std::vector<std::vector<Piece>> components_;
+};
+
+// Files that are not data (contract §11): readers ignore them and the checker
+// never parses them. True for dotfiles (".lock", ".x.tmp"), recycled_episode.json,
+// _trash, _migrate_backup_*, _episodes_*.parquet.
+bool IsNonDataName(const std::string& name);
+
+}  // namespace reel

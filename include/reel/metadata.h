@@ -1,0 +1,163 @@
+// Typed model of the task-level metadata files of pooled_episodes_v1:
+// meta/info.json (contract §3, multi-device §6 and Appendix B), meta/stats.json
+// (§4), meta/tasks.jsonl (§5) and the meta/episodes rows (§6.2 plus the
+// proposed slam_specs column, multi-device §7.2).
+//
+// Parsers are strict about types (a string where a number belongs is an
+// error naming the file, the key and the value) and lenient about absence
+// (a missing key takes its default; the checker reports required keys).
+// Serializers keep every key they do not model, in its original order.
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "reel/status.h"
+
+namespace arrow {
+class Table;
+}
+
+namespace reel {
+
+// An ordered string-keyed list, as JSON objects are read and written.
+template <typename V>
+using OrderedMap = std::vector<std::pair<std::string, V>>;
+
+template <typename V>
+const V* Lookup(const OrderedMap<V>& map, std::string_view key) {
+  for (const auto& [k, v] : map)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+// One entry of info.json "features" (multi-device §6.2, §6.6).
+struct FeatureSpec {
+  std::string dtype;             // "float32", "int16", "int64", "float64"
+  std::vector<int64_t> shape;    // shape of one element, e.g. [16,16], [250,250,3], [8]
+  std::optional<std::string> encoding;  // row_diff_quantized, row_flat_raw, flat_points_8_txyz_qxyzw, ...
+  std::optional<double> scale;          // force matrices: 1, 10, 100, 1000
+  std::optional<std::string> frame;     // SLAM coordinate frame id
+  std::optional<std::string> clock;     // e.g. host_monotonic_ns
+  std::optional<std::string> source_slot;
+  // Nested objects kept verbatim as JSON text ("" when absent).
+  std::string frame_axes_json, time_json, owner_json;
+  int64_t ElementCount() const;  // product of shape (1 for [])
+};
+
+struct CameraSpec {
+  int64_t height = 0;
+  int64_t width = 0;
+  std::optional<double> fps;  // only when it differs from the task fps
+};
+
+struct DeviceEntry {
+  std::string key;   // "<kind>:<stable id>"
+  std::string kind;  // d435, s80m, uvc, gripper, data_ble, ble_glove, usb_glove, ...
+  std::string name;
+  std::vector<std::string> slots;
+};
+
+struct InfoJson {
+  std::string format;  // "pooled_episodes_v1"
+  int64_t chunks_size = 1000;
+  std::string data_path = "data/chunk-{c:03d}/episode-{f:03d}.parquet";
+  std::string video_path = "videos/chunk-{c:03d}/{image_key}/episode-{f:03d}.{ext}";
+  std::string episodes_path = "meta/episodes/chunk-{c:03d}/episode-{f:03d}.parquet";
+  std::string codebase_version;
+  std::string app_version;
+  double fps = 30.0;
+  bool video = false;
+  std::string task_name;
+  OrderedMap<FeatureSpec> features;
+  OrderedMap<CameraSpec> cameras;
+  OrderedMap<std::string> video_extensions;  // image_key -> "mp4" | "mkv"
+  std::vector<DeviceEntry> devices;
+  OrderedMap<std::string> device_names;  // slot -> display name
+  std::vector<std::string> sensors;
+  int64_t sensor_dim = 256;
+  std::optional<double> created_at;
+  std::string calibration_json = "{}";  // kept verbatim
+  int64_t total_episodes = 0;
+  std::optional<std::string> gripper_slam_frame;
+  OrderedMap<std::string> slam_frames;
+
+  // Top-level keys present in the file, in file order.
+  std::vector<std::string> present_keys;
+  // The document as read; SerializeInfoJson keeps its unknown keys and order.
+  std::string source_json;
+
+  bool Has(std::string_view key) const;
+  const FeatureSpec* Feature(std::string_view column) const { return Lookup(features, column); }
+};
+
+// `path` only labels error messages.
+Result<InfoJson> ParseInfoJson(std::string_view text, const std::string& path);
+// Indent 2, UTF-8 without \u escapes; keys in source order, new keys appended.
+std::string SerializeInfoJson(const InfoJson& info);
+
+// One block of stats.json: {count, mean, std, min, max}. Nested arrays (LeRobot
+// image stats) are flattened; `shape` records their nesting.
+struct StatsBlock {
+  std::optional<int64_t> count;  // absent = v1.1.0 block: needs a rebuild from data/
+  std::vector<double> mean, std, min, max;
+  std::vector<int64_t> shape;
+  bool needs_rebuild() const { return !count.has_value(); }
+};
+
+struct StatsJson {
+  OrderedMap<StatsBlock> blocks;
+  std::string source_json;
+};
+
+Result<StatsJson> ParseStatsJson(std::string_view text, const std::string& path);
+// Doubles in shortest round-trip form; unknown blocks kept.
+std::string SerializeStatsJson(const StatsJson& stats);
+
+// One line of tasks.jsonl.
+struct TaskEntry {
+  int64_t task_index = 0;
+  std::string task;
+};
+
+// Parses line by line (contract §5). A line that is not one complete JSON
+// object (e.g. a pretty-printed file) is Invalid, naming the line number.
+// Blank lines are skipped.
+Result<std::vector<TaskEntry>> ParseTasksJsonl(std::string_view text, const std::string& path);
+
+// One meta/episodes row: the 11 columns of contract §6.2 plus slam_specs.
+struct EpisodeRow {
+  int64_t episode_index = 0;
+  int64_t task_index = 0;
+  int64_t start_frame_index = 0;
+  int64_t end_frame_index = -1;
+  int64_t length = 0;
+  double created_at = 0.0;
+  double duration_sec = 0.0;
+  std::string drop_stats = "{}";  // the five JSON-string columns, verbatim
+  std::string video_codec = "{}";
+  std::string calibration = "{}";
+  std::string force_matrix_specs = "{}";
+  std::string slam_specs = "{}";
+  // Columns the file lacked; they hold their defaults above.
+  std::vector<std::string> missing_columns;
+  bool HasColumn(std::string_view name) const;
+};
+
+// The episodes columns in contract order; slam_specs (optional) last.
+extern const char* const kEpisodeColumns[12];
+
+// Rows of an episodes table (one row per episode file, many in a legacy
+// shard). Missing columns take their defaults; a column of the wrong type is
+// Invalid naming `path`, the column and the type found.
+Result<std::vector<EpisodeRow>> EpisodeRowsFromTable(const arrow::Table& table,
+                                                     const std::string& path);
+
+}  // namespace reel

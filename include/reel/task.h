@@ -1,0 +1,117 @@
+// Task: read access to one pooled_episodes_v1 task directory.
+//
+// Open() reads meta/info.json only. Episodes are enumerated by the contract's
+// rules (§2, §6.1, §8): the union of the data file groups, the video file
+// groups (per episode, so slots may be renamed between episodes) and the
+// meta/episodes rows, including legacy multi-row shards located by their
+// episode_index column, never by file name. Gaps and chunk rollover are normal.
+// Paths always come from the info.json templates and chunks_size.
+//
+// Reading never writes. Files are reopened on every call (the contract allows
+// a writer to replace them atomically at any time).
+//
+// Thread safety: a Task is immutable after Open(); its const methods may be
+// called from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reel/fs.h"
+#include "reel/layout.h"
+#include "reel/metadata.h"
+#include "reel/status.h"
+
+namespace arrow {
+class Schema;
+class Table;
+class RecordBatchReader;
+}  // namespace arrow
+
+namespace reel {
+
+struct TaskOptions {
+  // File system to read through; null = DefaultFileSystem().
+  FileSystem* fs = nullptr;
+  // Threads used to read many small metadata files (episodes rows, footers);
+  // 0 = hardware concurrency, at least 2.
+  int io_threads = 0;
+};
+
+enum class RowSource { kEpisodeFile, kLegacyShard, kMissing };
+const char* RowSourceName(RowSource source);  // "episode_file", "legacy_shard", "missing"
+
+// Where one episode's files are. Paths are relative to the task root.
+struct EpisodeEntry {
+  int64_t episode_index = 0;  // N
+  EpisodeLocation location;
+  std::string data_path;  // empty when the episode has no data file (e.g. deleted after upload)
+  OrderedMap<std::string> videos;  // image_key -> path, sorted by image_key
+  RowSource row_source = RowSource::kMissing;
+  std::string row_path;  // episodes file or legacy shard holding the row
+};
+
+class Task {
+ public:
+  // Errors: those of DetectFormat, plus NotSupported when the directory holds
+  // another format (LeRobot, bundle, legacy v1.0), Invalid for an info.json
+  // whose keys have the wrong types or whose templates do not parse.
+  static Result<std::unique_ptr<Task>> Open(const std::string& root, const TaskOptions& options = {});
+
+  const std::string& root() const { return root_; }
+  const InfoJson& info() const { return info_; }
+  FileSystem* fs() const { return fs_; }
+  int64_t chunks_size() const { return info_.chunks_size; }
+
+  // Every episode, sorted by N.
+  Result<std::vector<EpisodeEntry>> ListEpisodes() const;
+  // One episode by N, without scanning the whole task. NotFound when none of
+  // its files exists.
+  Result<EpisodeEntry> FindEpisode(int64_t episode_index) const;
+
+  // The episodes row; NotFound when the episode has none.
+  Result<EpisodeRow> ReadEpisodeRow(const EpisodeEntry& episode) const;
+  // Rows for many episodes, read in parallel; the i-th result is for episodes[i].
+  std::vector<Result<EpisodeRow>> ReadEpisodeRows(const std::vector<EpisodeEntry>& episodes) const;
+
+  // Schema of the data parquet (footer only).
+  Result<std::shared_ptr<arrow::Schema>> ReadDataSchema(const EpisodeEntry& episode) const;
+  // Data parquet as a table; `columns` projects by name (empty = all). A named
+  // column the episode lacks is NotFound: which columns exist is decided by the
+  // episode's own schema (multi-device §6.7).
+  Result<std::shared_ptr<arrow::Table>> ReadData(const EpisodeEntry& episode,
+                                                 const std::vector<std::string>& columns = {}) const;
+  // The same as a stream of record batches.
+  Result<std::shared_ptr<arrow::RecordBatchReader>> OpenData(
+      const EpisodeEntry& episode, const std::vector<std::string>& columns = {}) const;
+
+  Result<StatsJson> ReadStats() const;
+  Result<std::vector<TaskEntry>> ReadTasks() const;
+
+  // Absolute path of a file inside the task.
+  std::string Path(const std::string& relative) const { return JoinPath(root_, relative); }
+  // Relative paths of episode N's files per the templates.
+  Result<std::string> DataPathOf(int64_t episode_index) const;
+  Result<std::string> EpisodesPathOf(int64_t episode_index) const;
+  Result<std::string> VideoPathOf(int64_t episode_index, const std::string& image_key) const;
+
+ private:
+  Task() = default;
+  Result<std::vector<std::pair<int64_t, std::string>>> ScanLegacyShards() const;
+
+  std::string root_;
+  FileSystem* fs_ = nullptr;
+  int io_threads_ = 2;
+  InfoJson info_;
+  std::unique_ptr<PathTemplate> data_template_, video_template_, episodes_template_;
+};
+
+// Reads a whole parquet file through `fs`. Errors name the path: Corruption for
+// a truncated or invalid file, NotFound for a named column that is absent.
+Result<std::shared_ptr<arrow::Table>> ReadParquetFile(FileSystem* fs, const std::string& path,
+                                                      const std::vector<std::string>& columns = {});
+Result<std::shared_ptr<arrow::Schema>> ReadParquetSchema(FileSystem* fs, const std::string& path);
+
+}  // namespace reel

@@ -1,0 +1,231 @@
+// POSIX implementation of FileSystem, and the helpers built on the interface.
+#include <arrow/io/file.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "reel/fs.h"
+
+namespace reel {
+namespace {
+
+Status ErrnoStatus(const std::string& what, const std::string& path, int err) {
+  std::string msg = path + ": " + what + ": " + std::strerror(err);
+  if (err == ENOENT || err == ENOTDIR) return Status::NotFound(msg);
+  if (err == EACCES || err == EPERM) return Status::PermissionDenied(msg);
+  return Status::IOError(msg);
+}
+
+FileType TypeOfMode(mode_t mode) {
+  if (S_ISREG(mode)) return FileType::kFile;
+  if (S_ISDIR(mode)) return FileType::kDirectory;
+  return FileType::kOther;
+}
+
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Status Append(std::string_view data) override {
+    while (!data.empty()) {
+      ssize_t n = ::write(fd_, data.data(), data.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus("write", path_, errno);
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return Status::OK();
+  }
+  Status Sync() override {
+    if (::fsync(fd_) != 0) return ErrnoStatus("fsync", path_, errno);
+    return Status::OK();
+  }
+  Status Close() override {
+    int fd = fd_;
+    fd_ = -1;
+    if (fd >= 0 && ::close(fd) != 0) return ErrnoStatus("close", path_, errno);
+    return Status::OK();
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  Result<FileInfo> Stat(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return FileInfo{};
+      return ErrnoStatus("stat", path, errno);
+    }
+    return FileInfo{TypeOfMode(st.st_mode), static_cast<uint64_t>(st.st_size)};
+  }
+
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) return ErrnoStatus("opendir", path, errno);
+    std::vector<DirEntry> entries;
+    errno = 0;
+    while (struct dirent* e = ::readdir(dir)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      FileType type = FileType::kOther;
+      if (e->d_type == DT_REG) {
+        type = FileType::kFile;
+      } else if (e->d_type == DT_DIR) {
+        type = FileType::kDirectory;
+      } else if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
+        struct stat st;
+        if (::stat((path + "/" + name).c_str(), &st) == 0) type = TypeOfMode(st.st_mode);
+      }
+      entries.push_back({std::move(name), type});
+    }
+    int err = errno;
+    ::closedir(dir);
+    if (err != 0) return ErrnoStatus("readdir", path, err);
+    std::sort(entries.begin(), entries.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return entries;
+  }
+
+  Result<std::string> ReadFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("open", path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return Status::Invalid(path + ": is a directory, expected a file");
+    }
+    std::string out;
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        int err = errno;
+        ::close(fd);
+        return ErrnoStatus("read", path, err);
+      }
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
+  }
+
+  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(
+      const std::string& path) override {
+    // Probe with open(2) first so the error carries errno's meaning.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("open", path, errno);
+    auto file = arrow::io::ReadableFile::Open(fd);
+    if (!file.ok()) {
+      ::close(fd);
+      return Status::IOError(path + ": " + file.status().message());
+    }
+    return std::shared_ptr<arrow::io::RandomAccessFile>(*file);
+  }
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("create", path, errno);
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
+  }
+
+  Status Rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus("rename to " + to, from, errno);
+    return Status::OK();
+  }
+
+  Status SyncDir(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("open directory", path, errno);
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return ErrnoStatus("fsync directory", path, err);
+    return Status::OK();
+  }
+
+  Status RemoveFile(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return ErrnoStatus("unlink", path, errno);
+    return Status::OK();
+  }
+
+  Status CreateDirs(const std::string& path) override {
+    if (path.empty()) return Status::OK();
+    std::string partial;
+    size_t pos = 0;
+    while (pos != std::string::npos) {
+      pos = path.find('/', pos + 1);
+      partial = path.substr(0, pos);
+      if (partial.empty()) continue;
+      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+        return ErrnoStatus("mkdir", partial, errno);
+    }
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return Status::IOError(path + ": exists and is not a directory");
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+FileSystem* DefaultFileSystem() {
+  static PosixFileSystem* fs = new PosixFileSystem();
+  return fs;
+}
+
+std::string JoinPath(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  if (a.back() == '/') return a + b;
+  return a + "/" + b;
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view contents) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string dir = DirName(path);
+  const std::string tmp = JoinPath(dir, "." + BaseName(path) + ".tmp" + std::to_string(::getpid()) +
+                                            "." + std::to_string(counter++));
+  auto write = [&]() -> Status {
+    REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(tmp));
+    REEL_RETURN_IF_ERROR(file->Append(contents));
+    REEL_RETURN_IF_ERROR(file->Sync());
+    REEL_RETURN_IF_ERROR(file->Close());
+    REEL_RETURN_IF_ERROR(fs->Rename(tmp, path));
+    return fs->SyncDir(dir);
+  };
+  Status st = write();
+  if (!st.ok()) {
+    auto info = fs->Stat(tmp);
+    if (info.ok() && info->type != FileType::kNotFound) (void)fs->RemoveFile(tmp);
+  }
+  return st;
+}
+
+}  // namespace reel

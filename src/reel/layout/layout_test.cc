@@ -1,0 +1,89 @@
+#include <gtest/gtest.h>
+
+#include "reel/layout.h"
+
+namespace reel {
+namespace {
+
+TEST(Numbering, ContractExamples) {
+  // contract §2: N=1 -> chunk-000/episode-000, N=1000 -> 000/999, N=1001 -> 001/000.
+  EXPECT_EQ(LocateEpisode(1, 1000).chunk, 0);
+  EXPECT_EQ(LocateEpisode(1, 1000).file, 0);
+  EXPECT_EQ(LocateEpisode(1000, 1000).chunk, 0);
+  EXPECT_EQ(LocateEpisode(1000, 1000).file, 999);
+  EXPECT_EQ(LocateEpisode(1001, 1000).chunk, 1);
+  EXPECT_EQ(LocateEpisode(1001, 1000).file, 0);
+  // N=0 is clamped onto the same files as N=1 (reference behaviour).
+  EXPECT_EQ(LocateEpisode(0, 1000).file, 0);
+  EXPECT_EQ(EpisodeIndexOf({1, 0}, 1000), 1001);
+  EXPECT_EQ(EpisodeIndexOf({0, 999}, 1000), 1000);
+  // Upload suffix: N=1 and N=1001 share 0; _ep000011 is episode-011.
+  EXPECT_EQ(EpisodeFileSuffix(1001, 1000), 0);
+  EXPECT_EQ(EpisodeFileSuffix(12, 1000), 11);
+  // chunks_size comes from info.json, never hard-coded.
+  EXPECT_EQ(LocateEpisode(11, 10).chunk, 1);
+  EXPECT_EQ(LocateEpisode(11, 10).file, 0);
+}
+
+TEST(PathTemplate, RendersContractTemplates) {
+  auto t = PathTemplate::Parse("videos/chunk-{c:03d}/{image_key}/episode-{f:03d}.{ext}");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  PathVars v;
+  v.chunk = 1;
+  v.file = 7;
+  v.image_key = "stereo_depth";
+  v.ext = "mkv";
+  EXPECT_EQ(*t->Render(v), "videos/chunk-001/stereo_depth/episode-007.mkv");
+  v.chunk = 1234;
+  EXPECT_EQ(*t->Render(v), "videos/chunk-1234/stereo_depth/episode-007.mkv");
+  v.image_key = "../x";
+  EXPECT_FALSE(t->Render(v).ok());
+}
+
+TEST(PathTemplate, MatchesAndRejects) {
+  auto t = *PathTemplate::Parse("videos/chunk-{c:03d}/{image_key}/episode-{f:03d}.{ext}");
+  auto m = t.Match("videos/chunk-002/D435_head_rgb/episode-042.mp4");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(*m->chunk, 2);
+  EXPECT_EQ(*m->file, 42);
+  EXPECT_EQ(*m->image_key, "D435_head_rgb");
+  EXPECT_EQ(*m->ext, "mp4");
+  EXPECT_FALSE(t.Match("videos/chunk-02/x/episode-042.mp4").has_value());   // too narrow
+  EXPECT_FALSE(t.Match("videos/chunk-0002/x/episode-042.mp4").has_value()); // padded too wide
+  EXPECT_FALSE(t.Match("videos/chunk-002/x/episode-042").has_value());
+  EXPECT_FALSE(t.Match("data/chunk-002/episode-042.parquet").has_value());
+  auto legacy = *PathTemplate::Parse("data/chunk-{c:03d}/episode-{f:03d}.parquet");
+  EXPECT_FALSE(legacy.Match("data/chunk-000/file-000.parquet").has_value());
+}
+
+TEST(PathTemplate, LeRobotPlaceholders) {
+  auto t = PathTemplate::Parse(
+      "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4");
+  ASSERT_TRUE(t.ok());
+  PathVars v;
+  v.chunk = 1;
+  v.episode_index = 1000;
+  v.image_key = "observation.images.top";
+  EXPECT_EQ(*t->Render(v), "videos/chunk-001/observation.images.top/episode_001000.mp4");
+}
+
+TEST(PathTemplate, ParseErrors) {
+  EXPECT_FALSE(PathTemplate::Parse("data/{nope}.parquet").ok());
+  EXPECT_FALSE(PathTemplate::Parse("data/{c:03x}.parquet").ok());
+  EXPECT_FALSE(PathTemplate::Parse("data/{c:03d.parquet").ok());
+  EXPECT_FALSE(PathTemplate::Parse("/abs/{c}.parquet").ok());
+  EXPECT_FALSE(PathTemplate::Parse("../{c}.parquet").ok());
+  EXPECT_FALSE(PathTemplate::Parse("data/{image_key}{ext}").ok());
+}
+
+TEST(NonData, ContractSection11) {
+  for (const char* name : {".lock", ".episode-001.parquet.tmp", "recycled_episode.json", "_trash",
+                           "_migrate_backup_20250101", "_episodes_task_3.parquet",
+                           ".stats_state.json"})
+    EXPECT_TRUE(IsNonDataName(name)) << name;
+  for (const char* name : {"info.json", "episode-000.parquet", "file-000.parquet"})
+    EXPECT_FALSE(IsNonDataName(name)) << name;
+}
+
+}  // namespace
+}  // namespace reel

@@ -1,0 +1,99 @@
+#include "meta/json_util.h"
+
+namespace reel::internal {
+
+Result<Json> ParseJson(std::string_view text, const std::string& path) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    return Status::Invalid(path + ": malformed JSON (" + std::string(e.what()) + ")");
+  }
+}
+
+std::string JsonTypeName(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::object: return "a JSON object";
+    case Json::value_t::array: return "a JSON array";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::number_float: return "a number";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "an integer";
+    default: return "an unsupported JSON value";
+  }
+}
+
+std::string Brief(const Json& j) {
+  std::string s = Dump(j, -1);
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+namespace {
+Status WrongType(const char* key, const std::string& path, const char* want, const Json& v) {
+  return Status::Invalid(path + ": key \"" + key + "\" must be " + want + ", found " +
+                         JsonTypeName(v) + " " + Brief(v));
+}
+}  // namespace
+
+Status GetString(const Json& obj, const char* key, const std::string& path, std::string& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return Status::OK();
+  if (!it->is_string()) return WrongType(key, path, "a string", *it);
+  out = it->get<std::string>();
+  return Status::OK();
+}
+
+Status GetInt(const Json& obj, const char* key, const std::string& path, int64_t& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return Status::OK();
+  if (it->is_number_integer()) {
+    out = it->get<int64_t>();
+    return Status::OK();
+  }
+  // 1000.0 is accepted as an integer; 1000.5 is not.
+  if (it->is_number_float()) {
+    double d = it->get<double>();
+    if (d == static_cast<double>(static_cast<int64_t>(d))) {
+      out = static_cast<int64_t>(d);
+      return Status::OK();
+    }
+  }
+  return WrongType(key, path, "an integer", *it);
+}
+
+Status GetDouble(const Json& obj, const char* key, const std::string& path, double& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return Status::OK();
+  if (!it->is_number()) return WrongType(key, path, "a number", *it);
+  out = it->get<double>();
+  return Status::OK();
+}
+
+Status GetBool(const Json& obj, const char* key, const std::string& path, bool& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return Status::OK();
+  if (!it->is_boolean()) return WrongType(key, path, "true or false", *it);
+  out = it->get<bool>();
+  return Status::OK();
+}
+
+Status GetStringList(const Json& obj, const char* key, const std::string& path,
+                     std::vector<std::string>& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return Status::OK();
+  if (!it->is_array()) return WrongType(key, path, "a list of strings", *it);
+  out.clear();
+  for (const Json& v : *it) {
+    if (!v.is_string()) return WrongType(key, path, "a list of strings", *it);
+    out.push_back(v.get<std::string>());
+  }
+  return Status::OK();
+}
+
+std::string Dump(const Json& j, int indent) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+}
+
+}  // namespace reel::internal

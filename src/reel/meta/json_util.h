@@ -1,0 +1,34 @@
+// Internal: typed access to nlohmann::ordered_json with contract-style errors.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "reel/status.h"
+
+namespace reel::internal {
+
+using Json = nlohmann::ordered_json;
+
+// Parses `text`; Invalid "<path>: malformed JSON: <where>" on failure.
+Result<Json> ParseJson(std::string_view text, const std::string& path);
+
+// "a JSON array", "a string", ... for messages.
+std::string JsonTypeName(const Json& j);
+// The value in short form for messages (truncated to ~60 chars).
+std::string Brief(const Json& j);
+
+// Typed field readers: absent key -> `out` untouched and OK; wrong type ->
+// Invalid "<path>: key \"<key>\" must be <type>, found <brief>".
+Status GetString(const Json& obj, const char* key, const std::string& path, std::string& out);
+Status GetInt(const Json& obj, const char* key, const std::string& path, int64_t& out);
+Status GetDouble(const Json& obj, const char* key, const std::string& path, double& out);
+Status GetBool(const Json& obj, const char* key, const std::string& path, bool& out);
+Status GetStringList(const Json& obj, const char* key, const std::string& path,
+                     std::vector<std::string>& out);
+
+// Dumps with indent 2 (or compact with indent < 0), UTF-8 kept as is.
+std::string Dump(const Json& j, int indent);
+
+}  // namespace reel::internal

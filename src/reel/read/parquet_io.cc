@@ -1,0 +1,97 @@
+// Parquet files read through the FileSystem interface, with errors that name the file.
+#include <arrow/api.h>
+#include <parquet/arrow/reader.h>
+#include <parquet/arrow/schema.h>
+#include <parquet/exception.h>
+
+#include "read/parquet_io.h"
+
+namespace reel::internal {
+
+namespace {
+
+void CollectLeaves(const parquet::arrow::SchemaField& field, std::vector<int>& out) {
+  if (field.column_index >= 0) out.push_back(field.column_index);
+  for (const auto& child : field.children) CollectLeaves(child, out);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
+                                                               const std::string& path,
+                                                               bool use_threads) {
+  REEL_ASSIGN_OR_RETURN(auto file, fs->OpenRandomAccess(path));
+  try {
+    auto reader = parquet::arrow::OpenFile(file, arrow::default_memory_pool());
+    if (!reader.ok())
+      return Status::Corruption(path + ": not a readable parquet file (" +
+                                reader.status().message() + ")");
+    std::shared_ptr<parquet::arrow::FileReader> shared = std::move(*reader);
+    shared->set_use_threads(use_threads);
+    return shared;
+  } catch (const std::exception& e) {
+    return Status::Corruption(path + ": not a readable parquet file (" + e.what() + ")");
+  }
+}
+
+Result<std::vector<int>> LeafIndices(const parquet::arrow::FileReader& reader,
+                                     const std::vector<std::string>& columns,
+                                     const std::string& path) {
+  std::shared_ptr<arrow::Schema> schema;
+  const auto& fields = reader.manifest().schema_fields;
+  std::vector<int> leaves;
+  for (const std::string& name : columns) {
+    bool found = false;
+    for (const auto& field : fields) {
+      if (field.field->name() != name) continue;
+      CollectLeaves(field, leaves);
+      found = true;
+      break;
+    }
+    if (!found) return Status::NotFound(path + ": no column \"" + name + "\" in this episode");
+  }
+  return leaves;
+}
+
+}  // namespace reel::internal
+
+namespace reel {
+
+Result<std::shared_ptr<arrow::Schema>> ReadParquetSchema(FileSystem* fs, const std::string& path) {
+  REEL_ASSIGN_OR_RETURN(auto reader, internal::OpenParquet(fs, path, false));
+  std::shared_ptr<arrow::Schema> schema;
+  arrow::Status st = reader->GetSchema(&schema);
+  if (!st.ok()) return Status::Corruption(path + ": unreadable parquet schema (" + st.message() + ")");
+  return schema;
+}
+
+Result<std::shared_ptr<arrow::Table>> ReadParquetFile(FileSystem* fs, const std::string& path,
+                                                      const std::vector<std::string>& columns) {
+  return internal::ReadParquetTable(fs, path, columns, /*use_threads=*/true);
+}
+
+namespace internal {
+
+Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std::string& path,
+                                                       const std::vector<std::string>& columns,
+                                                       bool use_threads) {
+  REEL_ASSIGN_OR_RETURN(auto reader, OpenParquet(fs, path, use_threads));
+  try {
+    arrow::Result<std::shared_ptr<arrow::Table>> table;
+    if (columns.empty()) {
+      table = reader->ReadTable();
+    } else {
+      REEL_ASSIGN_OR_RETURN(auto leaves, LeafIndices(*reader, columns, path));
+      table = reader->ReadTable(leaves);
+    }
+    if (!table.ok())
+      return Status::Corruption(path + ": cannot read parquet data (" + table.status().message() +
+                                ")");
+    return *table;
+  } catch (const std::exception& e) {
+    return Status::Corruption(path + ": cannot read parquet data (" + e.what() + ")");
+  }
+}
+
+}  // namespace internal
+}  // namespace reel

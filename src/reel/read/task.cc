@@ -1,0 +1,325 @@
+// Task: open a pooled_episodes_v1 task, enumerate its episodes, read its files.
+#include "reel/task.h"
+
+#include <arrow/api.h>
+#include <parquet/arrow/reader.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "read/parquet_io.h"
+
+namespace reel {
+
+const char* RowSourceName(RowSource source) {
+  switch (source) {
+    case RowSource::kEpisodeFile: return "episode_file";
+    case RowSource::kLegacyShard: return "legacy_shard";
+    case RowSource::kMissing: return "missing";
+  }
+  return "missing";
+}
+
+namespace internal {
+
+void ParallelFor(int64_t n, int threads, const std::function<void(int64_t)>& fn) {
+  const int workers = static_cast<int>(std::min<int64_t>(n, std::max(threads, 1)));
+  if (workers <= 1) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  std::vector<std::thread> pool;
+  for (int w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (int64_t i = next++; i < n; i = next++) fn(i);
+    });
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace internal
+
+namespace {
+
+// Legacy v1.1.0 shards: one multi-row episodes file per chunk (contract §2, §6.1).
+constexpr const char* kLegacyShardTemplate = "meta/episodes/chunk-{c:03d}/file-{f:03d}.parquet";
+
+std::optional<int64_t> EpisodeIndexOfVars(const PathVars& vars, int64_t chunks_size) {
+  if (vars.episode_index) return *vars.episode_index;
+  if (vars.chunk && vars.file) return EpisodeIndexOf({*vars.chunk, *vars.file}, chunks_size);
+  return std::nullopt;
+}
+
+Result<std::vector<int64_t>> ReadShardEpisodeIndexes(FileSystem* fs, const std::string& path) {
+  REEL_ASSIGN_OR_RETURN(auto table,
+                        internal::ReadParquetTable(fs, path, {"episode_index"}, false));
+  REEL_ASSIGN_OR_RETURN(auto rows, EpisodeRowsFromTable(*table, path));
+  std::vector<int64_t> out;
+  for (const EpisodeRow& r : rows) out.push_back(r.episode_index);
+  return out;
+}
+
+// Forwards batches while keeping the parquet FileReader alive.
+class OwningBatchReader final : public arrow::RecordBatchReader {
+ public:
+  OwningBatchReader(std::shared_ptr<parquet::arrow::FileReader> owner,
+                    std::unique_ptr<arrow::RecordBatchReader> inner)
+      : owner_(std::move(owner)), inner_(std::move(inner)) {}
+  std::shared_ptr<arrow::Schema> schema() const override { return inner_->schema(); }
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
+    return inner_->ReadNext(batch);
+  }
+
+ private:
+  std::shared_ptr<parquet::arrow::FileReader> owner_;
+  std::unique_ptr<arrow::RecordBatchReader> inner_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Task>> Task::Open(const std::string& root, const TaskOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(DetectedFormat format, DetectFormat(fs, root));
+  if (format.format != DatasetFormat::kPooledEpisodesV1)
+    return Status::NotSupported(root + ": is a " + DatasetFormatName(format.format) + " dataset (" +
+                                format.version + "); this reader opens pooled_episodes_v1 tasks");
+  const std::string info_path = JoinPath(root, "meta/info.json");
+  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(info_path));
+  REEL_ASSIGN_OR_RETURN(InfoJson info, ParseInfoJson(text, info_path));
+
+  std::unique_ptr<Task> task(new Task());
+  task->root_ = root;
+  task->fs_ = fs;
+  task->io_threads_ = options.io_threads > 0
+                          ? options.io_threads
+                          : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  task->info_ = std::move(info);
+  auto compile = [&](const std::string& text, const char* key,
+                     std::unique_ptr<PathTemplate>& out) -> Status {
+    auto t = PathTemplate::Parse(text);
+    if (!t.ok()) return t.status().WithContext(info_path + ": " + key);
+    out = std::make_unique<PathTemplate>(std::move(*t));
+    return Status::OK();
+  };
+  REEL_RETURN_IF_ERROR(compile(task->info_.data_path, "data_path", task->data_template_));
+  REEL_RETURN_IF_ERROR(compile(task->info_.video_path, "video_path", task->video_template_));
+  REEL_RETURN_IF_ERROR(compile(task->info_.episodes_path, "episodes_path", task->episodes_template_));
+  return task;
+}
+
+Result<std::string> Task::DataPathOf(int64_t n) const {
+  EpisodeLocation loc = LocateEpisode(n, chunks_size());
+  return data_template_->Render({loc.chunk, loc.file, n, std::nullopt, std::nullopt});
+}
+
+Result<std::string> Task::EpisodesPathOf(int64_t n) const {
+  EpisodeLocation loc = LocateEpisode(n, chunks_size());
+  return episodes_template_->Render({loc.chunk, loc.file, n, std::nullopt, std::nullopt});
+}
+
+Result<std::string> Task::VideoPathOf(int64_t n, const std::string& image_key) const {
+  const std::string* ext = Lookup(info_.video_extensions, image_key);
+  if (!ext)
+    return Status::NotFound(JoinPath(root_, "meta/info.json") + ": video_extensions has no slot \"" +
+                            image_key + "\"");
+  EpisodeLocation loc = LocateEpisode(n, chunks_size());
+  return video_template_->Render({loc.chunk, loc.file, n, image_key, *ext});
+}
+
+Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
+  std::map<int64_t, EpisodeEntry> episodes;
+  auto entry = [&](int64_t n) -> EpisodeEntry& {
+    EpisodeEntry& e = episodes[n];
+    e.episode_index = n;
+    e.location = LocateEpisode(n, chunks_size());
+    return e;
+  };
+  REEL_ASSIGN_OR_RETURN(auto data_files, data_template_->Glob(fs_, root_));
+  for (auto& [path, vars] : data_files)
+    if (auto n = EpisodeIndexOfVars(vars, chunks_size())) entry(*n).data_path = path;
+  REEL_ASSIGN_OR_RETURN(auto video_files, video_template_->Glob(fs_, root_));
+  for (auto& [path, vars] : video_files)
+    if (auto n = EpisodeIndexOfVars(vars, chunks_size()); n && vars.image_key)
+      entry(*n).videos.emplace_back(*vars.image_key, path);
+  REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_));
+  for (auto& [path, vars] : row_files) {
+    if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
+      EpisodeEntry& e = entry(*n);
+      e.row_source = RowSource::kEpisodeFile;
+      e.row_path = path;
+    }
+  }
+  REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards());
+  for (auto& [n, path] : shards) {
+    EpisodeEntry& e = entry(n);
+    if (e.row_source == RowSource::kMissing) {
+      e.row_source = RowSource::kLegacyShard;
+      e.row_path = path;
+    }
+  }
+  std::vector<EpisodeEntry> out;
+  out.reserve(episodes.size());
+  for (auto& [n, e] : episodes) {
+    std::sort(e.videos.begin(), e.videos.end());
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<int64_t, std::string>>> Task::ScanLegacyShards() const {
+  static const PathTemplate shard_template = *PathTemplate::Parse(kLegacyShardTemplate);
+  REEL_ASSIGN_OR_RETURN(auto shards, shard_template.Glob(fs_, root_));
+  std::vector<Result<std::vector<int64_t>>> indexes(shards.size(), Status::OK());
+  internal::ParallelFor(static_cast<int64_t>(shards.size()), io_threads_, [&](int64_t i) {
+    indexes[i] = ReadShardEpisodeIndexes(fs_, Path(shards[i].first));
+  });
+  std::vector<std::pair<int64_t, std::string>> out;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (!indexes[i].ok()) return indexes[i].status();
+    for (int64_t n : *indexes[i]) out.emplace_back(n, shards[i].first);
+  }
+  return out;
+}
+
+Result<EpisodeEntry> Task::FindEpisode(int64_t n) const {
+  if (n < 1) return Status::Invalid("episode index must be >= 1, got " + std::to_string(n));
+  EpisodeEntry e;
+  e.episode_index = n;
+  e.location = LocateEpisode(n, chunks_size());
+  PathVars fixed{e.location.chunk, e.location.file, n, std::nullopt, std::nullopt};
+  REEL_ASSIGN_OR_RETURN(auto data, data_template_->Glob(fs_, root_, fixed));
+  if (!data.empty()) e.data_path = data.front().first;
+  REEL_ASSIGN_OR_RETURN(auto videos, video_template_->Glob(fs_, root_, fixed));
+  for (auto& [path, vars] : videos)
+    if (vars.image_key) e.videos.emplace_back(*vars.image_key, path);
+  std::sort(e.videos.begin(), e.videos.end());
+  REEL_ASSIGN_OR_RETURN(auto rows, episodes_template_->Glob(fs_, root_, fixed));
+  if (!rows.empty()) {
+    e.row_source = RowSource::kEpisodeFile;
+    e.row_path = rows.front().first;
+  } else {
+    static const PathTemplate shard_template = *PathTemplate::Parse(kLegacyShardTemplate);
+    PathVars chunk_only;
+    chunk_only.chunk = e.location.chunk;
+    REEL_ASSIGN_OR_RETURN(auto shards, shard_template.Glob(fs_, root_, chunk_only));
+    for (auto& [path, vars] : shards) {
+      REEL_ASSIGN_OR_RETURN(auto indexes, ReadShardEpisodeIndexes(fs_, Path(path)));
+      if (std::find(indexes.begin(), indexes.end(), n) != indexes.end()) {
+        e.row_source = RowSource::kLegacyShard;
+        e.row_path = path;
+        break;
+      }
+    }
+  }
+  if (e.data_path.empty() && e.videos.empty() && e.row_source == RowSource::kMissing)
+    return Status::NotFound(root_ + ": no episode " + std::to_string(n) + " (no data, video or " +
+                            "episodes row at chunk " + std::to_string(e.location.chunk) + ", file " +
+                            std::to_string(e.location.file) + ")");
+  return e;
+}
+
+namespace {
+
+Result<EpisodeRow> PickRow(std::vector<EpisodeRow> rows, int64_t n, const std::string& path) {
+  for (EpisodeRow& r : rows)
+    if (r.episode_index == n) return std::move(r);
+  return Status::NotFound(path + ": no episodes row with episode_index " + std::to_string(n));
+}
+
+}  // namespace
+
+Result<EpisodeRow> Task::ReadEpisodeRow(const EpisodeEntry& episode) const {
+  return std::move(ReadEpisodeRows({episode}).front());
+}
+
+std::vector<Result<EpisodeRow>> Task::ReadEpisodeRows(
+    const std::vector<EpisodeEntry>& episodes) const {
+  // Each distinct file is read once, so a legacy shard serves all its episodes.
+  std::vector<std::string> files;
+  std::map<std::string, size_t> file_slot;
+  for (const EpisodeEntry& e : episodes)
+    if (e.row_source != RowSource::kMissing && file_slot.emplace(e.row_path, files.size()).second)
+      files.push_back(e.row_path);
+  std::vector<Result<std::vector<EpisodeRow>>> tables(files.size(), Status::OK());
+  internal::ParallelFor(static_cast<int64_t>(files.size()), io_threads_, [&](int64_t i) {
+    const std::string path = Path(files[i]);
+    auto table = internal::ReadParquetTable(fs_, path, {}, false);
+    tables[i] = table.ok() ? EpisodeRowsFromTable(**table, path)
+                           : Result<std::vector<EpisodeRow>>(table.status());
+  });
+  std::vector<Result<EpisodeRow>> out;
+  out.reserve(episodes.size());
+  for (const EpisodeEntry& e : episodes) {
+    if (e.row_source == RowSource::kMissing) {
+      out.emplace_back(Status::NotFound(root_ + ": episode " + std::to_string(e.episode_index) +
+                                        " has no meta/episodes row"));
+      continue;
+    }
+    const auto& rows = tables[file_slot[e.row_path]];
+    if (!rows.ok()) {
+      out.emplace_back(rows.status());
+      continue;
+    }
+    // A per-episode file has one row; tolerate a stray N mismatch only via the checker.
+    if (e.row_source == RowSource::kEpisodeFile && rows->size() == 1) {
+      out.emplace_back(rows->front());
+    } else {
+      out.emplace_back(PickRow(*rows, e.episode_index, Path(e.row_path)));
+    }
+  }
+  return out;
+}
+
+Result<std::shared_ptr<arrow::Schema>> Task::ReadDataSchema(const EpisodeEntry& episode) const {
+  if (episode.data_path.empty())
+    return Status::NotFound(root_ + ": episode " + std::to_string(episode.episode_index) +
+                            " has no data parquet");
+  return ReadParquetSchema(fs_, Path(episode.data_path));
+}
+
+Result<std::shared_ptr<arrow::Table>> Task::ReadData(const EpisodeEntry& episode,
+                                                     const std::vector<std::string>& columns) const {
+  if (episode.data_path.empty())
+    return Status::NotFound(root_ + ": episode " + std::to_string(episode.episode_index) +
+                            " has no data parquet");
+  return internal::ReadParquetTable(fs_, Path(episode.data_path), columns, true);
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> Task::OpenData(
+    const EpisodeEntry& episode, const std::vector<std::string>& columns) const {
+  if (episode.data_path.empty())
+    return Status::NotFound(root_ + ": episode " + std::to_string(episode.episode_index) +
+                            " has no data parquet");
+  const std::string path = Path(episode.data_path);
+  REEL_ASSIGN_OR_RETURN(auto reader, internal::OpenParquet(fs_, path, true));
+  std::vector<int> row_groups(static_cast<size_t>(reader->num_row_groups()));
+  for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
+  std::vector<int> leaves;
+  if (columns.empty()) {
+    for (int i = 0; i < reader->parquet_reader()->metadata()->num_columns(); ++i) leaves.push_back(i);
+  } else {
+    REEL_ASSIGN_OR_RETURN(leaves, internal::LeafIndices(*reader, columns, path));
+  }
+  auto batches = reader->GetRecordBatchReader(row_groups, leaves);
+  if (!batches.ok())
+    return Status::Corruption(path + ": cannot read parquet data (" + batches.status().message() +
+                              ")");
+  return std::shared_ptr<arrow::RecordBatchReader>(
+      std::make_shared<OwningBatchReader>(reader, std::move(*batches)));
+}
+
+Result<StatsJson> Task::ReadStats() const {
+  const std::string path = Path("meta/stats.json");
+  REEL_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(path));
+  return ParseStatsJson(text, path);
+}
+
+Result<std::vector<TaskEntry>> Task::ReadTasks() const {
+  const std::string path = Path("meta/tasks.jsonl");
+  REEL_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(path));
+  return ParseTasksJsonl(text, path);
+}
+
+}  // namespace reel

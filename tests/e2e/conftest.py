@@ -1,0 +1,112 @@
+"""Shared fixtures for the reel end-to-end tests.
+
+- `reel_bin`: path of the reel CLI from $REEL_BIN (the suite fails, never skips, without it).
+- `run_reel(*args)` -> (returncode, stdout, stderr); every call asserts that reel did not
+  crash (no signal, no exit code >= 128, no Python traceback) and that it changed nothing
+  under the test's tmp_path (paths, sizes and mtimes before == after): reading never writes.
+- `reel_json(*args, ok=(0,))`: runs with `--json`, checks the exit code and parses stdout.
+- `unchanged`: context manager with the same read-never-writes check for Python API calls.
+- `reel_mod`: the imported `reel` Python package (fails with a clear message when missing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+
+import pytest
+
+from .checks import assert_no_crash, assert_unchanged, snapshot
+from .fixtures import EpisodeSpec, write_task
+
+TIMEOUT_S = 120
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def reel_bin() -> str:
+    path = os.environ.get("REEL_BIN")
+    if not path:
+        pytest.fail(
+            "REEL_BIN is not set: export REEL_BIN=/abs/path/to/reel (the built CLI, e.g. "
+            "build/cmake/tools/reel; `make e2e` sets it) before running tests/e2e",
+            pytrace=False,
+        )
+    path = os.path.abspath(path)
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        pytest.fail(f"REEL_BIN={path} is not an executable file", pytrace=False)
+    return path
+
+
+@pytest.fixture
+def run_reel(reel_bin, tmp_path):
+    """run_reel(*args, cwd=None) -> (rc, stdout, stderr). Arguments are str()-ed."""
+
+    def run(*args, cwd=None):
+        argv = [reel_bin, *[str(a) for a in args]]
+        what = "reel " + " ".join(str(a) for a in args)
+        before = snapshot(tmp_path)
+        try:
+            proc = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, cwd=cwd)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{what} did not finish within {TIMEOUT_S} s")
+        after = snapshot(tmp_path)
+        out = proc.stdout.decode("utf-8", errors="replace")
+        err = proc.stderr.decode("utf-8", errors="replace")
+        assert_no_crash(proc.returncode, err, what)
+        assert_unchanged(before, after, what)
+        return proc.returncode, out, err
+
+    return run
+
+
+@pytest.fixture
+def reel_json(run_reel):
+    """reel_json(*args, ok=(0,)) -> parsed stdout of `reel *args --json`."""
+
+    def run(*args, ok=(0,), cwd=None):
+        rc, out, err = run_reel(*args, "--json", cwd=cwd)
+        what = "reel " + " ".join(str(a) for a in args) + " --json"
+        assert rc in ok, f"{what} exited {rc}, expected one of {ok}\nstdout:\n{out}\nstderr:\n{err}"
+        try:
+            return json.loads(out)
+        except ValueError as e:
+            pytest.fail(f"{what} did not print valid JSON ({e}):\n{out[:2000]}")
+
+    return run
+
+
+@pytest.fixture
+def unchanged(tmp_path):
+    """`with unchanged("task.open"):` asserts the block changed nothing under tmp_path."""
+
+    @contextlib.contextmanager
+    def guard(what="python API call"):
+        before = snapshot(tmp_path)
+        yield
+        assert_unchanged(before, snapshot(tmp_path), what)
+
+    return guard
+
+
+@pytest.fixture(scope="session")
+def reel_mod():
+    try:
+        import reel  # noqa: PLC0415
+    except ImportError as e:  # pragma: no cover - environment problem, reported clearly
+        pytest.fail(f"cannot import the reel Python package ({e}); install it into the venv (make python)", pytrace=False)
+    return reel
+
+
+@pytest.fixture
+def clean_task(tmp_path):
+    """A small, fully correct task: N=1 (with IMU) and N=2, gloves, hand pose, d435 rgb+depth."""
+    return write_task(
+        tmp_path,
+        "pick_cube",
+        [EpisodeSpec(1, length=3, imu=[2, 0, 1]), EpisodeSpec(2, length=4, imu=[1, 1, 0, 3])],
+    )
