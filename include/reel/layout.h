@@ -36,10 +36,10 @@ struct DetectedFormat {
 };
 
 // Decides the format of the dataset at `root` from meta/info.json (or
-// manifest.json). Errors: NotFound when `root` is missing, Invalid when it is a
-// file, when info.json is not a JSON object, or when `format`,
-// `codebase_version` or `schema_version` holds a value reel does not know;
-// each message names the file and the value found.
+// manifest.json). Errors: NotFound when `root` or its metadata is missing;
+// Invalid when `root` is a file or info.json is not a JSON object;
+// NotSupported when `format`, `codebase_version` or `schema_version` holds a
+// value reel does not know. Each message names the file and the value found.
 Result<DetectedFormat> DetectFormat(FileSystem* fs, const std::string& root);
 
 // Where episode N lives.

@@ -78,6 +78,9 @@ class Task {
 
   // Schema of the data parquet (footer only).
   Result<std::shared_ptr<arrow::Schema>> ReadDataSchema(const EpisodeEntry& episode) const;
+  // Schemas of many episodes' data files (footers only), read in parallel.
+  std::vector<Result<std::shared_ptr<arrow::Schema>>> ReadDataSchemas(
+      const std::vector<EpisodeEntry>& episodes) const;
   // Data parquet as a table; `columns` projects by name (empty = all). A named
   // column the episode lacks is NotFound: which columns exist is decided by the
   // episode's own schema (multi-device §6.7).

@@ -75,7 +75,7 @@ Result<DetectedFormat> DetectFromCodebaseVersion(const Json& info, const std::st
     if (version[1] == '2') return DetectedFormat{DatasetFormat::kLeRobotV2, version, "meta/info.json"};
     if (version[1] == '3') return DetectedFormat{DatasetFormat::kLeRobotV3, version, "meta/info.json"};
   }
-  return Status::Invalid(path + ": unknown codebase_version \"" + version +
+  return Status::NotSupported(path + ": unknown codebase_version \"" + version +
                          "\" and no \"format\" key; reel reads format \"pooled_episodes_v1\" and "
                          "LeRobot codebase_version v2.x / v3.x");
 }
@@ -98,7 +98,7 @@ Result<DetectedFormat> DetectBundle(FileSystem* fs, const std::string& root) {
     return Status::Invalid(path + ": no schema_version in manifest.json or the first episode.json");
   if (!(version.is_number_integer() && version.get<int64_t>() == 1) &&
       !(version.is_string() && version.get<std::string>() == "1"))
-    return Status::Invalid(JoinPath(root, evidence) + ": unknown schema_version " +
+    return Status::NotSupported(JoinPath(root, evidence) + ": unknown schema_version " +
                            internal::Brief(version) + "; reel reads bundle schema_version 1");
   return DetectedFormat{DatasetFormat::kBundle, "1", evidence};
 }
@@ -121,7 +121,7 @@ Result<DetectedFormat> DetectFormat(FileSystem* fs, const std::string& root) {
       if (format->is_string() && format->get<std::string>() == "pooled_episodes_v1")
         return DetectedFormat{DatasetFormat::kPooledEpisodesV1, "pooled_episodes_v1",
                               "meta/info.json"};
-      return Status::Invalid(info_path + ": unknown format " + internal::Brief(*format) +
+      return Status::NotSupported(info_path + ": unknown format " + internal::Brief(*format) +
                              " (contract §1: only \"pooled_episodes_v1\" is read; reel does not "
                              "guess)");
     }

@@ -279,6 +279,14 @@ Result<std::shared_ptr<arrow::Schema>> Task::ReadDataSchema(const EpisodeEntry& 
   return ReadParquetSchema(fs_, Path(episode.data_path));
 }
 
+std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemas(
+    const std::vector<EpisodeEntry>& episodes) const {
+  std::vector<Result<std::shared_ptr<arrow::Schema>>> out(episodes.size(), Status::OK());
+  internal::ParallelFor(static_cast<int64_t>(episodes.size()), io_threads_,
+                        [&](int64_t i) { out[i] = ReadDataSchema(episodes[i]); });
+  return out;
+}
+
 Result<std::shared_ptr<arrow::Table>> Task::ReadData(const EpisodeEntry& episode,
                                                      const std::vector<std::string>& columns) const {
   if (episode.data_path.empty())

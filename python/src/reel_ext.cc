@@ -1,0 +1,194 @@
+// reel._core: the binding layer. It converts types, releases the GIL around
+// I/O and decoding, and maps Status codes to Python exceptions (one table,
+// RaiseStatus). Nothing else lives here.
+#include <arrow/api.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include "reel/check.h"
+#include "reel/decode.h"
+#include "reel/layout.h"
+#include "reel/task.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace reel {
+namespace {
+
+// Status -> the exception classes defined in reel/_errors.py.
+[[noreturn]] void RaiseStatus(const Status& st) {
+  const char* cls = "Error";
+  switch (st.code()) {
+    case StatusCode::kNotFound: cls = "NotFoundError"; break;
+    case StatusCode::kInvalid: cls = "InvalidError"; break;
+    case StatusCode::kCorruption: cls = "CorruptionError"; break;
+    case StatusCode::kPermissionDenied: cls = "PermissionDeniedError"; break;
+    case StatusCode::kIOError: cls = "IOError"; break;
+    case StatusCode::kNotSupported: cls = "NotSupportedError"; break;
+    case StatusCode::kAlreadyExists: cls = "AlreadyExistsError"; break;
+    case StatusCode::kOk: break;
+  }
+  nb::object type = nb::module_::import_("reel._errors").attr(cls);
+  PyErr_SetString(type.ptr(), st.message().c_str());
+  throw nb::python_error();
+}
+
+template <typename T>
+T Unwrap(Result<T> r) {
+  if (!r.ok()) RaiseStatus(r.status());
+  return std::move(r).value();
+}
+
+nb::dict EpisodeDict(const EpisodeEntry& e, const Result<EpisodeRow>& row,
+                     const Result<std::shared_ptr<arrow::Schema>>& schema) {
+  nb::dict d;
+  d["episode_index"] = e.episode_index;
+  d["chunk"] = e.location.chunk;
+  d["file"] = e.location.file;
+  d["length"] = row.ok() ? nb::cast(row->length) : nb::none();
+  d["duration_sec"] = row.ok() ? nb::cast(row->duration_sec) : nb::none();
+  d["has_data"] = !e.data_path.empty();
+  d["row_source"] = RowSourceName(e.row_source);
+  nb::dict videos;
+  for (const auto& [slot, path] : e.videos) videos[slot.c_str()] = path;
+  d["videos"] = videos;
+  nb::list columns;
+  if (schema.ok())
+    for (const auto& f : (*schema)->fields()) columns.append(f->name());
+  d["columns"] = columns;
+  return d;
+}
+
+nb::list FindingsList(const std::vector<TaskReport>& reports) {
+  nb::list out;
+  for (const TaskReport& r : reports)
+    for (const Finding& f : r.findings) {
+      nb::dict d;
+      d["task"] = r.path;
+      d["rule"] = f.rule;
+      d["severity"] = SeverityName(f.severity);
+      d["path"] = f.path;
+      d["message"] = f.message;
+      out.append(d);
+    }
+  return out;
+}
+
+nb::list Check(const std::string& path) {
+  Result<std::vector<TaskReport>> reports = Status::OK();
+  {
+    nb::gil_scoped_release release;
+    reports = CheckPath(path);
+  }
+  return FindingsList(Unwrap(std::move(reports)));
+}
+
+using ForceMatrixArray = nb::ndarray<nb::numpy, float, nb::shape<250, 250, 3>>;
+
+// The decoded (250, 250, 3) float32 frame at `row` of `column`, with the
+// episode's own scale (episodes row -> info.json -> 1).
+ForceMatrixArray ForceMatrix(const Task& task, int64_t n, int64_t row, const std::string& column) {
+  auto* out = new float[kForceMatrixValues];
+  nb::capsule owner(out, [](void* p) noexcept { delete[] static_cast<float*>(p); });
+  Status st;
+  bool present = false;
+  {
+    nb::gil_scoped_release release;
+    st = [&]() -> Status {
+      REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
+      REEL_ASSIGN_OR_RETURN(auto table, task.ReadData(e, {column}));
+      auto rows = task.ReadEpisodeRow(e);
+      EpisodeRow defaults;
+      defaults.episode_index = n;
+      auto chunked = table->GetColumnByName(column);
+      if (chunked->type()->id() != arrow::Type::LIST)
+        return Status::Invalid(task.Path(e.data_path) + ": column \"" + column +
+                               "\" is not a force-matrix list column");
+      const auto& type = static_cast<const arrow::ListType&>(*chunked->type());
+      const std::string dtype = type.value_type()->id() == arrow::Type::INT16 ? "int16" : "float32";
+      REEL_ASSIGN_OR_RETURN(auto spec, ResolveForceMatrixSpec(column, rows.ok() ? *rows : defaults,
+                                                              task.info(), dtype));
+      auto decoded = DecodeForceMatrixCell(*chunked, row, spec.spec, out);
+      if (!decoded.ok())
+        return decoded.status().WithContext(task.Path(e.data_path) + ": column \"" + column + "\"");
+      present = *decoded;
+      return Status::OK();
+    }();
+  }
+  if (!st.ok()) RaiseStatus(st);
+  if (!present)
+    RaiseStatus(Status::NotFound("episode " + std::to_string(n) + " row " + std::to_string(row) +
+                                 ": column \"" + column + "\" holds no sample ([])"));
+  return ForceMatrixArray(out, {250, 250, 3}, owner);
+}
+
+}  // namespace
+}  // namespace reel
+
+NB_MODULE(_core, m) {
+  using namespace reel;
+  m.doc() = "reel's C++ core (pooled_episodes_v1 reader and checker)";
+  m.attr("__version__") = REEL_VERSION;
+
+  m.def(
+      "detect_format",
+      [](const std::string& path) {
+        auto f = Unwrap(DetectFormat(DefaultFileSystem(), path));
+        nb::dict d;
+        d["format"] = DatasetFormatName(f.format);
+        d["version"] = f.version;
+        d["evidence"] = f.evidence;
+        return d;
+      },
+      "path"_a, "Detects the dataset format of `path` from meta/info.json or manifest.json.");
+
+  m.def("check", &Check, "path"_a,
+        "Checks a task (or a folder of tasks); returns the findings as dicts.");
+
+  nb::class_<Task>(m, "Task", "A pooled_episodes_v1 task opened for reading.")
+      .def_static(
+          "open",
+          [](const std::string& path) {
+            Result<std::unique_ptr<Task>> t = Status::OK();
+            {
+              nb::gil_scoped_release release;
+              t = Task::Open(path);
+            }
+            return Unwrap(std::move(t));
+          },
+          "path"_a)
+      .def_prop_ro("root", &Task::root)
+      .def("info_json", [](const Task& t) { return SerializeInfoJson(t.info()); },
+           "info.json as reel models it (unknown keys kept), as JSON text.")
+      .def(
+          "episodes",
+          [](const Task& t) {
+            std::vector<EpisodeEntry> eps;
+            std::vector<Result<EpisodeRow>> rows;
+            std::vector<Result<std::shared_ptr<arrow::Schema>>> schemas;
+            Status st;
+            {
+              nb::gil_scoped_release release;
+              auto listed = t.ListEpisodes();
+              if (listed.ok()) {
+                eps = std::move(*listed);
+                rows = t.ReadEpisodeRows(eps);
+                schemas = t.ReadDataSchemas(eps);
+              } else {
+                st = listed.status();
+              }
+            }
+            if (!st.ok()) RaiseStatus(st);
+            nb::list out;
+            for (size_t i = 0; i < eps.size(); ++i) out.append(EpisodeDict(eps[i], rows[i], schemas[i]));
+            return out;
+          },
+          "Every episode, sorted by N, as dicts (the fields of `reel ls --json`).")
+      .def("force_matrix", &ForceMatrix, "episode_index"_a, "row"_a, "column"_a,
+           "Decoded force matrix (250, 250, 3) float32 in mN, with the episode's own scale.")
+      .def("check", [](const Task& t) { return Check(t.root()); });
+}

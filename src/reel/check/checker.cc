@@ -1,0 +1,437 @@
+// Task-level rules: info.json, layout, stats.json, tasks.jsonl, features; then
+// the per-episode rules of episode_rules.cc over every episode in parallel.
+#include <algorithm>
+#include <set>
+
+#include "check/context.h"
+#include "meta/json_util.h"
+#include "read/parquet_io.h"
+#include "reel/decode.h"
+
+namespace reel {
+namespace internal {
+
+void FindingSink::Add(const char* rule, std::string path, std::string message) {
+  Severity severity = Severity::kError;
+  for (const RuleInfo& r : Rules())
+    if (std::string_view(r.id) == rule) severity = r.severity;
+  Add(rule, severity, std::move(path), std::move(message));
+}
+
+void FindingSink::Add(const char* rule, Severity severity, std::string path, std::string message) {
+  findings_.push_back({rule, severity, std::move(path), std::move(message)});
+}
+
+bool IsKeyColumn(const std::string& name) {
+  static const std::set<std::string> keys = {"episode_index", "frame_index", "timestamp",
+                                             "task_index",    "wall_time",   "hardware_ns",
+                                             "raw_hw_ns"};
+  return keys.count(name) > 0;
+}
+
+namespace {
+
+constexpr const char* kInfo = "meta/info.json";
+
+// Required top-level keys (contract §3, multi-device §6.1) and their JSON types.
+enum class JType { kString, kInt, kNumber, kBool, kObject, kList };
+struct KeySpec {
+  const char* key;
+  JType type;
+};
+const KeySpec kRequiredKeys[] = {
+    {"format", JType::kString},          {"chunks_size", JType::kInt},
+    {"data_path", JType::kString},       {"video_path", JType::kString},
+    {"episodes_path", JType::kString},   {"codebase_version", JType::kString},
+    {"app_version", JType::kString},     {"fps", JType::kNumber},
+    {"video", JType::kBool},             {"task_name", JType::kString},
+    {"features", JType::kObject},        {"cameras", JType::kObject},
+    {"video_extensions", JType::kObject}, {"devices", JType::kList},
+    {"device_names", JType::kObject},    {"sensors", JType::kList},
+    {"sensor_dim", JType::kInt},         {"created_at", JType::kNumber},
+    {"calibration", JType::kObject},     {"total_episodes", JType::kInt},
+};
+const KeySpec kOptionalKeys[] = {{"gripper_slam_frame", JType::kString},
+                                 {"slam_frames", JType::kObject}};
+
+bool HasType(const Json& v, JType t) {
+  switch (t) {
+    case JType::kString: return v.is_string();
+    case JType::kInt: return v.is_number_integer();
+    case JType::kNumber: return v.is_number();
+    case JType::kBool: return v.is_boolean();
+    case JType::kObject: return v.is_object();
+    case JType::kList: return v.is_array();
+  }
+  return false;
+}
+
+const char* TypeWord(JType t) {
+  switch (t) {
+    case JType::kString: return "a string";
+    case JType::kInt: return "an integer";
+    case JType::kNumber: return "a number";
+    case JType::kBool: return "true/false";
+    case JType::kObject: return "a JSON object";
+    case JType::kList: return "a list";
+  }
+  return "?";
+}
+
+void CheckInfoKeys(const Json& doc, FindingSink& sink) {
+  for (const KeySpec& k : kRequiredKeys) {
+    auto it = doc.find(k.key);
+    if (it == doc.end()) {
+      sink.Add("info.required_key", kInfo, std::string("required key \"") + k.key + "\" is missing");
+    } else if (!HasType(*it, k.type)) {
+      sink.Add("info.key_type", kInfo,
+               std::string("key \"") + k.key + "\" must be " + TypeWord(k.type) + ", found " +
+                   JsonTypeName(*it) + " " + Brief(*it));
+    }
+  }
+  for (const KeySpec& k : kOptionalKeys) {
+    auto it = doc.find(k.key);
+    if (it != doc.end() && !HasType(*it, k.type))
+      sink.Add("info.key_type", kInfo,
+               std::string("key \"") + k.key + "\" must be " + TypeWord(k.type) + ", found " +
+                   JsonTypeName(*it) + " " + Brief(*it));
+  }
+}
+
+void CheckTemplates(const InfoJson& info, FindingSink& sink) {
+  struct T {
+    const char* key;
+    const std::string& text;
+    bool video;
+  } templates[] = {{"data_path", info.data_path, false},
+                   {"video_path", info.video_path, true},
+                   {"episodes_path", info.episodes_path, false}};
+  for (const T& t : templates) {
+    auto parsed = PathTemplate::Parse(t.text);
+    if (!parsed.ok()) {
+      sink.Add("info.template", kInfo, std::string(t.key) + ": " + parsed.status().message());
+      continue;
+    }
+    PathVars probe{3, 7, 3007, std::string("slot"), std::string("mp4")};
+    auto rendered = parsed->Render(probe);
+    auto back = rendered.ok() ? parsed->Match(*rendered) : std::nullopt;
+    bool numbered = back && ((back->chunk && back->file) || back->episode_index);
+    bool keyed = !t.video || (back && back->image_key && back->ext);
+    if (!numbered || !keyed)
+      sink.Add("info.template", kInfo,
+               std::string(t.key) + " \"" + t.text + "\" lacks " +
+                   (!numbered ? "the {c:03d} and {f:03d} placeholders"
+                              : "the {image_key} and {ext} placeholders"));
+  }
+}
+
+bool IsGripperTrajectory(const std::string& column) {
+  // observation.slam_trajectory (rig 1) and observation.gripper_<k>_slam_trajectory.
+  if (column == "observation.slam_trajectory") return true;
+  const std::string prefix = "observation.gripper_";
+  const std::string suffix = "_slam_trajectory";
+  return column.rfind(prefix, 0) == 0 && column.size() > prefix.size() + suffix.size() &&
+         column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void CheckFeatures(const InfoJson& info, FindingSink& sink) {
+  bool gripper_trajectory = false;
+  for (const auto& [name, f] : info.features) {
+    const std::string where = "features[\"" + name + "\"]";
+    if (f.dtype.empty() || f.shape.empty())
+      sink.Add("features.declaration", kInfo, where + " must declare dtype and shape");
+    if (name.rfind("status.", 0) == 0 || IsKeyColumn(name) ||
+        name.rfind("observation.images.", 0) == 0)
+      sink.Add("features.declaration", kInfo,
+               where + ": status.*, key columns and video streams are not declared as features");
+    if (EndsWith(name, "_force_matrix") && (!f.encoding || !f.scale))
+      sink.Add("features.force_matrix_spec", kInfo,
+               where + " must carry encoding and scale (a reader cannot infer the scale)");
+    if (EndsWith(name, "slam_trajectory")) {
+      if (IsGripperTrajectory(name)) gripper_trajectory = true;
+      if (!f.frame || f.frame_axes_json.empty())
+        sink.Add("features.slam_frame", Severity::kWarning, kInfo,
+                 where + " has no frame/frame_axes: readers must assume the old frame "
+                         "right_forward_up");
+      if (const std::string* mapped = Lookup(info.slam_frames, name); mapped && f.frame &&
+                                                                      *mapped != *f.frame)
+        sink.Add("features.slam_frame", kInfo,
+                 "slam_frames[\"" + name + "\"] = \"" + *mapped + "\" disagrees with " + where +
+                     ".frame = \"" + *f.frame + "\"");
+    }
+    const bool glove = name.rfind("observation.", 0) == 0 &&
+                       std::find(info.sensors.begin(), info.sensors.end(), name.substr(12)) !=
+                           info.sensors.end();
+    if (glove && f.shape != std::vector<int64_t>{16, 16})
+      sink.Add("features.shape", kInfo, where + " should have shape [16, 16] (the parquet column "
+                                                "stays fixed_size_list<float32>[256])");
+  }
+  if (info.gripper_slam_frame && !gripper_trajectory)
+    sink.Add("features.slam_frame", kInfo,
+             "gripper_slam_frame is set but no gripper trajectory (observation.slam_trajectory or "
+             "observation.gripper_N_slam_trajectory) is declared");
+}
+
+// Depth slots are named <base>_depth, <base>_depth_<N> or stereo_depth (multi-device §4.3,
+// §4.4); "D435_depth_rgb" is an RGB slot.
+bool IsDepthSlot(const std::string& slot) {
+  size_t end = slot.size();
+  size_t digits = slot.find_last_not_of("0123456789");
+  if (digits != std::string::npos && digits + 1 < end && slot[digits] == '_') end = digits;
+  const std::string base = slot.substr(0, end);
+  return base == "depth" || EndsWith(base, "_depth");
+}
+
+void CheckDevicesAndVideo(const InfoJson& info, FindingSink& sink) {
+  std::set<std::string> named;
+  for (const auto& [slot, name] : info.device_names) named.insert(slot);
+  for (size_t i = 0; i < info.devices.size(); ++i) {
+    const DeviceEntry& d = info.devices[i];
+    if (d.key.empty() || d.kind.empty() || d.name.empty())
+      sink.Add("devices.entry", kInfo,
+               "devices[" + std::to_string(i) + "] must have non-empty key, kind and name");
+    for (const std::string& slot : d.slots)
+      if (!named.count(slot))
+        sink.Add("devices.names", kInfo,
+                 "device_names has no entry for slot \"" + slot + "\" of device \"" + d.key + "\"");
+  }
+  for (const auto& [slot, ext] : info.video_extensions)
+    if (ext != "mp4" && ext != "mkv")
+      sink.Add("video.extension", kInfo,
+               "video_extensions[\"" + slot + "\"] = \"" + ext + "\"; expected mp4 or mkv");
+  for (const auto& [slot, cam] : info.cameras) {
+    if (IsDepthSlot(slot))
+      sink.Add("video.depth_in_cameras", kInfo,
+               "cameras lists the depth slot \"" + slot + "\"; depth slots appear only in "
+               "video_extensions");
+    if (!Lookup(info.video_extensions, slot))
+      sink.Add("video.extension", kInfo,
+               "camera \"" + slot + "\" has no video_extensions entry; readers cannot find its files");
+  }
+}
+
+Status CheckLayout(FileSystem* fs, const std::string& root, FindingSink& sink) {
+  REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(root));
+  for (const DirEntry& e : entries) {
+    const bool session = e.type == FileType::kDirectory && e.name.size() > 7 &&
+                         e.name[e.name.size() - 7] == '_' &&
+                         e.name.find_first_not_of("0123456789", e.name.size() - 6) == std::string::npos;
+    if ((e.name == "calibration" && e.type == FileType::kDirectory) || e.name == "metadata.json" ||
+        e.name == "timestamps.json" || session)
+      sink.Add("layout.legacy_leftover", e.name,
+               "v1.0 leftover \"" + e.name + "\" must not exist in a pooled_episodes_v1 task "
+               "(migrate it with a backup, then remove it)");
+    if (e.name == "_trash")
+      sink.Add("nondata.obsolete", e.name, "_trash/ is a v1.1.1 leftover; delete is final since v1.1.2");
+  }
+  REEL_ASSIGN_OR_RETURN(FileInfo sidecar, fs->Stat(JoinPath(root, "meta/.stats_state.json")));
+  if (sidecar.type != FileType::kNotFound)
+    sink.Add("nondata.obsolete", "meta/.stats_state.json",
+             "obsolete v1.1.0 stats sidecar; stats.json is the accumulator now");
+  return Status::OK();
+}
+
+// Files under data/, videos/, meta/episodes/ that no template explains.
+Status CheckStrayFiles(const Task& task, FindingSink& sink) {
+  std::vector<PathTemplate> templates;
+  for (const std::string* t : {&task.info().data_path, &task.info().video_path,
+                               &task.info().episodes_path})
+    if (auto p = PathTemplate::Parse(*t); p.ok()) templates.push_back(std::move(*p));
+  templates.push_back(*PathTemplate::Parse("meta/episodes/chunk-{c:03d}/file-{f:03d}.parquet"));
+  std::function<Status(const std::string&)> walk = [&](const std::string& rel) -> Status {
+    auto entries = task.fs()->ListDir(task.Path(rel));
+    if (!entries.ok())
+      return entries.status().code() == StatusCode::kNotFound ? Status::OK() : entries.status();
+    for (const DirEntry& e : *entries) {
+      if (IsNonDataName(e.name)) continue;
+      const std::string child = rel + "/" + e.name;
+      if (e.type == FileType::kDirectory) {
+        REEL_RETURN_IF_ERROR(walk(child));
+        continue;
+      }
+      bool known = std::any_of(templates.begin(), templates.end(),
+                               [&](const PathTemplate& t) { return t.Match(child).has_value(); });
+      if (!known)
+        sink.Add("layout.stray_file", child,
+                 "file matches no info.json path template; readers will not see it");
+    }
+    return Status::OK();
+  };
+  for (const char* dir : {"data", "videos", "meta/episodes"}) REEL_RETURN_IF_ERROR(walk(dir));
+  return Status::OK();
+}
+
+void CheckStats(const Task& task, bool has_episodes, FindingSink& sink) {
+  const std::string rel = "meta/stats.json";
+  auto info = task.fs()->Stat(task.Path(rel));
+  if (info.ok() && info->type == FileType::kNotFound) {
+    if (has_episodes) sink.Add("stats.missing", rel, "meta/stats.json is missing");
+    return;
+  }
+  auto stats = task.ReadStats();
+  if (!stats.ok()) {
+    sink.Add("stats.malformed", rel, stats.status().message());
+    return;
+  }
+  for (const auto& [name, b] : stats->blocks) {
+    const std::string where = "block \"" + name + "\"";
+    if (b.needs_rebuild())
+      sink.Add("stats.count", rel,
+               where + " has no count: a v1.1.0 block; rebuild it from data/ before merging");
+    const size_t dim = b.mean.size();
+    if (b.std.size() != dim || b.min.size() != dim || b.max.size() != dim)
+      sink.Add("stats.shape", rel,
+               where + ": mean/std/min/max have " + std::to_string(b.mean.size()) + "/" +
+                   std::to_string(b.std.size()) + "/" + std::to_string(b.min.size()) + "/" +
+                   std::to_string(b.max.size()) + " values; they must have the same dimension");
+    if (const FeatureSpec* f = task.info().Feature(name);
+        f && !f->shape.empty() && dim != static_cast<size_t>(f->ElementCount()) && dim > 0)
+      sink.Add("stats.shape", rel,
+               where + " has dimension " + std::to_string(dim) + " but the feature has " +
+                   std::to_string(f->ElementCount()) + " elements");
+    if (std::any_of(b.std.begin(), b.std.end(), [](double s) { return s < 0; }))
+      sink.Add("stats.shape", rel, where + " has a negative std");
+    if (name == "action" &&
+        !(b.count == 0 && b.mean == std::vector<double>{0.0} && b.std == std::vector<double>{1.0} &&
+          b.min == std::vector<double>{0.0} && b.max == std::vector<double>{0.0}))
+      sink.Add("stats.action", rel,
+               "the action block should be the placeholder {count:0, mean:[0.0], std:[1.0], "
+               "min:[0.0], max:[0.0]}");
+  }
+}
+
+void CheckTasks(const Task& task, FindingSink& sink) {
+  const std::string rel = "meta/tasks.jsonl";
+  auto info = task.fs()->Stat(task.Path(rel));
+  if (info.ok() && info->type == FileType::kNotFound) {
+    sink.Add("tasks.missing", rel, "meta/tasks.jsonl is missing");
+    return;
+  }
+  auto tasks = task.ReadTasks();
+  if (!tasks.ok()) sink.Add("tasks.jsonl", rel, tasks.status().message());
+}
+
+void CheckSensors(const Task& task, FindingSink& sink) {
+  for (const auto& [name, f] : task.info().features) {
+    if (name.rfind("observation.", 0) != 0 || !EndsWith(name, "_glove")) continue;
+    const std::string sensor = name.substr(12);
+    const auto& sensors = task.info().sensors;
+    if (std::find(sensors.begin(), sensors.end(), sensor) == sensors.end())
+      sink.Add("info.sensors", kInfo,
+               "glove column \"" + name + "\" is declared but \"" + sensor + "\" is not in sensors");
+  }
+}
+
+}  // namespace
+}  // namespace internal
+
+using internal::FindingSink;
+
+Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(DetectedFormat format, DetectFormat(fs, root));
+  TaskReport report;
+  report.path = root;
+  report.format = DatasetFormatName(format.format);
+  FindingSink sink;
+  if (format.format != DatasetFormat::kPooledEpisodesV1) {
+    sink.Add("format.unknown", internal::kInfo,
+             std::string("this is a ") + DatasetFormatName(format.format) + " dataset (" +
+                 format.version + "); the conformance rules apply to pooled_episodes_v1 tasks");
+    report.findings = std::move(sink.findings());
+    return report;
+  }
+  const std::string info_path = JoinPath(root, internal::kInfo);
+  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(info_path));
+  REEL_ASSIGN_OR_RETURN(internal::Json doc, internal::ParseJson(text, info_path));
+  internal::CheckInfoKeys(doc, sink);
+
+  auto task = Task::Open(root, {fs, options.io_threads});
+  if (!task.ok()) {
+    // Types too wrong to model the task: report what was found and stop here.
+    sink.Add("info.key_type", internal::kInfo, task.status().message());
+    report.findings = std::move(sink.findings());
+    return report;
+  }
+  const Task& t = **task;
+  internal::CheckTemplates(t.info(), sink);
+  internal::CheckFeatures(t.info(), sink);
+  internal::CheckDevicesAndVideo(t.info(), sink);
+  internal::CheckSensors(t, sink);
+  REEL_RETURN_IF_ERROR(internal::CheckLayout(fs, root, sink));
+  REEL_RETURN_IF_ERROR(internal::CheckStrayFiles(t, sink));
+
+  auto episodes = t.ListEpisodes();
+  if (!episodes.ok()) {
+    sink.Add("episodes.row_count", "meta/episodes", episodes.status().message());
+    report.findings = std::move(sink.findings());
+    return report;
+  }
+  report.episodes = static_cast<int64_t>(episodes->size());
+  internal::CheckStats(t, !episodes->empty(), sink);
+  internal::CheckTasks(t, sink);
+  int64_t highest = 0, from_shards = 0;
+  for (const EpisodeEntry& e : *episodes) {
+    if (!e.data_path.empty() || e.row_source != RowSource::kMissing)
+      highest = std::max(highest, e.episode_index);
+    from_shards += e.row_source == RowSource::kLegacyShard;
+  }
+  if (highest > t.info().total_episodes)
+    sink.Add("numbering.total_episodes", internal::kInfo,
+             "total_episodes is " + std::to_string(t.info().total_episodes) +
+                 " but episode " + std::to_string(highest) + " is committed");
+  if (from_shards > 0)
+    sink.Add("episodes.legacy_shard", "meta/episodes",
+             std::to_string(from_shards) + " episodes rows live in legacy multi-row shards "
+             "(migrate with --split-episodes to get one file per episode)");
+
+  std::vector<FindingSink> per_episode(episodes->size());
+  const int threads = options.io_threads > 0 ? options.io_threads : 2;
+  internal::ParallelFor(static_cast<int64_t>(episodes->size()), threads, [&](int64_t i) {
+    internal::CheckEpisode(t, (*episodes)[static_cast<size_t>(i)], per_episode[static_cast<size_t>(i)]);
+  });
+  for (FindingSink& s : per_episode)
+    for (Finding& f : s.findings()) sink.findings().push_back(std::move(f));
+  report.findings = std::move(sink.findings());
+  return report;
+}
+
+Result<std::vector<TaskReport>> CheckPath(const std::string& path, const CheckOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
+  if (info.type == FileType::kDirectory) {
+    REEL_ASSIGN_OR_RETURN(FileInfo own, fs->Stat(JoinPath(path, "meta/info.json")));
+    REEL_ASSIGN_OR_RETURN(FileInfo manifest, fs->Stat(JoinPath(path, "manifest.json")));
+    if (own.type == FileType::kNotFound && manifest.type == FileType::kNotFound) {
+      // A folder of tasks: every subfolder holding meta/info.json.
+      REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(path));
+      std::vector<TaskReport> reports;
+      for (const DirEntry& e : entries) {
+        if (e.type != FileType::kDirectory || IsNonDataName(e.name)) continue;
+        const std::string sub = JoinPath(path, e.name);
+        REEL_ASSIGN_OR_RETURN(FileInfo sub_info, fs->Stat(JoinPath(sub, "meta/info.json")));
+        if (sub_info.type == FileType::kNotFound) continue;
+        auto report = CheckTask(sub, options);
+        if (report.ok()) {
+          reports.push_back(std::move(*report));
+        } else {
+          TaskReport failed;
+          failed.path = sub;
+          const bool format = report.status().code() == StatusCode::kNotSupported;
+          failed.findings.push_back({format ? "format.unknown" : "info.json", Severity::kError,
+                                     "meta/info.json", report.status().message()});
+          reports.push_back(std::move(failed));
+        }
+      }
+      if (!reports.empty()) return reports;
+    }
+  }
+  REEL_ASSIGN_OR_RETURN(TaskReport one, CheckTask(path, options));
+  return std::vector<TaskReport>{std::move(one)};
+}
+
+}  // namespace reel

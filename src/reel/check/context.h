@@ -1,0 +1,31 @@
+// Internal: state shared by the checker's rule groups.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reel/check.h"
+#include "reel/metadata.h"
+#include "reel/task.h"
+
+namespace reel::internal {
+
+// Findings of one unit of work (the task, or one episode), later merged in order.
+class FindingSink {
+ public:
+  // Adds a finding with the rule's catalog severity.
+  void Add(const char* rule, std::string path, std::string message);
+  void Add(const char* rule, Severity severity, std::string path, std::string message);
+  std::vector<Finding>& findings() { return findings_; }
+
+ private:
+  std::vector<Finding> findings_;
+};
+
+// Per-episode rules: the episodes row, the data parquet, the video files.
+void CheckEpisode(const Task& task, const EpisodeEntry& episode, FindingSink& sink);
+
+// True for the data parquet key columns of contract §7.1 / multi-device §3.
+bool IsKeyColumn(const std::string& name);
+
+}  // namespace reel::internal

@@ -1,0 +1,378 @@
+// Per-episode rules: the episodes row, the data parquet's columns, the videos.
+#include <arrow/api.h>
+
+#include <cctype>
+#include <functional>
+
+#include "check/context.h"
+#include "meta/json_util.h"
+#include "read/parquet_io.h"
+#include "reel/decode.h"
+
+namespace reel::internal {
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// ---- expected Arrow types by column family (reference-behaviour.md "data parquet") ----
+
+using TypePtr = std::shared_ptr<arrow::DataType>;
+
+TypePtr FixedFloat(int32_t n) { return arrow::fixed_size_list(arrow::float32(), n); }
+
+struct Expected {
+  std::vector<TypePtr> types;  // any of these
+  std::string description;
+};
+
+// The type a column must have, or nullopt for columns the contract does not type.
+std::optional<Expected> ExpectedType(const std::string& name, const InfoJson& info) {
+  auto one = [](TypePtr t) { return Expected{{t}, t->ToString()}; };
+  if (name == "episode_index" || name == "frame_index" || name == "task_index" ||
+      name == "hardware_ns" || name == "raw_hw_ns" || name == "depth_ns" || name == "host_ns")
+    return one(arrow::int64());
+  if (name == "timestamp") return one(arrow::float32());
+  if (name == "wall_time") return one(arrow::float64());
+  if (name == "rgb_dup" || name == "depth_dup" || name == "ts_src") return one(arrow::int8());
+  if (name == "rgb_gap" || name == "depth_gap") return one(arrow::int32());
+  if (name == "action") return one(FixedFloat(1));
+  if (name.rfind("status.", 0) == 0) return Expected{{arrow::utf8(), arrow::large_utf8()}, "string"};
+  if (name == "imu_ts_ns") return one(arrow::list(arrow::int64()));
+  if (name == "observation.imu") return one(arrow::list(FixedFloat(6)));
+  if (name.rfind("observation.", 0) != 0) return std::nullopt;
+  // Gripper/SLAM suffixes in the writer's order: slam_trajectory_ns, _ns, _force_matrix,
+  // slam_trajectory, _state/_force.
+  if (EndsWith(name, "slam_trajectory_ns")) return one(arrow::list(arrow::int64()));
+  if (EndsWith(name, "_ns")) return one(arrow::int64());
+  if (EndsWith(name, "_force_matrix"))
+    return Expected{{arrow::list(arrow::int16()), arrow::list(arrow::float32())},
+                    "list<int16> or list<float32>"};
+  if (EndsWith(name, "slam_trajectory")) return one(arrow::list(arrow::float64()));
+  if (EndsWith(name, "_state") || EndsWith(name, "_force")) return one(FixedFloat(3));
+  if (EndsWith(name, "_hand_pose")) return one(FixedFloat(63));
+  if (EndsWith(name, "_imu_quat")) return one(FixedFloat(64));
+  if (EndsWith(name, "_imu_valid")) return one(FixedFloat(16));
+  const std::string sensor = name.substr(12);
+  const bool glove = EndsWith(name, "_glove") ||
+                     std::find(info.sensors.begin(), info.sensors.end(), sensor) != info.sensors.end();
+  if (glove) return one(FixedFloat(static_cast<int32_t>(info.sensor_dim > 0 ? info.sensor_dim : 256)));
+  return std::nullopt;
+}
+
+bool Matches(const Expected& e, const arrow::DataType& t) {
+  // Field names inside list types ("item" vs "element") do not matter.
+  for (const TypePtr& want : e.types)
+    if (want->Equals(t, /*check_metadata=*/false) || want->ToString() == t.ToString()) return true;
+  for (const TypePtr& want : e.types) {
+    if (want->id() != t.id() || want->num_fields() != t.num_fields()) continue;
+    bool same = true;
+    for (int i = 0; i < want->num_fields() && same; ++i)
+      same = want->field(i)->type()->Equals(*t.field(i)->type()) ||
+             Matches(Expected{{want->field(i)->type()}, ""}, *t.field(i)->type());
+    if (same && want->id() == arrow::Type::FIXED_SIZE_LIST)
+      same = static_cast<const arrow::FixedSizeListType&>(*want).list_size() ==
+             static_cast<const arrow::FixedSizeListType&>(t).list_size();
+    if (same) return true;
+  }
+  return false;
+}
+
+bool IsListType(const arrow::DataType& t) {
+  return t.id() == arrow::Type::LIST || t.id() == arrow::Type::LARGE_LIST ||
+         t.id() == arrow::Type::FIXED_SIZE_LIST;
+}
+
+void CheckColumnName(const std::string& name, const std::string& where, FindingSink& sink) {
+  if (name.rfind("observation.", 0) != 0) return;
+  if (name.rfind("observation.images.", 0) == 0) {
+    sink.Add("data.column_name", where, "column \"" + name + "\": videos are not parquet columns");
+    return;
+  }
+  const std::string body = name.substr(12);
+  if (body.rfind("gripper_1_", 0) == 0) {
+    sink.Add("data.column_name", where,
+             "column \"" + name + "\" uses the retired prefix gripper_1_ (rig 1 has no prefix)");
+  }
+  if (body == "slam_pose" || EndsWith(body, "_slam_pose")) {
+    sink.Add("data.column_name", Severity::kWarning, where,
+             "column \"" + name + "\" is the retired slam_pose; readers ignore it, writers must "
+             "not produce it");
+  }
+  size_t start = 0;
+  while (start <= body.size()) {
+    size_t dot = body.find('.', start);
+    if (dot == std::string::npos) dot = body.size();
+    std::string segment = body.substr(start, dot - start);
+    bool ok = !segment.empty();
+    for (unsigned char c : segment) ok = ok && (std::islower(c) || std::isdigit(c) || c == '_');
+    if (!ok) {
+      sink.Add("data.column_name", where,
+               "column \"" + name + "\": segment \"" + segment +
+                   "\" must be lower-case ASCII [a-z0-9_]+");
+      return;
+    }
+    start = dot + 1;
+  }
+}
+
+// ---- the episodes row ----------------------------------------------------------
+
+std::optional<EpisodeRow> CheckRow(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
+  if (e.row_source == RowSource::kMissing) {
+    if (!e.data_path.empty() || !e.videos.empty())
+      sink.Add("episodes.row_missing", e.data_path.empty() ? e.videos.front().second : e.data_path,
+               "episode " + std::to_string(e.episode_index) + " has files but no meta/episodes row");
+    return std::nullopt;
+  }
+  const std::string path = task.Path(e.row_path);
+  auto table = ReadParquetTable(task.fs(), path, {}, false);
+  if (!table.ok()) {
+    sink.Add("episodes.column_type", e.row_path, table.status().message());
+    return std::nullopt;
+  }
+  if (e.row_source == RowSource::kEpisodeFile && (*table)->num_rows() != 1)
+    sink.Add("episodes.row_count", e.row_path,
+             "holds " + std::to_string((*table)->num_rows()) + " rows; a per-episode file has one");
+  static const std::pair<const char*, TypePtr> kTypes[] = {
+      {"episode_index", arrow::int64()}, {"task_index", arrow::int64()},
+      {"start_frame_index", arrow::int64()}, {"end_frame_index", arrow::int64()},
+      {"length", arrow::int64()}, {"created_at", arrow::float64()},
+      {"duration_sec", arrow::float64()}, {"drop_stats", arrow::utf8()},
+      {"video_codec", arrow::utf8()}, {"calibration", arrow::utf8()},
+      {"force_matrix_specs", arrow::utf8()}, {"slam_specs", arrow::utf8()}};
+  const arrow::Schema& schema = *(*table)->schema();
+  bool types_ok = true;
+  for (const auto& [name, type] : kTypes) {
+    auto field = schema.GetFieldByName(name);
+    const bool optional = std::string_view(name) == "force_matrix_specs" ||
+                          std::string_view(name) == "slam_specs";
+    if (!field) {
+      if (!optional) {
+        sink.Add("episodes.column_type", e.row_path, std::string("column \"") + name + "\" is missing");
+        types_ok = false;
+      }
+    } else if (!field->type()->Equals(*type) &&
+               !(type->id() == arrow::Type::STRING && field->type()->id() == arrow::Type::LARGE_STRING)) {
+      sink.Add("episodes.column_type", e.row_path,
+               std::string("column \"") + name + "\" has type " + field->type()->ToString() +
+                   ", expected " + type->ToString());
+      types_ok = false;
+    }
+  }
+  auto rows = EpisodeRowsFromTable(**table, path);
+  if (!rows.ok()) {
+    if (types_ok) sink.Add("episodes.column_type", e.row_path, rows.status().message());
+    return std::nullopt;
+  }
+  const EpisodeRow* row = nullptr;
+  for (const EpisodeRow& r : *rows)
+    if (r.episode_index == e.episode_index) row = &r;
+  if (!row) {
+    sink.Add("numbering.episode_index", e.row_path,
+             "no row has episode_index " + std::to_string(e.episode_index) + " (the N of its path)" +
+                 (rows->empty() ? std::string()
+                                : "; found " + std::to_string(rows->front().episode_index)));
+    return std::nullopt;
+  }
+  struct JsonCol {
+    const char* name;
+    const std::string& value;
+  } json_cols[] = {{"drop_stats", row->drop_stats}, {"video_codec", row->video_codec},
+                   {"calibration", row->calibration}, {"force_matrix_specs", row->force_matrix_specs},
+                   {"slam_specs", row->slam_specs}};
+  for (const JsonCol& c : json_cols) {
+    auto parsed = ParseJson(c.value, std::string(c.name));
+    if (!parsed.ok() || !parsed->is_object())
+      sink.Add("episodes.json_column", e.row_path,
+               std::string("column \"") + c.name + "\" must hold a JSON object string, found \"" +
+                   c.value.substr(0, 40) + "\"");
+  }
+  return *row;
+}
+
+// ---- the data parquet ------------------------------------------------------------
+
+const arrow::ChunkedArray* Column(const arrow::Table& t, const std::string& name) {
+  auto c = t.GetColumnByName(name);
+  return c ? c.get() : nullptr;
+}
+
+void CheckKeyColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJson& info,
+                     FindingSink& sink) {
+  for (const char* key : {"episode_index", "frame_index", "timestamp", "task_index", "wall_time",
+                          "hardware_ns"})
+    if (!t.GetColumnByName(key))
+      sink.Add("data.key_column", e.data_path, std::string("key column \"") + key + "\" is missing");
+  for (const char* key : {"episode_index", "frame_index", "timestamp", "task_index", "wall_time",
+                          "hardware_ns", "raw_hw_ns"}) {
+    auto col = t.GetColumnByName(key);
+    if (!col) continue;
+    auto want = ExpectedType(key, info);
+    if (want && !Matches(*want, *col->type()))
+      sink.Add("data.key_column", e.data_path,
+               std::string("key column \"") + key + "\" has type " + col->type()->ToString() +
+                   ", expected " + want->description);
+  }
+  if (auto col = t.GetColumnByName("episode_index"); col && col->type()->id() == arrow::Type::INT64) {
+    for (const auto& chunk : col->chunks()) {
+      const auto& a = static_cast<const arrow::Int64Array&>(*chunk);
+      for (int64_t i = 0; i < a.length(); ++i) {
+        if (a.IsValid(i) && a.Value(i) == e.episode_index) continue;
+        sink.Add("numbering.episode_index", e.data_path,
+                 "episode_index column holds " + (a.IsValid(i) ? std::to_string(a.Value(i)) : "null") +
+                     " but the file's (chunk, file) gives N = " + std::to_string(e.episode_index));
+        return;
+      }
+    }
+  }
+  if (auto col = t.GetColumnByName("frame_index"); col && col->type()->id() == arrow::Type::INT64) {
+    int64_t expect = 0;
+    for (const auto& chunk : col->chunks()) {
+      const auto& a = static_cast<const arrow::Int64Array&>(*chunk);
+      for (int64_t i = 0; i < a.length(); ++i, ++expect) {
+        if (a.IsValid(i) && a.Value(i) == expect) continue;
+        sink.Add("data.frame_index", e.data_path,
+                 "frame_index at row " + std::to_string(expect) + " is " +
+                     (a.IsValid(i) ? std::to_string(a.Value(i)) : "null") + ", expected " +
+                     std::to_string(expect) + " (0..length-1 without gaps)");
+        return;
+      }
+    }
+  }
+}
+
+void CheckColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJson& info,
+                  FindingSink& sink) {
+  for (const auto& field : t.schema()->fields()) {
+    const std::string& name = field->name();
+    CheckColumnName(name, e.data_path, sink);
+    if (name.rfind("observation.", 0) == 0 && !info.Feature(name))
+      sink.Add("data.undeclared_column", e.data_path,
+               "column \"" + name + "\" has no feature in info.json (multi-device §6.8.2)");
+    if (!IsKeyColumn(name)) {
+      auto want = ExpectedType(name, info);
+      if (want && !Matches(*want, *field->type()))
+        sink.Add("data.column_type", e.data_path,
+                 "column \"" + name + "\" has type " + field->type()->ToString() + ", expected " +
+                     want->description);
+    }
+    if (IsListType(*field->type()) && t.GetColumnByName(name)->null_count() > 0)
+      sink.Add("data.null_list", e.data_path,
+               "column \"" + name + "\" has " + std::to_string(t.GetColumnByName(name)->null_count()) +
+                   " null rows; a row without a sample holds [] or zeros");
+  }
+}
+
+void CheckLockstep(const arrow::Table& t, const EpisodeEntry& e, FindingSink& sink) {
+  for (const auto& field : t.schema()->fields()) {
+    const std::string& name = field->name();
+    if (EndsWith(name, "slam_trajectory") && field->type()->id() == arrow::Type::LIST) {
+      const arrow::ChunkedArray* ns = Column(t, name + "_ns");
+      if (ns && ns->type()->id() != arrow::Type::LIST) ns = nullptr;  // reported as a type error
+      auto points = DecodeSlam(*Column(t, name), ns);
+      if (!points.ok())
+        sink.Add("data.slam_lockstep", e.data_path, "column \"" + name + "\": " + points.status().message());
+    }
+    if (EndsWith(name, "slam_trajectory_ns") &&
+        !t.GetColumnByName(name.substr(0, name.size() - 3)))
+      sink.Add("data.slam_lockstep", e.data_path,
+               "column \"" + name + "\" exists without its trajectory column");
+  }
+  const arrow::ChunkedArray* imu = Column(t, "observation.imu");
+  const arrow::ChunkedArray* ts = Column(t, "imu_ts_ns");
+  if (imu && imu->type()->id() == arrow::Type::LIST) {
+    if (ts && ts->type()->id() != arrow::Type::LIST) ts = nullptr;
+    auto samples = DecodeImu(*imu, ts);
+    if (!samples.ok()) sink.Add("data.imu_lockstep", e.data_path, samples.status().message());
+  } else if (ts && !imu) {
+    sink.Add("data.imu_lockstep", e.data_path, "imu_ts_ns exists without observation.imu");
+  }
+}
+
+void CheckForceMatrices(const arrow::Table& t, const EpisodeEntry& e, const EpisodeRow* row,
+                        const InfoJson& info, FindingSink& sink) {
+  for (const auto& field : t.schema()->fields()) {
+    const std::string& name = field->name();
+    if (!EndsWith(name, "_force_matrix") || field->type()->id() != arrow::Type::LIST) continue;
+    const auto& value_type = static_cast<const arrow::ListType&>(*field->type()).value_type();
+    const std::string dtype = value_type->id() == arrow::Type::INT16   ? "int16"
+                              : value_type->id() == arrow::Type::FLOAT ? "float32"
+                                                                       : value_type->ToString();
+    EpisodeRow defaults;
+    auto resolved = ResolveForceMatrixSpec(name, row ? *row : defaults, info, dtype);
+    if (!resolved.ok()) {
+      sink.Add("features.force_matrix_spec", e.row_path, resolved.status().message());
+      continue;
+    }
+    const bool diff = resolved->spec.encoding == ForceMatrixEncoding::kRowDiffQuantized;
+    if ((diff && dtype != "int16") || (!diff && dtype != "float32"))
+      sink.Add("data.force_matrix", e.data_path,
+               "column \"" + name + "\" is list<" + dtype + "> but its encoding (from " +
+                   ScaleSourceName(resolved->source) + ") is " +
+                   (diff ? "row_diff_quantized (list<int16>)" : "row_flat_raw (list<float32>)"));
+    if (row && row->force_matrix_specs != "{}" && resolved->source != ScaleSource::kEpisodeRow)
+      sink.Add("features.force_matrix_spec", Severity::kWarning, e.row_path,
+               "force_matrix_specs does not give a scale for \"" + name + "\"; the reader falls back "
+               "to " + ScaleSourceName(resolved->source));
+    int64_t row_index = 0;
+    for (const auto& chunk : t.GetColumnByName(name)->chunks()) {
+      const auto& list = static_cast<const arrow::ListArray&>(*chunk);
+      for (int64_t i = 0; i < list.length(); ++i, ++row_index) {
+        const int64_t n = list.IsNull(i) ? 0 : list.value_length(i);
+        if (n != 0 && n != kForceMatrixValues) {
+          sink.Add("data.force_matrix", e.data_path,
+                   "column \"" + name + "\" row " + std::to_string(row_index) + " has " +
+                       std::to_string(n) + " values, expected 0 or 187500 (250x250x3)");
+          return;
+        }
+      }
+    }
+  }
+}
+
+void CheckVideos(const EpisodeEntry& e, const InfoJson& info, FindingSink& sink) {
+  for (const auto& [slot, path] : e.videos) {
+    const std::string* ext = Lookup(info.video_extensions, slot);
+    const size_t dot = path.find_last_of('.');
+    const std::string actual = dot == std::string::npos ? "" : path.substr(dot + 1);
+    if (!ext)
+      sink.Add("video.extension", path,
+               "slot \"" + slot + "\" is not in video_extensions; readers decide the file type from it");
+    else if (*ext != actual)
+      sink.Add("video.extension", path,
+               "extension ." + actual + " but video_extensions[\"" + slot + "\"] = \"" + *ext + "\"");
+  }
+}
+
+}  // namespace
+
+void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
+  std::optional<EpisodeRow> row = CheckRow(task, e, sink);
+  CheckVideos(e, task.info(), sink);
+  if (e.data_path.empty()) return;  // deleted after upload: the row stays, data goes
+  auto table = ReadParquetTable(task.fs(), task.Path(e.data_path), {}, false);
+  if (!table.ok()) {
+    sink.Add("data.unreadable", e.data_path, table.status().message());
+    return;
+  }
+  const arrow::Table& t = **table;
+  CheckKeyColumns(t, e, task.info(), sink);
+  CheckColumns(t, e, task.info(), sink);
+  CheckLockstep(t, e, sink);
+  CheckForceMatrices(t, e, row ? &*row : nullptr, task.info(), sink);
+  if (row) {
+    if (row->length != t.num_rows())
+      sink.Add("episodes.length", e.row_path,
+               "length is " + std::to_string(row->length) + " but the data parquet has " +
+                   std::to_string(t.num_rows()) + " rows");
+    if (row->start_frame_index != 0 || row->end_frame_index != row->length - 1)
+      sink.Add("episodes.length", e.row_path,
+               "start_frame_index/end_frame_index are " + std::to_string(row->start_frame_index) +
+                   "/" + std::to_string(row->end_frame_index) + ", expected 0/" +
+                   std::to_string(row->length - 1));
+  }
+}
+
+}  // namespace reel::internal

@@ -1,0 +1,132 @@
+// The rule catalog: every finding the checker can produce. docs/check-rules.md
+// is generated from this table (`reel check --list-rules --markdown`).
+#include "reel/check.h"
+
+namespace reel {
+
+const char* SeverityName(Severity severity) {
+  switch (severity) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarning: return "warning";
+    case Severity::kError: return "error";
+  }
+  return "error";
+}
+
+int64_t TaskReport::Count(Severity severity) const {
+  int64_t n = 0;
+  for (const Finding& f : findings) n += f.severity == severity;
+  return n;
+}
+
+const std::vector<RuleInfo>& Rules() {
+  using S = Severity;
+  static const std::vector<RuleInfo> rules = {
+      // Format and info.json
+      {"format.unknown", S::kError, "contract §1, §12.1",
+       "meta/info.json format must be \"pooled_episodes_v1\"; an unknown format is refused, not guessed"},
+      {"info.json", S::kError, "contract §3",
+       "meta/info.json exists and is one JSON object"},
+      {"info.required_key", S::kError, "contract §3; multi-device §6.1",
+       "every required top-level key of info.json is present"},
+      {"info.key_type", S::kError, "contract §3; multi-device §6.1",
+       "each info.json key has the JSON type the contract gives it"},
+      {"info.template", S::kError, "contract §2, §12.2",
+       "data_path, video_path and episodes_path parse and contain the placeholders they need; "
+       "chunks_size is a positive integer"},
+      {"info.sensors", S::kWarning, "multi-device §6.4",
+       "every glove column observation.<sensor> has its sensor listed in sensors"},
+      {"devices.entry", S::kError, "multi-device §6.4",
+       "each devices[] entry has key, kind, name and slots"},
+      {"devices.names", S::kWarning, "multi-device §6.4",
+       "device_names maps every slot of every device"},
+      // Layout
+      {"layout.legacy_leftover", S::kError, "contract §1",
+       "no v1.0 leftovers in a pooled task: calibration/, metadata.json, timestamps.json, "
+       "<task>_NNNNNN session folders"},
+      {"layout.stray_file", S::kWarning, "contract §2, §11",
+       "every file under data/, videos/ and meta/episodes/ matches its info.json template or is a "
+       "known non-data file"},
+      {"nondata.obsolete", S::kWarning, "contract §11",
+       "obsolete leftovers (meta/.stats_state.json, _trash/) should be removed"},
+      // Numbering
+      {"numbering.episode_index", S::kError, "contract §2, §7.1",
+       "the episode_index column of the data parquet and of the episodes row equals the N given by "
+       "the file's (chunk, file)"},
+      {"numbering.total_episodes", S::kError, "contract §3, §6; decisions",
+       "total_episodes is at least the highest committed episode number (it never decreases)"},
+      // stats.json
+      {"stats.missing", S::kError, "contract §4", "meta/stats.json exists when the task has episodes"},
+      {"stats.malformed", S::kError, "contract §4",
+       "meta/stats.json is one JSON object of {count, mean, std, min, max} blocks"},
+      {"stats.count", S::kError, "contract §4",
+       "every stats block has count (a block without it is v1.1.0 and needs a rebuild from data/)"},
+      {"stats.shape", S::kError, "contract §4",
+       "mean, std, min and max of a block have the column's dimension; std is not negative"},
+      {"stats.action", S::kWarning, "contract §4",
+       "the action block is the placeholder {count:0, mean:[0.0], std:[1.0], min:[0.0], max:[0.0]}"},
+      // tasks.jsonl
+      {"tasks.missing", S::kError, "contract §5", "meta/tasks.jsonl exists"},
+      {"tasks.jsonl", S::kError, "contract §5",
+       "each line of tasks.jsonl is one complete JSON object with task_index and task "
+       "(pretty-printed files break first-line readers)"},
+      // meta/episodes
+      {"episodes.row_missing", S::kError, "contract §6.1",
+       "every episode with data or videos has a meta/episodes row"},
+      {"episodes.row_count", S::kError, "contract §6.1",
+       "a per-episode meta/episodes file holds exactly one row"},
+      {"episodes.legacy_shard", S::kInfo, "contract §2, §6.1",
+       "rows found in a legacy multi-row shard (readers locate them by episode_index)"},
+      {"episodes.column_type", S::kError, "contract §6.2",
+       "the episodes row has the 11 columns with their types (int64, float64, JSON string); "
+       "force_matrix_specs and slam_specs may be absent in old rows"},
+      {"episodes.json_column", S::kError, "contract §6.2",
+       "drop_stats, video_codec, calibration, force_matrix_specs and slam_specs hold JSON objects"},
+      {"episodes.length", S::kError, "contract §6.2, §7.1",
+       "length equals the data parquet's rows, start_frame_index is 0 and end_frame_index is "
+       "length-1"},
+      // data parquet
+      {"data.unreadable", S::kError, "contract §7", "the data parquet is a readable parquet file"},
+      {"data.key_column", S::kError, "contract §7.1; multi-device §3",
+       "key columns exist with their types: episode_index int64, frame_index int64, timestamp "
+       "float32, task_index int64, wall_time float64, hardware_ns int64 (raw_hw_ns int64 if present)"},
+      {"data.frame_index", S::kError, "contract §7.1", "frame_index is 0..length-1 without gaps"},
+      {"data.column_type", S::kError, "contract §7.2; multi-device App. C",
+       "each column family has its Arrow type: fixed_size_list for list<T, N>, variable list "
+       "for force matrices, SLAM, IMU samples"},
+      {"data.null_list", S::kError, "reference behaviour; multi-device §5.5",
+       "list columns hold [] or zeros for rows without a sample, never null"},
+      {"data.undeclared_column", S::kError, "multi-device §6.8",
+       "every observation.* column has a feature in info.json"},
+      {"data.column_name", S::kError, "multi-device §2.4",
+       "column names use lower-case ASCII [a-z0-9_] segments; retired names (gripper_1_*, "
+       "observation.images.*) are not written; slam_pose is legacy (warning)"},
+      {"data.slam_lockstep", S::kError, "multi-device §4.6, §8.1.3",
+       "each slam_trajectory row has 8 values per point and its _ns row one stamp per point"},
+      {"data.imu_lockstep", S::kError, "contract §7.2, §12",
+       "imu_ts_ns has one stamp per observation.imu sample on every row"},
+      {"data.force_matrix", S::kError, "contract §7.2.1; multi-device §8.1.4",
+       "force-matrix rows have 0 or 187,500 values and the column dtype matches its encoding "
+       "(int16 row_diff_quantized, float32 row_flat_raw)"},
+      // features
+      {"features.declaration", S::kError, "multi-device §6.2, §6.8",
+       "every feature has dtype and shape; status.*, key columns and video streams are not "
+       "features"},
+      {"features.shape", S::kWarning, "multi-device §6.2; decisions",
+       "a feature's shape matches its column (glove [16,16], IMU [6], state/force [3], ...)"},
+      {"features.force_matrix_spec", S::kError, "contract §7.2.1; multi-device §8.1.4",
+       "force-matrix features and force_matrix_specs entries carry encoding and scale"},
+      {"features.slam_frame", S::kError, "multi-device §6.6, §8.1.6",
+       "gripper_slam_frame only when a gripper trajectory exists; each trajectory declares "
+       "frame/frame_axes (warning when absent); slam_frames agrees with features"},
+      // videos
+      {"video.extension", S::kError, "contract §8, §12.6; multi-device §6.3",
+       "every video file's extension is video_extensions[slot]; every slot on disk and every "
+       "camera is in video_extensions; extensions are mp4 or mkv"},
+      {"video.depth_in_cameras", S::kError, "contract §3; multi-device §4.8",
+       "depth slots are never listed in cameras"},
+  };
+  return rules;
+}
+
+}  // namespace reel

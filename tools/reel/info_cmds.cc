@@ -1,0 +1,398 @@
+// reel info | ls | show | stats: read-only views of a task.
+#include <arrow/api.h>
+
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "cli.h"
+#include "reel/decode.h"
+#include "reel/task.h"
+
+namespace reel::cli {
+namespace {
+
+struct Common {
+  std::string task;
+  bool json = false;
+};
+
+Json ParseOr(const std::string& text) {
+  try {
+    return Json::parse(text);
+  } catch (const std::exception&) {
+    return text;  // not JSON: show the raw string
+  }
+}
+
+Json FeatureJson(const FeatureSpec& f) {
+  Json j = {{"dtype", f.dtype}, {"shape", f.shape}};
+  if (f.encoding) j["encoding"] = *f.encoding;
+  if (f.scale) j["scale"] = *f.scale;
+  return j;
+}
+
+std::string Shape(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// ---- info ----------------------------------------------------------------------------
+
+int RunInfo(const Common& c) {
+  auto task = Task::Open(c.task);
+  if (!task.ok()) return Fail(task.status());
+  const InfoJson& info = (*task)->info();
+  auto episodes = (*task)->ListEpisodes();
+  if (!episodes.ok()) return Fail(episodes.status());
+  int64_t frames = 0;
+  double duration = 0;
+  for (auto& row : (*task)->ReadEpisodeRows(*episodes)) {
+    if (!row.ok()) continue;  // `reel check` reports missing or broken rows
+    frames += row->length;
+    duration += row->duration_sec;
+  }
+  std::set<std::string> slots;
+  for (const EpisodeEntry& e : *episodes)
+    for (const auto& [slot, path] : e.videos) slots.insert(slot);
+
+  Json j;
+  j["path"] = c.task;
+  j["format"] = DatasetFormatName(DatasetFormat::kPooledEpisodesV1);
+  j["version"] = info.format;
+  j["task_name"] = info.task_name;
+  j["codebase_version"] = info.codebase_version;
+  j["app_version"] = info.app_version;
+  j["fps"] = info.fps;
+  j["chunks_size"] = info.chunks_size;
+  j["total_episodes"] = info.total_episodes;
+  j["episodes"] = episodes->size();
+  j["frames"] = frames;
+  j["duration_sec"] = duration;
+  Json devices = Json::array();
+  for (const DeviceEntry& d : info.devices)
+    devices.push_back({{"key", d.key}, {"kind", d.kind}, {"name", d.name}, {"slots", d.slots}});
+  j["devices"] = devices;
+  Json cameras = Json::object();
+  for (const auto& [slot, cam] : info.cameras) {
+    cameras[slot] = {{"height", cam.height}, {"width", cam.width}};
+    if (cam.fps) cameras[slot]["fps"] = *cam.fps;
+  }
+  j["cameras"] = cameras;
+  Json exts = Json::object();
+  for (const auto& [slot, ext] : info.video_extensions) exts[slot] = ext;
+  j["video_extensions"] = exts;
+  j["video_slots"] = std::vector<std::string>(slots.begin(), slots.end());
+  Json features = Json::object();
+  for (const auto& [name, f] : info.features) features[name] = FeatureJson(f);
+  j["features"] = features;
+  j["sensors"] = info.sensors;
+  if (c.json) {
+    PrintJson(j);
+    return kExitOk;
+  }
+  std::cout << "task        " << info.task_name << "  (" << c.task << ")\n"
+            << "format      " << info.format << ", codebase " << info.codebase_version << ", app "
+            << info.app_version << "\n"
+            << "fps         " << info.fps << "\n"
+            << "episodes    " << episodes->size() << " (total_episodes " << info.total_episodes
+            << ", chunks_size " << info.chunks_size << ")\n"
+            << "frames      " << frames << ", " << std::fixed << std::setprecision(1) << duration
+            << " s\n";
+  std::cout << "devices\n";
+  for (const DeviceEntry& d : info.devices) {
+    std::cout << "  " << d.kind << "  " << d.name << "  " << d.key << "  slots:";
+    for (const auto& s : d.slots) std::cout << " " << s;
+    std::cout << "\n";
+  }
+  std::cout << "video slots\n";
+  for (const auto& [slot, ext] : info.video_extensions) {
+    std::cout << "  " << slot << "." << ext;
+    if (const CameraSpec* cam = Lookup(info.cameras, slot))
+      std::cout << "  " << cam->width << "x" << cam->height;
+    else
+      std::cout << "  (depth or not a camera)";
+    std::cout << (slots.count(slot) ? "" : "  [no files]") << "\n";
+  }
+  std::cout << "features\n";
+  for (const auto& [name, f] : info.features) {
+    std::cout << "  " << std::left << std::setw(52) << name << " " << f.dtype << Shape(f.shape);
+    if (f.encoding) std::cout << " " << *f.encoding;
+    if (f.scale) std::cout << " scale=" << std::defaultfloat << *f.scale << std::fixed;
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+// ---- ls ----------------------------------------------------------------------------------
+
+int RunLs(const Common& c) {
+  auto task = Task::Open(c.task);
+  if (!task.ok()) return Fail(task.status());
+  auto episodes = (*task)->ListEpisodes();
+  if (!episodes.ok()) return Fail(episodes.status());
+  auto rows = (*task)->ReadEpisodeRows(*episodes);
+  auto schemas = (*task)->ReadDataSchemas(*episodes);
+  Json list = Json::array();
+  for (size_t i = 0; i < episodes->size(); ++i) {
+    const EpisodeEntry& e = (*episodes)[i];
+    Json videos = Json::object();
+    for (const auto& [slot, path] : e.videos) videos[slot] = path;
+    std::vector<std::string> columns;
+    if (schemas[i].ok())
+      for (const auto& f : (*schemas[i])->fields()) columns.push_back(f->name());
+    list.push_back({{"episode_index", e.episode_index},
+                    {"chunk", e.location.chunk},
+                    {"file", e.location.file},
+                    {"length", rows[i].ok() ? Json(rows[i]->length) : Json()},
+                    {"duration_sec", rows[i].ok() ? Json(rows[i]->duration_sec) : Json()},
+                    {"has_data", !e.data_path.empty()},
+                    {"row_source", RowSourceName(e.row_source)},
+                    {"videos", videos},
+                    {"columns", columns}});
+  }
+  if (c.json) {
+    PrintJson({{"episodes", list}});
+    return kExitOk;
+  }
+  std::cout << std::left << std::setw(8) << "N" << std::setw(10) << "chunk/file" << std::right
+            << std::setw(8) << "length" << std::setw(10) << "seconds" << "  streams / columns\n";
+  for (const Json& e : list) {
+    std::ostringstream cf;
+    cf << std::setfill('0') << std::setw(3) << e["chunk"].get<int64_t>() << "/" << std::setw(3)
+       << e["file"].get<int64_t>();
+    std::cout << std::left << std::setw(8) << e["episode_index"].get<int64_t>() << std::setw(10)
+              << cf.str() << std::right << std::setw(8)
+              << (e["length"].is_null() ? std::string("-") : std::to_string(e["length"].get<int64_t>()))
+              << std::setw(10) << std::fixed << std::setprecision(2)
+              << (e["duration_sec"].is_null() ? 0.0 : e["duration_sec"].get<double>()) << "  ";
+    for (const auto& [slot, path] : e["videos"].items()) std::cout << slot << " ";
+    std::cout << "| " << e["columns"].size() << " columns"
+              << (e["has_data"].get<bool>() ? "" : " (no data)")
+              << (e["row_source"] == "episode_file" ? "" : " row:" + e["row_source"].get<std::string>())
+              << "\n";
+  }
+  return kExitOk;
+}
+
+// ---- show -----------------------------------------------------------------------------------
+
+std::vector<std::string> Sample(const arrow::ChunkedArray& column, int64_t n) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < std::min(n, column.length()); ++i) {
+    auto s = column.GetScalar(i);
+    std::string text = s.ok() ? (*s)->ToString() : "?";
+    if (text.size() > 80) text = text.substr(0, 77) + "...";
+    out.push_back(text);
+  }
+  return out;
+}
+
+Json ForceMatrixSummary(const std::string& name, const arrow::ChunkedArray& column,
+                        const EpisodeRow& row, const InfoJson& info) {
+  const auto& type = static_cast<const arrow::ListType&>(*column.type());
+  const std::string dtype = type.value_type()->id() == arrow::Type::INT16 ? "int16" : "float32";
+  Json j = {{"column", name}};
+  auto spec = ResolveForceMatrixSpec(name, row, info, dtype);
+  if (!spec.ok()) {
+    j["error"] = spec.status().message();
+    return j;
+  }
+  j["encoding"] = spec->spec.encoding == ForceMatrixEncoding::kRowDiffQuantized ? "row_diff_quantized"
+                                                                               : "row_flat_raw";
+  j["dtype"] = dtype;
+  j["scale"] = spec->spec.scale;
+  j["scale_source"] = ScaleSourceName(spec->source);
+  int64_t samples = 0, first = -1;
+  std::vector<float> frame(kForceMatrixValues);
+  for (int64_t r = 0; r < column.length(); ++r) {
+    auto decoded = DecodeForceMatrixCell(column, r, spec->spec, frame.data());
+    if (!decoded.ok()) {
+      j["error"] = decoded.status().message();
+      return j;
+    }
+    if (!*decoded) continue;
+    ++samples;
+    if (first >= 0) continue;
+    first = r;
+    double fz = 0;
+    float lo = frame[0], hi = frame[0];
+    for (int64_t i = 0; i < kForceMatrixValues; ++i) {
+      if (i % 3 == 2) fz += frame[i];
+      lo = std::min(lo, frame[i]);
+      hi = std::max(hi, frame[i]);
+    }
+    j["fz_sum"] = fz;
+    j["min"] = lo;
+    j["max"] = hi;
+  }
+  j["samples"] = samples;
+  j["first_row"] = first;
+  return j;
+}
+
+int RunShow(const Common& c, int64_t n) {
+  auto task = Task::Open(c.task);
+  if (!task.ok()) return Fail(task.status());
+  auto episode = (*task)->FindEpisode(n);
+  if (!episode.ok()) return Fail(episode.status());
+  const InfoJson& info = (*task)->info();
+  auto row = (*task)->ReadEpisodeRow(*episode);
+  // A missing row is shown as such; a row file that cannot be read is an error.
+  if (!row.ok() && row.status().code() != StatusCode::kNotFound) return Fail(row.status());
+  EpisodeRow defaults;
+  defaults.episode_index = n;
+  const EpisodeRow& r = row.ok() ? *row : defaults;
+  Json j = {{"episode_index", n},
+            {"chunk", episode->location.chunk},
+            {"file", episode->location.file},
+            {"data_path", episode->data_path}};
+  if (row.ok()) {
+    j["row"] = {{"episode_index", r.episode_index},
+                {"task_index", r.task_index},
+                {"start_frame_index", r.start_frame_index},
+                {"end_frame_index", r.end_frame_index},
+                {"length", r.length},
+                {"created_at", r.created_at},
+                {"duration_sec", r.duration_sec},
+                {"drop_stats", ParseOr(r.drop_stats)},
+                {"video_codec", ParseOr(r.video_codec)},
+                {"calibration", ParseOr(r.calibration)},
+                {"force_matrix_specs", ParseOr(r.force_matrix_specs)},
+                {"slam_specs", ParseOr(r.slam_specs)},
+                {"missing_columns", r.missing_columns}};
+  } else {
+    j["row"] = nullptr;
+    j["row_error"] = row.status().message();
+  }
+  Json columns = Json::array(), matrices = Json::array(), slam = Json::array();
+  Json imu = nullptr;
+  if (!episode->data_path.empty()) {
+    auto table = (*task)->ReadData(*episode);
+    if (!table.ok()) return Fail(table.status());
+    const arrow::Table& t = **table;
+    for (const auto& field : t.schema()->fields()) {
+      const auto& column = *t.GetColumnByName(field->name());
+      columns.push_back({{"name", field->name()},
+                         {"type", field->type()->ToString()},
+                         {"null_count", column.null_count()},
+                         {"sample", Sample(column, 3)}});
+      const std::string& name = field->name();
+      const bool is_list = field->type()->id() == arrow::Type::LIST;
+      if (is_list && name.size() > 13 && name.ends_with("_force_matrix"))
+        matrices.push_back(ForceMatrixSummary(name, column, r, info));
+      if (is_list && name.ends_with("slam_trajectory")) {
+        auto ns = t.GetColumnByName(name + "_ns");
+        auto points = DecodeSlam(column, ns && ns->type()->id() == arrow::Type::LIST ? ns.get() : nullptr);
+        Json s = {{"column", name}};
+        if (points.ok()) {
+          int64_t stamped = 0;
+          for (const SlamPoint& p : *points) stamped += p.ns != 0;
+          s["points"] = points->size();
+          s["stamped_points"] = stamped;
+        } else {
+          s["error"] = points.status().message();
+        }
+        slam.push_back(s);
+      }
+    }
+    if (auto col = t.GetColumnByName("observation.imu"); col && col->type()->id() == arrow::Type::LIST) {
+      auto ts = t.GetColumnByName("imu_ts_ns");
+      auto samples = DecodeImu(*col, ts && ts->type()->id() == arrow::Type::LIST ? ts.get() : nullptr);
+      if (samples.ok())
+        imu = {{"rows", t.num_rows()}, {"samples", samples->values.size()}};
+      else
+        imu = {{"error", samples.status().message()}};
+    }
+  }
+  j["columns"] = columns;
+  j["force_matrices"] = matrices;
+  j["imu"] = imu;
+  j["slam"] = slam;
+  Json videos = Json::object();
+  for (const auto& [slot, path] : episode->videos) videos[slot] = path;
+  j["videos"] = videos;
+  if (c.json) {
+    PrintJson(j);
+    return kExitOk;
+  }
+  std::cout << "episode " << n << "  chunk " << episode->location.chunk << " file "
+            << episode->location.file << "  " << episode->data_path << "\n";
+  if (row.ok())
+    std::cout << "  length " << r.length << ", " << r.duration_sec << " s, drop_stats "
+              << r.drop_stats << "\n";
+  else
+    std::cout << "  (no episodes row: " << row.status().message() << ")\n";
+  for (const Json& col : columns) {
+    std::cout << "  " << std::left << std::setw(48) << col["name"].get<std::string>() << " "
+              << col["type"].get<std::string>() << "\n";
+    for (const Json& v : col["sample"]) std::cout << "      " << v.get<std::string>() << "\n";
+  }
+  for (const Json& m : matrices)
+    std::cout << "  force matrix " << m["column"].get<std::string>() << ": " << m.value("encoding", "?")
+              << " scale " << m.value("scale", 0.0) << " (from " << m.value("scale_source", "?")
+              << "), " << m.value("samples", 0) << " samples, first frame fz sum "
+              << m.value("fz_sum", 0.0) << " mN\n";
+  for (const auto& [slot, path] : episode->videos) std::cout << "  video " << slot << ": " << path << "\n";
+  return kExitOk;
+}
+
+// ---- stats ----------------------------------------------------------------------------------
+
+int RunStats(const Common& c) {
+  auto task = Task::Open(c.task);
+  if (!task.ok()) return Fail(task.status());
+  auto stats = (*task)->ReadStats();
+  if (!stats.ok()) return Fail(stats.status());
+  Json blocks = Json::object();
+  for (const auto& [name, b] : stats->blocks)
+    blocks[name] = {{"count", b.count ? Json(*b.count) : Json()},
+                    {"needs_rebuild", b.needs_rebuild()},
+                    {"dim", b.mean.size()},
+                    {"mean", b.mean},
+                    {"std", b.std},
+                    {"min", b.min},
+                    {"max", b.max}};
+  if (c.json) {
+    PrintJson({{"blocks", blocks}});
+    return kExitOk;
+  }
+  for (const auto& [name, b] : stats->blocks) {
+    std::cout << std::left << std::setw(44) << name << " dim " << std::setw(4) << b.mean.size()
+              << " count " << (b.count ? std::to_string(*b.count) : "MISSING (needs rebuild)");
+    if (!b.mean.empty()) {
+      double mean = 0;
+      for (double v : b.mean) mean += v;
+      std::cout << "  mean(avg) " << mean / static_cast<double>(b.mean.size());
+    }
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddInfoCommands(CLI::App& app, int& exit_code) {
+  auto add = [&](const char* name, const char* help) {
+    auto common = std::make_shared<Common>();
+    auto* cmd = app.add_subcommand(name, help);
+    cmd->add_option("task", common->task, "task directory")->required();
+    cmd->add_flag("--json", common->json, "machine-readable output");
+    return std::make_pair(cmd, common);
+  };
+  auto [info, info_args] = add("info", "Summarise a task: format, fps, episodes, devices, slots, features");
+  info->callback([&exit_code, a = info_args] { exit_code = RunInfo(*a); });
+  auto [ls, ls_args] = add("ls", "One line per episode: N, chunk/file, length, streams, columns");
+  ls->callback([&exit_code, a = ls_args] { exit_code = RunLs(*a); });
+  auto [show, show_args] = add("show", "One episode: its row, schema, sample values, decoded families");
+  auto n = std::make_shared<int64_t>(0);
+  show->add_option("episode", *n, "global episode number N (1-based)")->required();
+  show->callback([&exit_code, a = show_args, n] { exit_code = RunShow(*a, *n); });
+  auto [stats, stats_args] = add("stats", "The task's stats.json blocks");
+  stats->callback([&exit_code, a = stats_args] { exit_code = RunStats(*a); });
+}
+
+}  // namespace reel::cli
