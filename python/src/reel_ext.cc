@@ -126,6 +126,27 @@ ForceMatrixArray ForceMatrix(const Task& task, int64_t n, int64_t row, const std
   return ForceMatrixArray(out, {250, 250, 3}, owner);
 }
 
+using EncodedFrames = nb::ndarray<const int16_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using DecodedFrames = nb::ndarray<nb::numpy, float, nb::ndim<4>>;
+
+// Bulk row_diff_quantized decode of k frames (k, 187500) int16 -> (k, 250, 250, 3) float32.
+DecodedFrames DecodeRowDiffFrames(EncodedFrames encoded, double scale) {
+  if (encoded.shape(1) != static_cast<size_t>(kForceMatrixValues))
+    RaiseStatus(Status::Invalid("encoded frames must have 187500 values per row, got " +
+                                std::to_string(encoded.shape(1))));
+  if (!(scale > 0)) RaiseStatus(Status::Invalid("scale must be positive"));
+  const size_t k = encoded.shape(0);
+  auto* out = new float[k * kForceMatrixValues];
+  nb::capsule owner(out, [](void* p) noexcept { delete[] static_cast<float*>(p); });
+  {
+    nb::gil_scoped_release release;
+    for (size_t i = 0; i < k; ++i)
+      DecodeRowDiffQuantized(encoded.data() + i * kForceMatrixValues, scale,
+                             out + i * kForceMatrixValues);
+  }
+  return DecodedFrames(out, {k, 250, 250, 3}, owner);
+}
+
 }  // namespace
 }  // namespace reel
 
@@ -145,6 +166,10 @@ NB_MODULE(_core, m) {
         return d;
       },
       "path"_a, "Detects the dataset format of `path` from meta/info.json or manifest.json.");
+
+  m.def("decode_row_diff_frames", &DecodeRowDiffFrames, "encoded"_a, "scale"_a,
+        "Decodes k row_diff_quantized force matrices (k, 187500) int16 into (k, 250, 250, 3) "
+        "float32: int32 cumulative sum per row of 750, int16 wrap, then / scale.");
 
   m.def("check", &Check, "path"_a,
         "Checks a task (or a folder of tasks); returns the findings as dicts.");

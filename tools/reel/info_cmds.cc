@@ -121,7 +121,7 @@ int RunInfo(const Common& c) {
   for (const auto& [name, f] : info.features) {
     std::cout << "  " << std::left << std::setw(52) << name << " " << f.dtype << Shape(f.shape);
     if (f.encoding) std::cout << " " << *f.encoding;
-    if (f.scale) std::cout << " scale=" << std::defaultfloat << *f.scale << std::fixed;
+    if (f.scale) std::cout << " scale=" << Json(*f.scale).dump();
     std::cout << "\n";
   }
   return kExitOk;
@@ -180,12 +180,28 @@ int RunLs(const Common& c) {
 
 // ---- show -----------------------------------------------------------------------------------
 
+// A value for people: lists show their first elements and their length.
+std::string FormatScalar(const arrow::Scalar& scalar) {
+  if (!scalar.is_valid) return "null";
+  const auto* list = dynamic_cast<const arrow::BaseListScalar*>(&scalar);
+  if (!list) return scalar.ToString();
+  const auto& values = *list->value;
+  std::string out = "[";
+  const int64_t shown = std::min<int64_t>(values.length(), 6);
+  for (int64_t i = 0; i < shown; ++i) {
+    auto item = values.GetScalar(i);
+    out += (i ? ", " : "") + (item.ok() ? FormatScalar(**item) : std::string("?"));
+  }
+  if (values.length() > shown) out += ", ... (" + std::to_string(values.length()) + " values)";
+  return out + "]";
+}
+
 std::vector<std::string> Sample(const arrow::ChunkedArray& column, int64_t n) {
   std::vector<std::string> out;
   for (int64_t i = 0; i < std::min(n, column.length()); ++i) {
     auto s = column.GetScalar(i);
-    std::string text = s.ok() ? (*s)->ToString() : "?";
-    if (text.size() > 80) text = text.substr(0, 77) + "...";
+    std::string text = s.ok() ? FormatScalar(**s) : "?";
+    if (text.size() > 100) text = text.substr(0, 97) + "...";
     out.push_back(text);
   }
   return out;
@@ -329,7 +345,10 @@ int RunShow(const Common& c, int64_t n) {
   for (const Json& col : columns) {
     std::cout << "  " << std::left << std::setw(48) << col["name"].get<std::string>() << " "
               << col["type"].get<std::string>() << "\n";
-    for (const Json& v : col["sample"]) std::cout << "      " << v.get<std::string>() << "\n";
+    std::string joined;
+    for (const Json& v : col["sample"]) joined += (joined.empty() ? "" : " | ") + v.get<std::string>();
+    if (joined.size() > 150) joined = joined.substr(0, 147) + "...";
+    std::cout << "      " << joined << "\n";
   }
   for (const Json& m : matrices)
     std::cout << "  force matrix " << m["column"].get<std::string>() << ": " << m.value("encoding", "?")
