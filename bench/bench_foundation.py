@@ -377,17 +377,44 @@ def peer_scan(root: str) -> dict[int, dict]:
     return eps
 
 
-def peer_one(root: str, e: dict) -> dict:
+ROW_COLUMNS = ["episode_index", "length", "duration_sec"]
+
+
+def read_row_read_table(path: str) -> pa.Table:
+    return pq.read_table(path, columns=ROW_COLUMNS)  # what the pyarrow docs show first
+
+
+def read_schema_read_schema(path: str) -> list[str]:
+    return pq.read_schema(path).names
+
+
+def read_row_parquet_file(path: str) -> pa.Table:
+    # ParquetFile skips pyarrow.dataset's discovery/partitioning layer that read_table goes through
+    return pq.ParquetFile(path).read(columns=ROW_COLUMNS, use_threads=False)
+
+
+def read_schema_parquet_file(path: str) -> list[str]:
+    return pq.ParquetFile(path).schema_arrow.names
+
+
+PEER_READERS = {
+    "read_table": (read_row_read_table, read_schema_read_schema),
+    "parquet_file": (read_row_parquet_file, read_schema_parquet_file),
+}
+
+
+def peer_one(root: str, e: dict, how: str) -> dict:
     """One episode's dict: its episodes row (length, duration_sec) and data schema columns."""
+    read_row, read_columns = PEER_READERS[how]
     length = duration = None
     if e["row"] is not None:
-        t = pq.read_table(os.path.join(root, e["row"]), columns=["episode_index", "length", "duration_sec"])
+        t = read_row(os.path.join(root, e["row"]))
         if e["row_source"] == "episode_file" and t.num_rows == 1:
             i = 0
         else:
             i = t["episode_index"].to_pylist().index(e["episode_index"])
         length, duration = t["length"][i].as_py(), t["duration_sec"][i].as_py()
-    columns = pq.read_schema(os.path.join(root, e["data"])).names if e["data"] else []
+    columns = read_columns(os.path.join(root, e["data"])) if e["data"] else []
     return {
         "episode_index": e["episode_index"], "chunk": e["chunk"], "file": e["file"],
         "length": length, "duration_sec": duration, "has_data": e["data"] is not None,
@@ -395,13 +422,13 @@ def peer_one(root: str, e: dict) -> dict:
     }
 
 
-def peer_episodes(root: str, threads: int = 0) -> list[dict]:
+def peer_episodes(root: str, threads: int = 0, how: str = "read_table") -> list[dict]:
     eps = peer_scan(root)
     ordered = [eps[n] for n in sorted(eps)]
     if threads <= 1:
-        return [peer_one(root, e) for e in ordered]
+        return [peer_one(root, e, how) for e in ordered]
     with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(lambda e: peer_one(root, e), ordered, chunksize=64))
+        return list(pool.map(lambda e: peer_one(root, e, how), ordered, chunksize=64))
 
 
 def reel_bin() -> str | None:
@@ -433,6 +460,8 @@ def bench_listing(episodes: int, reps: int) -> dict:
                 raise AssertionError(f"reel and peer differ:\n reel {a}\n peer {b}")
         raise AssertionError("reel and peer differ")
     assert peer_episodes(task, threads=2) == want
+    assert peer_episodes(task, how="parquet_file") == want
+    assert peer_episodes(task, threads=2, how="parquet_file") == want
     if binary:
         cli = json.loads(cli_ls(binary, task))["episodes"]
         assert cli == got, "reel ls --json differs from reel.open().episodes()"
@@ -442,6 +471,8 @@ def bench_listing(episodes: int, reps: int) -> dict:
         "reel": lambda: reel.open(task).episodes(),
         "peer": lambda: peer_episodes(task),
         "peer_2t": lambda: peer_episodes(task, threads=2),
+        "peer_pf": lambda: peer_episodes(task, how="parquet_file"),
+        "peer_pf_2t": lambda: peer_episodes(task, threads=2, how="parquet_file"),
     }
     if binary:
         funcs["cli"] = lambda: cli_ls(binary, task)
@@ -522,8 +553,10 @@ def render(info: dict, fm: dict | None, ls: dict | None, load_end: str) -> str:
         ]
         rb, rm = ls["reel"]["best_s"], ls["reel"]["median_s"]
         labels = (("reel.open(p).episodes()", "reel"),
-                  ("peer: os.scandir + pyarrow, serial", "peer"),
-                  ("peer: os.scandir + pyarrow, ThreadPoolExecutor(2)", "peer_2t"),
+                  ("peer: scandir + pq.read_table/read_schema, serial", "peer"),
+                  ("peer: scandir + pq.read_table/read_schema, ThreadPoolExecutor(2)", "peer_2t"),
+                  ("peer: scandir + pq.ParquetFile, serial", "peer_pf"),
+                  ("peer: scandir + pq.ParquetFile, ThreadPoolExecutor(2)", "peer_pf_2t"),
                   ("`reel ls --json` (process, incl. JSON output)", "cli"))
         for label, key in labels:
             if key not in ls:
@@ -532,8 +565,9 @@ def render(info: dict, fm: dict | None, ls: dict | None, load_end: str) -> str:
             out.append(f"| {label} | {x['best_s']:.3f} | {x['median_s']:.3f} | "
                        f"{x['best_s'] / rb:.2f}x / {x['median_s'] / rm:.2f}x |")
         out.append("")
-        out.append(f"Per episode (reel, best): {rb / e * 1e6:.0f} µs; "
-                   f"peer serial: {ls['peer']['best_s'] / e * 1e6:.0f} µs.")
+        out.append(f"Per episode, best: reel {rb / e * 1e6:.0f} µs; "
+                   f"peer read_table serial {ls['peer']['best_s'] / e * 1e6:.0f} µs; "
+                   f"peer ParquetFile serial {ls['peer_pf']['best_s'] / e * 1e6:.0f} µs.")
         out.append("")
     return "\n".join(out)
 

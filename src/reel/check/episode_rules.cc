@@ -1,5 +1,9 @@
 // Per-episode rules: the episodes row, the data parquet's columns, the videos.
 #include <arrow/api.h>
+#include <parquet/arrow/reader.h>
+#include <parquet/file_reader.h>
+#include <parquet/metadata.h>
+#include <arrow/util/compression.h>
 
 #include <cctype>
 #include <functional>
@@ -346,6 +350,23 @@ void CheckVideos(const EpisodeEntry& e, const InfoJson& info, FindingSink& sink)
   }
 }
 
+void CheckCompression(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
+  auto reader = OpenParquet(task.fs(), task.Path(e.data_path), false);
+  if (!reader.ok()) return;  // reported as data.unreadable
+  auto metadata = (*reader)->parquet_reader()->metadata();
+  for (int g = 0; g < metadata->num_row_groups(); ++g) {
+    auto group = metadata->RowGroup(g);
+    for (int c = 0; c < group->num_columns(); ++c) {
+      auto chunk = group->ColumnChunk(c);
+      if (chunk->compression() == parquet::Compression::ZSTD) continue;
+      sink.Add("data.compression", e.data_path,
+               "column \"" + chunk->path_in_schema()->ToDotString() + "\" is compressed with " +
+                   arrow::util::Codec::GetCodecAsString(chunk->compression()) + ", the contract writes zstd");
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
@@ -358,6 +379,7 @@ void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
     return;
   }
   const arrow::Table& t = **table;
+  CheckCompression(task, e, sink);
   CheckKeyColumns(t, e, task.info(), sink);
   CheckColumns(t, e, task.info(), sink);
   CheckLockstep(t, e, sink);

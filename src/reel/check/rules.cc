@@ -87,6 +87,8 @@ const std::vector<RuleInfo>& Rules() {
        "length-1"},
       // data parquet
       {"data.unreadable", S::kError, "contract §7", "the data parquet is a readable parquet file"},
+      {"data.compression", S::kWarning, "contract §7",
+       "data parquet column chunks are zstd-compressed"},
       {"data.key_column", S::kError, "contract §7.1; multi-device §3",
        "key columns exist with their types: episode_index int64, frame_index int64, timestamp "
        "float32, task_index int64, wall_time float64, hardware_ns int64 (raw_hw_ns int64 if present)"},

@@ -277,3 +277,6 @@ TEST(ParseTasksJsonl, PrettyPrintedFileIsInvalidAtLineOne) {
   EXPECT_NE(second.status().message().find("line 2"), std::string::npos)
       << second.status().message();
 }
+
+}  // namespace
+}  // namespace reel
