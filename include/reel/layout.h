@@ -106,4 +106,7 @@ class PathTemplate {
 // _trash, _migrate_backup_*, _episodes_*.parquet.
 bool IsNonDataName(const std::string& name);
 
+// "<task>_NNNNNN": a v1.0 per-session folder (contract §1).
+bool IsLegacySessionFolderName(const std::string& name);
+
 }  // namespace reel

@@ -130,13 +130,10 @@ bool IsGripperTrajectory(const std::string& column) {
   if (column == "observation.slam_trajectory") return true;
   const std::string prefix = "observation.gripper_";
   const std::string suffix = "_slam_trajectory";
-  return column.rfind(prefix, 0) == 0 && column.size() > prefix.size() + suffix.size() &&
+  return column.starts_with(prefix) && column.size() > prefix.size() + suffix.size() &&
          column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 void CheckFeatures(const InfoJson& info, FindingSink& sink) {
   bool gripper_trajectory = false;
@@ -144,14 +141,14 @@ void CheckFeatures(const InfoJson& info, FindingSink& sink) {
     const std::string where = "features[\"" + name + "\"]";
     if (f.dtype.empty() || f.shape.empty())
       sink.Add("features.declaration", kInfo, where + " must declare dtype and shape");
-    if (name.rfind("status.", 0) == 0 || IsKeyColumn(name) ||
-        name.rfind("observation.images.", 0) == 0)
+    if (name.starts_with("status.") || IsKeyColumn(name) ||
+        name.starts_with("observation.images."))
       sink.Add("features.declaration", kInfo,
                where + ": status.*, key columns and video streams are not declared as features");
-    if (EndsWith(name, "_force_matrix") && (!f.encoding || !f.scale))
+    if (name.ends_with("_force_matrix") && (!f.encoding || !f.scale))
       sink.Add("features.force_matrix_spec", kInfo,
                where + " must carry encoding and scale (a reader cannot infer the scale)");
-    if (EndsWith(name, "slam_trajectory")) {
+    if (name.ends_with("slam_trajectory")) {
       if (IsGripperTrajectory(name)) gripper_trajectory = true;
       if (!f.frame || f.frame_axes_json.empty())
         sink.Add("features.slam_frame", Severity::kWarning, kInfo,
@@ -163,7 +160,7 @@ void CheckFeatures(const InfoJson& info, FindingSink& sink) {
                  "slam_frames[\"" + name + "\"] = \"" + *mapped + "\" disagrees with " + where +
                      ".frame = \"" + *f.frame + "\"");
     }
-    const bool glove = name.rfind("observation.", 0) == 0 &&
+    const bool glove = name.starts_with("observation.") &&
                        std::find(info.sensors.begin(), info.sensors.end(), name.substr(12)) !=
                            info.sensors.end();
     if (glove && f.shape != std::vector<int64_t>{16, 16})
@@ -183,7 +180,7 @@ bool IsDepthSlot(const std::string& slot) {
   size_t digits = slot.find_last_not_of("0123456789");
   if (digits != std::string::npos && digits + 1 < end && slot[digits] == '_') end = digits;
   const std::string base = slot.substr(0, end);
-  return base == "depth" || EndsWith(base, "_depth");
+  return base == "depth" || base.ends_with("_depth");
 }
 
 void CheckDevicesAndVideo(const InfoJson& info, FindingSink& sink) {
@@ -217,9 +214,7 @@ void CheckDevicesAndVideo(const InfoJson& info, FindingSink& sink) {
 Status CheckLayout(FileSystem* fs, const std::string& root, FindingSink& sink) {
   REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(root));
   for (const DirEntry& e : entries) {
-    const bool session = e.type == FileType::kDirectory && e.name.size() > 7 &&
-                         e.name[e.name.size() - 7] == '_' &&
-                         e.name.find_first_not_of("0123456789", e.name.size() - 6) == std::string::npos;
+    const bool session = e.type == FileType::kDirectory && IsLegacySessionFolderName(e.name);
     if ((e.name == "calibration" && e.type == FileType::kDirectory) || e.name == "metadata.json" ||
         e.name == "timestamps.json" || session)
       sink.Add("layout.legacy_leftover", e.name,
@@ -317,7 +312,7 @@ void CheckTasks(const Task& task, FindingSink& sink) {
 
 void CheckSensors(const Task& task, FindingSink& sink) {
   for (const auto& [name, f] : task.info().features) {
-    if (name.rfind("observation.", 0) != 0 || !EndsWith(name, "_glove")) continue;
+    if (!name.starts_with("observation.") || !name.ends_with("_glove")) continue;
     const std::string sensor = name.substr(12);
     const auto& sensors = task.info().sensors;
     if (std::find(sensors.begin(), sensors.end(), sensor) == sensors.end())

@@ -16,9 +16,6 @@
 namespace reel::internal {
 namespace {
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // ---- expected Arrow types by column family (reference-behaviour.md "data parquet") ----
 
@@ -42,24 +39,24 @@ std::optional<Expected> ExpectedType(const std::string& name, const InfoJson& in
   if (name == "rgb_dup" || name == "depth_dup" || name == "ts_src") return one(arrow::int8());
   if (name == "rgb_gap" || name == "depth_gap") return one(arrow::int32());
   if (name == "action") return one(FixedFloat(1));
-  if (name.rfind("status.", 0) == 0) return Expected{{arrow::utf8(), arrow::large_utf8()}, "string"};
+  if (name.starts_with("status.")) return Expected{{arrow::utf8(), arrow::large_utf8()}, "string"};
   if (name == "imu_ts_ns") return one(arrow::list(arrow::int64()));
   if (name == "observation.imu") return one(arrow::list(FixedFloat(6)));
-  if (name.rfind("observation.", 0) != 0) return std::nullopt;
+  if (!name.starts_with("observation.")) return std::nullopt;
   // Gripper/SLAM suffixes in the writer's order: slam_trajectory_ns, _ns, _force_matrix,
   // slam_trajectory, _state/_force.
-  if (EndsWith(name, "slam_trajectory_ns")) return one(arrow::list(arrow::int64()));
-  if (EndsWith(name, "_ns")) return one(arrow::int64());
-  if (EndsWith(name, "_force_matrix"))
+  if (name.ends_with("slam_trajectory_ns")) return one(arrow::list(arrow::int64()));
+  if (name.ends_with("_ns")) return one(arrow::int64());
+  if (name.ends_with("_force_matrix"))
     return Expected{{arrow::list(arrow::int16()), arrow::list(arrow::float32())},
                     "list<int16> or list<float32>"};
-  if (EndsWith(name, "slam_trajectory")) return one(arrow::list(arrow::float64()));
-  if (EndsWith(name, "_state") || EndsWith(name, "_force")) return one(FixedFloat(3));
-  if (EndsWith(name, "_hand_pose")) return one(FixedFloat(63));
-  if (EndsWith(name, "_imu_quat")) return one(FixedFloat(64));
-  if (EndsWith(name, "_imu_valid")) return one(FixedFloat(16));
+  if (name.ends_with("slam_trajectory")) return one(arrow::list(arrow::float64()));
+  if (name.ends_with("_state") || name.ends_with("_force")) return one(FixedFloat(3));
+  if (name.ends_with("_hand_pose")) return one(FixedFloat(63));
+  if (name.ends_with("_imu_quat")) return one(FixedFloat(64));
+  if (name.ends_with("_imu_valid")) return one(FixedFloat(16));
   const std::string sensor = name.substr(12);
-  const bool glove = EndsWith(name, "_glove") ||
+  const bool glove = name.ends_with("_glove") ||
                      std::find(info.sensors.begin(), info.sensors.end(), sensor) != info.sensors.end();
   if (glove) return one(FixedFloat(static_cast<int32_t>(info.sensor_dim > 0 ? info.sensor_dim : 256)));
   return std::nullopt;
@@ -89,17 +86,17 @@ bool IsListType(const arrow::DataType& t) {
 }
 
 void CheckColumnName(const std::string& name, const std::string& where, FindingSink& sink) {
-  if (name.rfind("observation.", 0) != 0) return;
-  if (name.rfind("observation.images.", 0) == 0) {
+  if (!name.starts_with("observation.")) return;
+  if (name.starts_with("observation.images.")) {
     sink.Add("data.column_name", where, "column \"" + name + "\": videos are not parquet columns");
     return;
   }
   const std::string body = name.substr(12);
-  if (body.rfind("gripper_1_", 0) == 0) {
+  if (body.starts_with("gripper_1_")) {
     sink.Add("data.column_name", where,
              "column \"" + name + "\" uses the retired prefix gripper_1_ (rig 1 has no prefix)");
   }
-  if (body == "slam_pose" || EndsWith(body, "_slam_pose")) {
+  if (body == "slam_pose" || body.ends_with("_slam_pose")) {
     sink.Add("data.column_name", Severity::kWarning, where,
              "column \"" + name + "\" is the retired slam_pose; readers ignore it, writers must "
              "not produce it");
@@ -252,7 +249,7 @@ void CheckColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJson& 
   for (const auto& field : t.schema()->fields()) {
     const std::string& name = field->name();
     CheckColumnName(name, e.data_path, sink);
-    if (name.rfind("observation.", 0) == 0 && !info.Feature(name))
+    if (name.starts_with("observation.") && !info.Feature(name))
       sink.Add("data.undeclared_column", e.data_path,
                "column \"" + name + "\" has no feature in info.json (multi-device §6.8.2)");
     if (!IsKeyColumn(name)) {
@@ -272,14 +269,14 @@ void CheckColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJson& 
 void CheckLockstep(const arrow::Table& t, const EpisodeEntry& e, FindingSink& sink) {
   for (const auto& field : t.schema()->fields()) {
     const std::string& name = field->name();
-    if (EndsWith(name, "slam_trajectory") && field->type()->id() == arrow::Type::LIST) {
+    if (name.ends_with("slam_trajectory") && field->type()->id() == arrow::Type::LIST) {
       const arrow::ChunkedArray* ns = Column(t, name + "_ns");
       if (ns && ns->type()->id() != arrow::Type::LIST) ns = nullptr;  // reported as a type error
       auto points = DecodeSlam(*Column(t, name), ns);
       if (!points.ok())
         sink.Add("data.slam_lockstep", e.data_path, "column \"" + name + "\": " + points.status().message());
     }
-    if (EndsWith(name, "slam_trajectory_ns") &&
+    if (name.ends_with("slam_trajectory_ns") &&
         !t.GetColumnByName(name.substr(0, name.size() - 3)))
       sink.Add("data.slam_lockstep", e.data_path,
                "column \"" + name + "\" exists without its trajectory column");
@@ -299,7 +296,7 @@ void CheckForceMatrices(const arrow::Table& t, const EpisodeEntry& e, const Epis
                         const InfoJson& info, FindingSink& sink) {
   for (const auto& field : t.schema()->fields()) {
     const std::string& name = field->name();
-    if (!EndsWith(name, "_force_matrix") || field->type()->id() != arrow::Type::LIST) continue;
+    if (!name.ends_with("_force_matrix") || field->type()->id() != arrow::Type::LIST) continue;
     const auto& value_type = static_cast<const arrow::ListType&>(*field->type()).value_type();
     const std::string dtype = value_type->id() == arrow::Type::INT16   ? "int16"
                               : value_type->id() == arrow::Type::FLOAT ? "float32"

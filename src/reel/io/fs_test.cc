@@ -128,7 +128,10 @@ class FsTest : public ::testing::Test {
   }
   std::vector<std::string> Names() {
     std::vector<std::string> names;
-    for (const auto& e : *DefaultFileSystem()->ListDir(dir_)) names.push_back(e.name);
+    auto entries = DefaultFileSystem()->ListDir(dir_);
+    EXPECT_TRUE(entries.ok()) << entries.status().ToString();
+    if (entries.ok())
+      for (const auto& e : *entries) names.push_back(e.name);
     return names;
   }
 

@@ -42,20 +42,19 @@ bool IsNonDataName(const std::string& name) {
   return false;
 }
 
-namespace {
-
-// "<task>_NNNNNN": the v1.0 per-session folder.
-bool IsSessionFolderName(const std::string& name) {
+bool IsLegacySessionFolderName(const std::string& name) {
   if (name.size() < 8 || name[name.size() - 7] != '_') return false;
   for (size_t i = name.size() - 6; i < name.size(); ++i)
     if (!std::isdigit(static_cast<unsigned char>(name[i]))) return false;
   return true;
 }
 
+namespace {
+
 Result<bool> HasSessionFolders(FileSystem* fs, const std::string& root) {
   REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(root));
   for (const DirEntry& e : entries)
-    if (e.type == FileType::kDirectory && IsSessionFolderName(e.name)) return true;
+    if (e.type == FileType::kDirectory && IsLegacySessionFolderName(e.name)) return true;
   return false;
 }
 
