@@ -49,9 +49,11 @@ struct ResolvedForceMatrixSpec {
 };
 
 // Authority order (contract §7.2.1): the episode row's force_matrix_specs,
-// then info.json features[column].scale/encoding, then scale 1. The encoding
-// falls back to the column's physical type (`column_dtype`: "int16" or
-// "float32") when neither declares it.
+// then info.json features[column].scale/encoding, then scale 1. info.json
+// holds the latest episode's tier only, so it is used only when its dtype and
+// encoding match this column's physical type (`column_dtype`: "int16" or
+// "float32"); otherwise the encoding follows the physical type and the scale
+// is 1 (source kDefault: uncalibrated).
 Result<ResolvedForceMatrixSpec> ResolveForceMatrixSpec(const std::string& column,
                                                        const EpisodeRow& row,
                                                        const InfoJson& info,

@@ -72,8 +72,11 @@ class FileSystem {
 FileSystem* DefaultFileSystem();
 
 // Commit recipe for one file (LevelDB's): write a unique dotfile beside `path`,
-// fsync it, rename it over `path`, fsync the directory. On failure the temp
-// file is removed and `path` keeps its previous contents.
+// fsync it, rename it over `path`, fsync the directory. A failure before the
+// rename removes the temp file and leaves `path` as it was; a failure of the
+// final directory fsync returns an error with `path` already holding the new
+// contents (the rename happened but may not be durable). Either way `path` is
+// a whole file, old or new, never a torn one.
 Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view contents);
 
 // "a/b" + "c" -> "a/b/c"; an empty side is dropped.

@@ -101,7 +101,9 @@ struct InfoJson {
 // `path` only labels error messages.
 Result<InfoJson> ParseInfoJson(std::string_view text, const std::string& path);
 // Indent 2, UTF-8 without \u escapes; keys in source order, new keys appended.
-std::string SerializeInfoJson(const InfoJson& info);
+// Invalid when a verbatim JSON field (calibration_json, a feature's
+// frame_axes/time/owner) does not parse.
+Result<std::string> SerializeInfoJson(const InfoJson& info);
 
 // One block of stats.json: {count, mean, std, min, max}. Nested arrays (LeRobot
 // image stats) are flattened; `shape` records their nesting.
@@ -155,8 +157,9 @@ struct EpisodeRow {
 extern const char* const kEpisodeColumns[12];
 
 // Rows of an episodes table (one row per episode file, many in a legacy
-// shard). Missing columns take their defaults; a column of the wrong type is
-// Invalid naming `path`, the column and the type found.
+// shard). episode_index is required; other missing columns take their
+// defaults; a column of the wrong type is Invalid naming `path`, the column and
+// the type found.
 Result<std::vector<EpisodeRow>> EpisodeRowsFromTable(const arrow::Table& table,
                                                      const std::string& path);
 

@@ -74,7 +74,10 @@ class Task {
   // The episodes row; NotFound when the episode has none.
   Result<EpisodeRow> ReadEpisodeRow(const EpisodeEntry& episode) const;
   // Rows for many episodes, read in parallel; the i-th result is for episodes[i].
-  std::vector<Result<EpisodeRow>> ReadEpisodeRows(const std::vector<EpisodeEntry>& episodes) const;
+  // `columns` limits what is read (episode_index is always read); other fields
+  // keep their defaults and are not reported in missing_columns. Empty = all.
+  std::vector<Result<EpisodeRow>> ReadEpisodeRows(const std::vector<EpisodeEntry>& episodes,
+                                                  const std::vector<std::string>& columns = {}) const;
 
   // Schema of the data parquet (footer only).
   Result<std::shared_ptr<arrow::Schema>> ReadDataSchema(const EpisodeEntry& episode) const;

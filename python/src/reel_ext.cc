@@ -127,24 +127,27 @@ ForceMatrixArray ForceMatrix(const Task& task, int64_t n, int64_t row, const std
 }
 
 using EncodedFrames = nb::ndarray<const int16_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using DecodedFrames = nb::ndarray<nb::numpy, float, nb::ndim<4>>;
+using FloatBuffer = nb::ndarray<float, nb::c_contig, nb::device::cpu>;
 
 // Bulk row_diff_quantized decode of k frames (k, 187500) int16 -> (k, 250, 250, 3) float32.
-DecodedFrames DecodeRowDiffFrames(EncodedFrames encoded, double scale) {
+// The output is allocated by numpy (whose allocator asks for huge pages on large
+// arrays), so page faults do not dominate the decode.
+nb::object DecodeRowDiffFrames(EncodedFrames encoded, double scale) {
   if (encoded.shape(1) != static_cast<size_t>(kForceMatrixValues))
     RaiseStatus(Status::Invalid("encoded frames must have 187500 values per row, got " +
                                 std::to_string(encoded.shape(1))));
   if (!(scale > 0)) RaiseStatus(Status::Invalid("scale must be positive"));
   const size_t k = encoded.shape(0);
-  auto* out = new float[k * kForceMatrixValues];
-  nb::capsule owner(out, [](void* p) noexcept { delete[] static_cast<float*>(p); });
+  nb::object result = nb::module_::import_("numpy").attr("empty")(nb::make_tuple(k, 250, 250, 3),
+                                                                 "float32");
+  float* out = nb::cast<FloatBuffer>(result).data();
   {
     nb::gil_scoped_release release;
     for (size_t i = 0; i < k; ++i)
       DecodeRowDiffQuantized(encoded.data() + i * kForceMatrixValues, scale,
                              out + i * kForceMatrixValues);
   }
-  return DecodedFrames(out, {k, 250, 250, 3}, owner);
+  return result;
 }
 
 }  // namespace
@@ -187,7 +190,7 @@ NB_MODULE(_core, m) {
           },
           "path"_a)
       .def_prop_ro("root", &Task::root)
-      .def("info_json", [](const Task& t) { return SerializeInfoJson(t.info()); },
+      .def("info_json", [](const Task& t) { return Unwrap(SerializeInfoJson(t.info())); },
            "info.json as reel models it (unknown keys kept), as JSON text.")
       .def(
           "episodes",
@@ -201,7 +204,7 @@ NB_MODULE(_core, m) {
               auto listed = t.ListEpisodes();
               if (listed.ok()) {
                 eps = std::move(*listed);
-                rows = t.ReadEpisodeRows(eps);
+                rows = t.ReadEpisodeRows(eps, {"length", "duration_sec"});
                 schemas = t.ReadDataSchemas(eps);
               } else {
                 st = listed.status();

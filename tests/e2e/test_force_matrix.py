@@ -208,3 +208,21 @@ def test_check_flags_feature_without_encoding(run_reel, tmp_path):
     task = write_task(tmp_path, "no_encoding", [spec], features_overrides={COL: feat})
     rc, report = check_report(run_reel, task.path)
     assert_finding(report, "features.force_matrix_spec", "meta/info.json")
+
+
+def test_old_tier_without_row_spec_does_not_borrow_the_latest_tier(reel_json, run_reel, tmp_path):
+    """An int16x10 episode recorded before force_matrix_specs existed, followed by a float32
+    episode that rewrote info.json: the float32 declaration says nothing about episode 1, so
+    reel decodes it as row_diff_quantized with scale 1 (uncalibrated) and check warns."""
+    f1 = [make_force_frame(41)]
+    f2 = [make_force_frame(42)]
+    task = write_task(tmp_path, "old_tier", [
+        EpisodeSpec(1, length=1, force={COL: ForceMatrixSpec("int16x10", f1)}, row_drop=("force_matrix_specs",)),
+        EpisodeSpec(2, length=1, force={COL: ForceMatrixSpec("float32", f2)}),
+    ])
+    assert task.info["features"][COL]["encoding"] == "row_flat_raw"
+    e = fm_entry(reel_json("show", task.path, 1))
+    assert (e["encoding"], e["dtype"], e["scale"], e["scale_source"]) == ("row_diff_quantized", "int16", 1, "default")
+    rc, report = check_report(run_reel, task.path)
+    assert rc == 0, error_rules(report)
+    assert_finding(report, "features.force_matrix_spec", "meta/episodes/chunk-000/episode-000.parquet", severity="warning")

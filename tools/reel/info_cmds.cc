@@ -50,7 +50,7 @@ int RunInfo(const Common& c) {
   if (!episodes.ok()) return Fail(episodes.status());
   int64_t frames = 0;
   double duration = 0;
-  for (auto& row : (*task)->ReadEpisodeRows(*episodes)) {
+  for (auto& row : (*task)->ReadEpisodeRows(*episodes, {"length", "duration_sec"})) {
     if (!row.ok()) continue;  // `reel check` reports missing or broken rows
     frames += row->length;
     duration += row->duration_sec;
@@ -134,7 +134,7 @@ int RunLs(const Common& c) {
   if (!task.ok()) return Fail(task.status());
   auto episodes = (*task)->ListEpisodes();
   if (!episodes.ok()) return Fail(episodes.status());
-  auto rows = (*task)->ReadEpisodeRows(*episodes);
+  auto rows = (*task)->ReadEpisodeRows(*episodes, {"length", "duration_sec"});
   auto schemas = (*task)->ReadDataSchemas(*episodes);
   Json list = Json::array();
   for (size_t i = 0; i < episodes->size(); ++i) {

@@ -313,7 +313,11 @@ void CheckForceMatrices(const arrow::Table& t, const EpisodeEntry& e, const Epis
                "column \"" + name + "\" is list<" + dtype + "> but its encoding (from " +
                    ScaleSourceName(resolved->source) + ") is " +
                    (diff ? "row_diff_quantized (list<int16>)" : "row_flat_raw (list<float32>)"));
-    if (row && row->force_matrix_specs != "{}" && resolved->source != ScaleSource::kEpisodeRow)
+    if (resolved->source == ScaleSource::kDefault && dtype == "int16")
+      sink.Add("features.force_matrix_spec", Severity::kWarning, e.row_path,
+               "no scale is declared for \"" + name + "\" of this episode (neither its "
+               "force_matrix_specs nor an int16 feature in info.json): decoded as x1, uncalibrated");
+    else if (row && row->force_matrix_specs != "{}" && resolved->source != ScaleSource::kEpisodeRow)
       sink.Add("features.force_matrix_spec", Severity::kWarning, e.row_path,
                "force_matrix_specs does not give a scale for \"" + name + "\"; the reader falls back "
                "to " + ScaleSourceName(resolved->source));

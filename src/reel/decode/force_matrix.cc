@@ -82,19 +82,26 @@ Result<ResolvedForceMatrixSpec> ResolveForceMatrixSpec(const std::string& column
       }
     }
   }
-  // (2) the task-level declaration; it holds the latest episode's value only.
+  // (2) the task-level declaration. It holds the latest episode's tier only, so it
+  // applies only when it describes a column of this episode's physical type; a
+  // declaration of another tier says nothing about this episode's scale.
   if (const FeatureSpec* f = info.Feature(column)) {
+    ForceMatrixSpec declared = out.spec;
     if (f->encoding) {
-      REEL_ASSIGN_OR_RETURN(out.spec.encoding, EncodingOf(*f->encoding, "info.json features"));
+      REEL_ASSIGN_OR_RETURN(declared.encoding, EncodingOf(*f->encoding, "info.json features"));
     }
-    if (!f->dtype.empty()) out.spec.dtype = f->dtype;
-    if (f->scale) {
+    if (!f->dtype.empty()) declared.dtype = f->dtype;
+    const bool same_tier_kind = column_dtype.empty() ||
+                                (declared.dtype == column_dtype &&
+                                 declared.encoding == SpecForDtype(column_dtype).encoding);
+    if (f->scale && same_tier_kind) {
+      out.spec = declared;
       out.spec.scale = *f->scale;
       out.source = ScaleSource::kInfoFeature;
       return out;
     }
   }
-  // (3) nothing declares it: uncalibrated, scale 1.
+  // (3) nothing applicable declares it: uncalibrated, scale 1.
   out.spec.scale = 1.0;
   out.source = ScaleSource::kDefault;
   return out;
@@ -102,15 +109,19 @@ Result<ResolvedForceMatrixSpec> ResolveForceMatrixSpec(const std::string& column
 
 void DecodeRowDiffQuantized(const int16_t* in, double scale, float* out) {
   const float s = static_cast<float>(scale);
+  int16_t q[kForceMatrixRowValues];
   for (int64_t r = 0; r < kForceMatrixSide; ++r) {
     const int16_t* d = in + r * kForceMatrixRowValues;
     float* o = out + r * kForceMatrixRowValues;
+    // Pass 1, sequential: the int32 running sum cast to int16 undoes the encoder's wraparound.
     int32_t acc = 0;
     for (int64_t j = 0; j < kForceMatrixRowValues; ++j) {
       acc += d[j];
-      // The int32 running sum cast to int16 undoes the encoder's int16 wraparound.
-      o[j] = static_cast<float>(static_cast<int16_t>(static_cast<uint16_t>(acc))) / s;
+      q[j] = static_cast<int16_t>(static_cast<uint16_t>(acc));
     }
+    // Pass 2, vectorisable: a true division (not a reciprocal multiply) keeps results
+    // bit-identical to float32(value) / float32(scale).
+    for (int64_t j = 0; j < kForceMatrixRowValues; ++j) o[j] = static_cast<float>(q[j]) / s;
   }
 }
 

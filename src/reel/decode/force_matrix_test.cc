@@ -245,6 +245,23 @@ TEST(ResolveForceMatrixSpec, DefaultScaleOneWithEncodingFromColumnType) {
   EXPECT_EQ(r->spec.scale, 1);
 }
 
+TEST(ResolveForceMatrixSpec, InfoOfAnotherTierDoesNotApply) {
+  // An old int16 episode without force_matrix_specs in a task whose latest episode is float32:
+  // info.json describes the float32 tier, so it says nothing about this episode's scale.
+  auto r = ResolveForceMatrixSpec(kCol, RowWithSpecs("{}"), InfoWithScale(1, "float32", "row_flat_raw"),
+                                  "int16");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->spec.encoding, ForceMatrixEncoding::kRowDiffQuantized);
+  EXPECT_EQ(r->spec.scale, 1);
+  EXPECT_EQ(r->source, ScaleSource::kDefault);
+  // And a float32 episode under an int16x100 declaration is raw, scale 1.
+  r = ResolveForceMatrixSpec(kCol, RowWithSpecs("{}"), InfoWithScale(100), "float32");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->spec.encoding, ForceMatrixEncoding::kRowFlatRaw);
+  EXPECT_EQ(r->spec.scale, 1);
+  EXPECT_EQ(r->source, ScaleSource::kDefault);
+}
+
 TEST(ResolveForceMatrixSpec, MalformedRowSpecsAreInvalid) {
   for (const char* bad : {"{\"observation.gripper_left_force_matrix\": {\"scale\": 10",
                           "[1, 2]",
@@ -284,8 +301,8 @@ const ForceMatrixSpec kRaw{ForceMatrixEncoding::kRowFlatRaw, "float32", 1};
 TEST(DecodeForceMatrixCell, ChunkedInt16Column) {
   using Cells = std::vector<std::vector<int16_t>>;
   arrow::ChunkedArray column({ListArray<arrow::Int16Builder>(Cells{{}, FlatCell(10)}),
-                              ListArray<arrow::Int16Builder>(Cells{std::vector<int16_t>(10, 1),
-                                                                   FlatCell(20), {}})});
+                              ListArray<arrow::Int16Builder>(Cells{FlatCell(20),
+                                                                   std::vector<int16_t>(10, 1), {}})});
   std::vector<float> out(kForceMatrixValues, -1.0f);
   auto empty = DecodeForceMatrixCell(column, 0, kX10, out.data());
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
@@ -297,15 +314,15 @@ TEST(DecodeForceMatrixCell, ChunkedInt16Column) {
   for (int64_t i = 0; i < kForceMatrixValues; i += 997) ASSERT_FLOAT_EQ(out[i], 1.0f) << i;
   EXPECT_FLOAT_EQ(out[kForceMatrixValues - 1], 1.0f);
 
-  auto short_cell = DecodeForceMatrixCell(column, 2, kX10, out.data());
-  EXPECT_FALSE(short_cell.ok());
-  EXPECT_EQ(short_cell.status().code(), StatusCode::kInvalid);
-
-  auto r3 = DecodeForceMatrixCell(column, 3, kX10, out.data());  // chunk 1, local row 1
-  ASSERT_TRUE(r3.ok()) << r3.status().ToString();
-  EXPECT_TRUE(*r3);
+  auto r2 = DecodeForceMatrixCell(column, 2, kX10, out.data());  // chunk 1, local row 0
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_TRUE(*r2);
   EXPECT_FLOAT_EQ(out[0], 2.0f);
   EXPECT_FLOAT_EQ(out[kForceMatrixValues - 1], 2.0f);
+
+  auto short_cell = DecodeForceMatrixCell(column, 3, kX10, out.data());
+  EXPECT_FALSE(short_cell.ok());
+  EXPECT_EQ(short_cell.status().code(), StatusCode::kInvalid);
 
   auto r4 = DecodeForceMatrixCell(column, 4, kX10, out.data());
   ASSERT_TRUE(r4.ok()) << r4.status().ToString();

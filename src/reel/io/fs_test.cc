@@ -230,6 +230,7 @@ TEST(PathHelpers, JoinBaseDir) {
   EXPECT_EQ(DirName("a/b.parquet"), "a");
   EXPECT_EQ(DirName("x/y/z"), "x/y");
   EXPECT_EQ(DirName("b"), ".");
+  EXPECT_EQ(DirName("/x"), "/");  // as POSIX dirname
 }
 
 // ---- POSIX file system ----------------------------------------------------------------

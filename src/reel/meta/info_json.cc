@@ -110,7 +110,12 @@ Status ParseDevices(const Json& obj, const std::string& path, std::vector<Device
   return Status::OK();
 }
 
-Json FeatureToJson(const FeatureSpec& f, Json base) {
+Result<Json> ParseVerbatim(const std::string& raw, const std::string& what) {
+  REEL_ASSIGN_OR_RETURN(Json j, internal::ParseJson(raw, what));
+  return j;
+}
+
+Result<Json> FeatureToJson(const std::string& name, const FeatureSpec& f, Json base) {
   if (!base.is_object()) base = Json::object();
   base["dtype"] = f.dtype;
   base["shape"] = f.shape;
@@ -122,12 +127,12 @@ Json FeatureToJson(const FeatureSpec& f, Json base) {
   set_opt("frame", f.frame);
   set_opt("clock", f.clock);
   set_opt("source_slot", f.source_slot);
-  auto set_raw = [&](const char* key, const std::string& raw) {
-    if (!raw.empty()) base[key] = Json::parse(raw);
-  };
-  set_raw("frame_axes", f.frame_axes_json);
-  set_raw("time", f.time_json);
-  set_raw("owner", f.owner_json);
+  for (const auto& [key, raw] : {std::pair<const char*, const std::string&>{"frame_axes", f.frame_axes_json},
+                                 {"time", f.time_json},
+                                 {"owner", f.owner_json}}) {
+    if (raw.empty()) continue;
+    REEL_ASSIGN_OR_RETURN(base[key], ParseVerbatim(raw, "features[\"" + name + "\"]." + key));
+  }
   return base;
 }
 
@@ -187,7 +192,7 @@ Result<InfoJson> ParseInfoJson(std::string_view text, const std::string& path) {
   return info;
 }
 
-std::string SerializeInfoJson(const InfoJson& info) {
+Result<std::string> SerializeInfoJson(const InfoJson& info) {
   Json doc = Json::object();
   if (!info.source_json.empty()) {
     auto parsed = internal::ParseJson(info.source_json, "info.json");
@@ -206,8 +211,11 @@ std::string SerializeInfoJson(const InfoJson& info) {
 
   Json old_features = doc.contains("features") ? doc["features"] : Json::object();
   Json features = Json::object();
-  for (const auto& [name, f] : info.features)
-    features[name] = FeatureToJson(f, old_features.contains(name) ? old_features[name] : Json());
+  for (const auto& [name, f] : info.features) {
+    REEL_ASSIGN_OR_RETURN(features[name], FeatureToJson(name, f, old_features.contains(name)
+                                                                     ? old_features[name]
+                                                                     : Json()));
+  }
   doc["features"] = std::move(features);
 
   Json cameras = Json::object();
@@ -230,7 +238,9 @@ std::string SerializeInfoJson(const InfoJson& info) {
   doc["sensors"] = info.sensors;
   doc["sensor_dim"] = info.sensor_dim;
   if (info.created_at) doc["created_at"] = *info.created_at;
-  doc["calibration"] = Json::parse(info.calibration_json.empty() ? "{}" : info.calibration_json);
+  REEL_ASSIGN_OR_RETURN(doc["calibration"],
+                        ParseVerbatim(info.calibration_json.empty() ? "{}" : info.calibration_json,
+                                      "calibration"));
   doc["total_episodes"] = info.total_episodes;
   if (info.gripper_slam_frame) {
     doc["gripper_slam_frame"] = *info.gripper_slam_frame;

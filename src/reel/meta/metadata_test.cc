@@ -142,7 +142,7 @@ std::vector<std::string> Keys(const OJson& obj) {
 TEST(SerializeInfoJson, RoundTripKeepsDocumentAndUtf8) {
   auto info = ParseInfoJson(kAppendixB, kPath);
   ASSERT_TRUE(info.ok()) << info.status().ToString();
-  const std::string out = SerializeInfoJson(*info);
+  const std::string out = *SerializeInfoJson(*info);
   EXPECT_NE(out.find("\"task_name\": \"示例任务\""), std::string::npos) << out;
   EXPECT_NE(out.find("UMI 夹爪001"), std::string::npos);
   EXPECT_EQ(out.find("\\u"), std::string::npos);
@@ -169,7 +169,7 @@ TEST(SerializeInfoJson, UnknownKeysSurviveInOriginalOrder) {
   extra.shape = {3};
   info->features.emplace_back("observation.gripper_state", extra);
 
-  const std::string text = SerializeInfoJson(*info);
+  const std::string text = *SerializeInfoJson(*info);
   EXPECT_EQ(text.find("\\u"), std::string::npos);
   EXPECT_NE(text.find("中文"), std::string::npos);
   OJson out = OJson::parse(text);
@@ -211,6 +211,24 @@ TEST(ParseInfoJson, WrongTypesAreInvalidNamingTheKey) {
   EXPECT_EQ(ParseInfoJson("[1]", kPath).status().code(), StatusCode::kInvalid);
 }
 
+TEST(SerializeInfoJson, MalformedVerbatimFieldIsInvalidNotAThrow) {
+  InfoJson info;
+  info.calibration_json = "{broken";
+  Result<std::string> out = Status::OK();
+  EXPECT_NO_THROW(out = SerializeInfoJson(info));
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(out.status().message().find("calibration"), std::string::npos);
+  InfoJson with_feature;
+  FeatureSpec f;
+  f.dtype = "float64";
+  f.frame_axes_json = "not json";
+  with_feature.features.emplace_back("observation.slam_trajectory", f);
+  EXPECT_NO_THROW(out = SerializeInfoJson(with_feature));
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("frame_axes"), std::string::npos);
+}
+
 // ---- stats.json -----------------------------------------------------------------
 
 TEST(ParseStatsJson, CountNeedsRebuildAndNestedArrays) {
@@ -236,6 +254,23 @@ TEST(ParseStatsJson, CountNeedsRebuildAndNestedArrays) {
   EXPECT_EQ(image.mean, (std::vector<double>{0.1, 0.2, 0.3}));
   EXPECT_EQ(image.std, (std::vector<double>{1, 2, 3}));
   EXPECT_EQ(image.shape, (std::vector<int64_t>{3, 1, 1}));
+}
+
+TEST(SerializeStatsJson, ShortestDoublesAndAbsentCountKept) {
+  auto r = ParseStatsJson(R"({"observation.imu": {"mean": [0.1], "std": [1], "min": [0], "max": [0.3]},
+    "observation.left_glove": {"count": 2, "mean": [0.5], "std": [0.25], "min": [0], "max": [1]}})",
+                          "meta/stats.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  r->blocks[1].second.count = 3;
+  r->blocks[1].second.mean = {1.0 / 3.0};
+  const std::string text = SerializeStatsJson(*r);
+  EXPECT_NE(text.find("0.1"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0.1000"), std::string::npos) << text;  // shortest round-trip form
+  OJson out = OJson::parse(text);
+  EXPECT_FALSE(out["observation.imu"].contains("count")) << text;  // still needs a rebuild
+  EXPECT_EQ(out["observation.left_glove"]["count"], 3);
+  EXPECT_EQ(out["observation.left_glove"]["mean"][0].get<double>(), 1.0 / 3.0);
+  EXPECT_EQ(out["observation.imu"]["max"][0].get<double>(), 0.3);
 }
 
 TEST(ParseStatsJson, WrongTypesAreInvalid) {

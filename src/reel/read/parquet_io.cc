@@ -4,6 +4,8 @@
 #include <parquet/arrow/schema.h>
 #include <parquet/exception.h>
 
+#include <algorithm>
+
 #include "read/parquet_io.h"
 
 namespace reel::internal {
@@ -84,6 +86,25 @@ Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std
       REEL_ASSIGN_OR_RETURN(auto leaves, LeafIndices(*reader, columns, path));
       table = reader->ReadTable(leaves);
     }
+    if (!table.ok())
+      return Status::Corruption(path + ": cannot read parquet data (" + table.status().message() +
+                                ")");
+    return *table;
+  } catch (const std::exception& e) {
+    return Status::Corruption(path + ": cannot read parquet data (" + e.what() + ")");
+  }
+}
+
+Result<std::shared_ptr<arrow::Table>> ReadParquetColumnsPresent(
+    FileSystem* fs, const std::string& path, const std::vector<std::string>& columns) {
+  REEL_ASSIGN_OR_RETURN(auto reader, OpenParquet(fs, path, false));
+  std::vector<std::string> present;
+  for (const auto& field : reader->manifest().schema_fields)
+    if (std::find(columns.begin(), columns.end(), field.field->name()) != columns.end())
+      present.push_back(field.field->name());
+  try {
+    REEL_ASSIGN_OR_RETURN(auto leaves, LeafIndices(*reader, present, path));
+    auto table = reader->ReadTable(leaves);
     if (!table.ok())
       return Status::Corruption(path + ": cannot read parquet data (" + table.status().message() +
                                 ")");

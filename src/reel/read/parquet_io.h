@@ -30,6 +30,11 @@ Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std
                                                        const std::vector<std::string>& columns,
                                                        bool use_threads);
 
+// Reads those of `columns` that the file has (a narrower read than ReadParquetTable).
+Result<std::shared_ptr<arrow::Table>> ReadParquetColumnsPresent(FileSystem* fs,
+                                                                const std::string& path,
+                                                                const std::vector<std::string>& columns);
+
 // Runs fn(i) for i in [0, n) on up to `threads` threads.
 void ParallelFor(int64_t n, int threads, const std::function<void(int64_t)>& fn);
 

@@ -235,7 +235,11 @@ Result<EpisodeRow> Task::ReadEpisodeRow(const EpisodeEntry& episode) const {
 }
 
 std::vector<Result<EpisodeRow>> Task::ReadEpisodeRows(
-    const std::vector<EpisodeEntry>& episodes) const {
+    const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns) const {
+  std::vector<std::string> wanted = columns;
+  if (!wanted.empty() &&
+      std::find(wanted.begin(), wanted.end(), "episode_index") == wanted.end())
+    wanted.push_back("episode_index");
   // Each distinct file is read once, so a legacy shard serves all its episodes.
   std::vector<std::string> files;
   std::map<std::string, size_t> file_slot;
@@ -245,9 +249,15 @@ std::vector<Result<EpisodeRow>> Task::ReadEpisodeRows(
   std::vector<Result<std::vector<EpisodeRow>>> tables(files.size(), Status::OK());
   internal::ParallelFor(static_cast<int64_t>(files.size()), io_threads_, [&](int64_t i) {
     const std::string path = Path(files[i]);
-    auto table = internal::ReadParquetTable(fs_, path, {}, false);
+    auto table = wanted.empty() ? internal::ReadParquetTable(fs_, path, {}, false)
+                                : internal::ReadParquetColumnsPresent(fs_, path, wanted);
     tables[i] = table.ok() ? EpisodeRowsFromTable(**table, path)
                            : Result<std::vector<EpisodeRow>>(table.status());
+    if (tables[i].ok() && !wanted.empty())
+      for (EpisodeRow& row : *tables[i])
+        std::erase_if(row.missing_columns, [&](const std::string& c) {
+          return std::find(wanted.begin(), wanted.end(), c) == wanted.end();
+        });
   });
   std::vector<Result<EpisodeRow>> out;
   out.reserve(episodes.size());
