@@ -72,19 +72,11 @@ int RunInfo(const Common& c) {
   j["episodes"] = episodes->size();
   j["frames"] = frames;
   j["duration_sec"] = duration;
-  Json devices = Json::array();
-  for (const DeviceEntry& d : info.devices)
-    devices.push_back({{"key", d.key}, {"kind", d.kind}, {"name", d.name}, {"slots", d.slots}});
-  j["devices"] = devices;
-  Json cameras = Json::object();
-  for (const auto& [slot, cam] : info.cameras) {
-    cameras[slot] = {{"height", cam.height}, {"width", cam.width}};
-    if (cam.fps) cameras[slot]["fps"] = *cam.fps;
-  }
-  j["cameras"] = cameras;
-  Json exts = Json::object();
-  for (const auto& [slot, ext] : info.video_extensions) exts[slot] = ext;
-  j["video_extensions"] = exts;
+  // devices, cameras and video_extensions exactly as the model writes them back.
+  auto serialized = SerializeInfoJson(info);
+  if (!serialized.ok()) return Fail(serialized.status());
+  const Json doc = Json::parse(*serialized);
+  for (const char* key : {"devices", "cameras", "video_extensions"}) j[key] = doc[key];
   j["video_slots"] = std::vector<std::string>(slots.begin(), slots.end());
   Json features = Json::object();
   for (const auto& [name, f] : info.features) features[name] = FeatureJson(f);

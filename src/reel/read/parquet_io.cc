@@ -74,17 +74,19 @@ Result<std::shared_ptr<arrow::Table>> ReadParquetFile(FileSystem* fs, const std:
 
 namespace internal {
 
-Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std::string& path,
-                                                       const std::vector<std::string>& columns,
-                                                       bool use_threads) {
-  REEL_ASSIGN_OR_RETURN(auto reader, OpenParquet(fs, path, use_threads));
+namespace {
+
+// Reads the named top-level columns (all when empty) of an open file.
+Result<std::shared_ptr<arrow::Table>> ReadColumns(parquet::arrow::FileReader& reader,
+                                                  const std::vector<std::string>& columns,
+                                                  const std::string& path) {
   try {
     arrow::Result<std::shared_ptr<arrow::Table>> table;
     if (columns.empty()) {
-      table = reader->ReadTable();
+      table = reader.ReadTable();
     } else {
-      REEL_ASSIGN_OR_RETURN(auto leaves, LeafIndices(*reader, columns, path));
-      table = reader->ReadTable(leaves);
+      REEL_ASSIGN_OR_RETURN(auto leaves, LeafIndices(reader, columns, path));
+      table = reader.ReadTable(leaves);
     }
     if (!table.ok())
       return Status::Corruption(path + ": cannot read parquet data (" + table.status().message() +
@@ -95,6 +97,15 @@ Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std
   }
 }
 
+}  // namespace
+
+Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std::string& path,
+                                                       const std::vector<std::string>& columns,
+                                                       bool use_threads) {
+  REEL_ASSIGN_OR_RETURN(auto reader, OpenParquet(fs, path, use_threads));
+  return ReadColumns(*reader, columns, path);
+}
+
 Result<std::shared_ptr<arrow::Table>> ReadParquetColumnsPresent(
     FileSystem* fs, const std::string& path, const std::vector<std::string>& columns) {
   REEL_ASSIGN_OR_RETURN(auto reader, OpenParquet(fs, path, false));
@@ -102,16 +113,10 @@ Result<std::shared_ptr<arrow::Table>> ReadParquetColumnsPresent(
   for (const auto& field : reader->manifest().schema_fields)
     if (std::find(columns.begin(), columns.end(), field.field->name()) != columns.end())
       present.push_back(field.field->name());
-  try {
-    REEL_ASSIGN_OR_RETURN(auto leaves, LeafIndices(*reader, present, path));
-    auto table = reader->ReadTable(leaves);
-    if (!table.ok())
-      return Status::Corruption(path + ": cannot read parquet data (" + table.status().message() +
-                                ")");
-    return *table;
-  } catch (const std::exception& e) {
-    return Status::Corruption(path + ": cannot read parquet data (" + e.what() + ")");
-  }
+  if (present.empty())
+    return Status::Invalid(path + ": has none of the columns asked for (first: " + columns.front() +
+                           ")");
+  return ReadColumns(*reader, present, path);
 }
 
 }  // namespace internal

@@ -11,25 +11,14 @@
 #include <vector>
 
 #include "reel/task.h"
+#include "testing/arrow_builders.h"
 
 namespace reel {
 namespace {
 
-std::shared_ptr<arrow::Array> Int64s(const std::vector<int64_t>& v) {
-  arrow::Int64Builder b;
-  EXPECT_TRUE(b.AppendValues(v).ok());
-  return b.Finish().ValueOrDie();
-}
-std::shared_ptr<arrow::Array> Doubles(const std::vector<double>& v) {
-  arrow::DoubleBuilder b;
-  EXPECT_TRUE(b.AppendValues(v).ok());
-  return b.Finish().ValueOrDie();
-}
-std::shared_ptr<arrow::Array> Strings(const std::vector<std::string>& v) {
-  arrow::StringBuilder b;
-  EXPECT_TRUE(b.AppendValues(v).ok());
-  return b.Finish().ValueOrDie();
-}
+using testing::Doubles;
+using testing::Int64s;
+using testing::Strings;
 
 std::shared_ptr<arrow::Table> MakeTable(
     const std::vector<std::pair<std::string, std::shared_ptr<arrow::Array>>>& columns) {
