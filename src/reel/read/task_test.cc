@@ -217,6 +217,33 @@ TEST_F(TaskTest, ReadDataProjection) {
   EXPECT_EQ(task->ReadData(*e3).status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(TaskTest, OpenDataStreamsProjectedBatches) {
+  auto task = Open();
+  ASSERT_NE(task, nullptr);
+  auto e = task->FindEpisode(1001);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto reader = task->OpenData(*e, {"frame_index"});
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_EQ((*reader)->schema()->num_fields(), 1);
+  EXPECT_EQ((*reader)->schema()->field(0)->name(), "frame_index");
+  int64_t rows = 0, last = -1;
+  for (;;) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    ASSERT_TRUE((*reader)->ReadNext(&batch).ok());
+    if (!batch) break;
+    auto frames = std::static_pointer_cast<arrow::Int64Array>(batch->column(0));
+    for (int64_t i = 0; i < frames->length(); ++i) EXPECT_EQ(frames->Value(i), ++last);
+    rows += batch->num_rows();
+  }
+  EXPECT_EQ(rows, 2);
+  EXPECT_EQ(task->OpenData(*e, {"observation.imu"}).status().code(), StatusCode::kNotFound);
+  auto schemas = task->ReadDataSchemas({*e, *task->FindEpisode(3)});
+  ASSERT_EQ(schemas.size(), 2u);
+  ASSERT_TRUE(schemas[0].ok());
+  EXPECT_EQ((*schemas[0])->num_fields(), 3);
+  EXPECT_EQ(schemas[1].status().code(), StatusCode::kNotFound);  // N=3 has only a row
+}
+
 TEST_F(TaskTest, TasksAndOpenErrors) {
   auto task = Open();
   ASSERT_NE(task, nullptr);
