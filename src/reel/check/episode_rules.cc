@@ -11,74 +11,14 @@
 #include "check/context.h"
 #include "meta/json_util.h"
 #include "read/parquet_io.h"
+#include "reel/columns.h"
 #include "reel/decode.h"
 
 namespace reel::internal {
 namespace {
 
 
-// ---- expected Arrow types by column family (reference-behaviour.md "data parquet") ----
-
 using TypePtr = std::shared_ptr<arrow::DataType>;
-
-TypePtr FixedFloat(int32_t n) { return arrow::fixed_size_list(arrow::float32(), n); }
-
-struct Expected {
-  std::vector<TypePtr> types;  // any of these
-  std::string description;
-};
-
-// The type a column must have, or nullopt for columns the contract does not type.
-std::optional<Expected> ExpectedType(const std::string& name, const InfoJson& info) {
-  auto one = [](TypePtr t) { return Expected{{t}, t->ToString()}; };
-  if (name == "episode_index" || name == "frame_index" || name == "task_index" ||
-      name == "hardware_ns" || name == "raw_hw_ns" || name == "depth_ns" || name == "host_ns")
-    return one(arrow::int64());
-  if (name == "timestamp") return one(arrow::float32());
-  if (name == "wall_time") return one(arrow::float64());
-  if (name == "rgb_dup" || name == "depth_dup" || name == "ts_src") return one(arrow::int8());
-  if (name == "rgb_gap" || name == "depth_gap") return one(arrow::int32());
-  if (name == "action") return one(FixedFloat(1));
-  if (name.starts_with("status.")) return Expected{{arrow::utf8(), arrow::large_utf8()}, "string"};
-  if (name == "imu_ts_ns") return one(arrow::list(arrow::int64()));
-  if (name == "observation.imu") return one(arrow::list(FixedFloat(6)));
-  if (!name.starts_with("observation.")) return std::nullopt;
-  // Gripper/SLAM suffixes in the writer's order: slam_trajectory_ns, _ns, _force_matrix,
-  // slam_trajectory, _state/_force.
-  if (name.ends_with("slam_trajectory_ns")) return one(arrow::list(arrow::int64()));
-  if (name.ends_with("_ns")) return one(arrow::int64());
-  if (name.ends_with("_force_matrix"))
-    return Expected{{arrow::list(arrow::int16()), arrow::list(arrow::float32())},
-                    "list<int16> or list<float32>"};
-  if (name.ends_with("slam_trajectory")) return one(arrow::list(arrow::float64()));
-  if (name.ends_with("_state") || name.ends_with("_force")) return one(FixedFloat(3));
-  if (name.ends_with("_hand_pose")) return one(FixedFloat(63));
-  if (name.ends_with("_imu_quat")) return one(FixedFloat(64));
-  if (name.ends_with("_imu_valid")) return one(FixedFloat(16));
-  const std::string sensor = name.substr(12);
-  const bool glove = name.ends_with("_glove") ||
-                     std::find(info.sensors.begin(), info.sensors.end(), sensor) != info.sensors.end();
-  if (glove) return one(FixedFloat(static_cast<int32_t>(info.sensor_dim > 0 ? info.sensor_dim : 256)));
-  return std::nullopt;
-}
-
-bool Matches(const Expected& e, const arrow::DataType& t) {
-  // Field names inside list types ("item" vs "element") do not matter.
-  for (const TypePtr& want : e.types)
-    if (want->Equals(t, /*check_metadata=*/false) || want->ToString() == t.ToString()) return true;
-  for (const TypePtr& want : e.types) {
-    if (want->id() != t.id() || want->num_fields() != t.num_fields()) continue;
-    bool same = true;
-    for (int i = 0; i < want->num_fields() && same; ++i)
-      same = want->field(i)->type()->Equals(*t.field(i)->type()) ||
-             Matches(Expected{{want->field(i)->type()}, ""}, *t.field(i)->type());
-    if (same && want->id() == arrow::Type::FIXED_SIZE_LIST)
-      same = static_cast<const arrow::FixedSizeListType&>(*want).list_size() ==
-             static_cast<const arrow::FixedSizeListType&>(t).list_size();
-    if (same) return true;
-  }
-  return false;
-}
 
 bool IsListType(const arrow::DataType& t) {
   return t.id() == arrow::Type::LIST || t.id() == arrow::Type::LARGE_LIST ||
@@ -210,11 +150,11 @@ void CheckKeyColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJso
                           "hardware_ns", "raw_hw_ns"}) {
     auto col = t.GetColumnByName(key);
     if (!col) continue;
-    auto want = ExpectedType(key, info);
-    if (want && !Matches(*want, *col->type()))
+    const ColumnFamily family = ClassifyColumn(key, info.sensors);
+    if (!HasFamilyType(family, info.sensor_dim, *col->type()))
       sink.Add("data.key_column", e.data_path,
                std::string("key column \"") + key + "\" has type " + col->type()->ToString() +
-                   ", expected " + want->description);
+                   ", expected " + FamilyTypeName(family, info.sensor_dim));
   }
   if (auto col = t.GetColumnByName("episode_index"); col && col->type()->id() == arrow::Type::INT64) {
     for (const auto& chunk : col->chunks()) {
@@ -252,13 +192,12 @@ void CheckColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJson& 
     if (name.starts_with("observation.") && !info.Feature(name))
       sink.Add("data.undeclared_column", e.data_path,
                "column \"" + name + "\" has no feature in info.json (multi-device §6.8.2)");
-    if (!IsKeyColumn(name)) {
-      auto want = ExpectedType(name, info);
-      if (want && !Matches(*want, *field->type()))
-        sink.Add("data.column_type", e.data_path,
-                 "column \"" + name + "\" has type " + field->type()->ToString() + ", expected " +
-                     want->description);
-    }
+    const ColumnFamily family = ClassifyColumn(name, info.sensors);
+    if (!IsKeyColumn(name) && family != ColumnFamily::kUnknown &&
+        !HasFamilyType(family, info.sensor_dim, *field->type()))
+      sink.Add("data.column_type", e.data_path,
+               "column \"" + name + "\" has type " + field->type()->ToString() + ", expected " +
+                   FamilyTypeName(family, info.sensor_dim));
     if (IsListType(*field->type()) && t.GetColumnByName(name)->null_count() > 0)
       sink.Add("data.null_list", e.data_path,
                "column \"" + name + "\" has " + std::to_string(t.GetColumnByName(name)->null_count()) +
