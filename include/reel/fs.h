@@ -43,6 +43,12 @@ class WritableFile {
   virtual Status Close() = 0;
 };
 
+// An exclusive advisory lock (flock) held until destruction.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -66,6 +72,9 @@ class FileSystem {
   virtual Status RemoveFile(const std::string& path) = 0;
   // mkdir -p.
   virtual Status CreateDirs(const std::string& path) = 0;
+  // Blocks until an exclusive lock on `path` (created empty if missing) is held.
+  // The default implementation returns NotSupported.
+  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path);
 };
 
 // The process-wide POSIX file system. Never null; not owned by the caller.

@@ -2,6 +2,7 @@
 #include <arrow/io/file.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +59,18 @@ class PosixWritableFile final : public WritableFile {
 
  private:
   std::string path_;
+  int fd_;
+};
+
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+  }
+
+ private:
   int fd_;
 };
 
@@ -163,6 +176,18 @@ class PosixFileSystem final : public FileSystem {
     return Status::OK();
   }
 
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("open lock", path, errno);
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return ErrnoStatus("flock", path, err);
+    }
+    return std::unique_ptr<FileLock>(new PosixFileLock(fd));
+  }
+
   Status CreateDirs(const std::string& path) override {
     if (path.empty()) return Status::OK();
     std::string partial;
@@ -182,6 +207,10 @@ class PosixFileSystem final : public FileSystem {
 };
 
 }  // namespace
+
+Result<std::unique_ptr<FileLock>> FileSystem::LockFile(const std::string& path) {
+  return Status::NotSupported(path + ": this file system has no locks");
+}
 
 FileSystem* DefaultFileSystem() {
   static PosixFileSystem* fs = new PosixFileSystem();

@@ -119,8 +119,14 @@ Result<Json> FeatureToJson(const std::string& name, const FeatureSpec& f, Json b
   if (!base.is_object()) base = Json::object();
   base["dtype"] = f.dtype;
   base["shape"] = f.shape;
+  // Modelled keys the spec leaves out are removed, so a replaced feature never keeps a
+  // stale scale or frame from the file it was read from.
   auto set_opt = [&](const char* key, const auto& opt) {
-    if (opt) base[key] = *opt;
+    if (opt) {
+      base[key] = *opt;
+    } else {
+      base.erase(key);
+    }
   };
   set_opt("encoding", f.encoding);
   set_opt("scale", f.scale);
@@ -130,7 +136,10 @@ Result<Json> FeatureToJson(const std::string& name, const FeatureSpec& f, Json b
   for (const auto& [key, raw] : {std::pair<const char*, const std::string&>{"frame_axes", f.frame_axes_json},
                                  {"time", f.time_json},
                                  {"owner", f.owner_json}}) {
-    if (raw.empty()) continue;
+    if (raw.empty()) {
+      base.erase(key);
+      continue;
+    }
     REEL_ASSIGN_OR_RETURN(base[key], ParseVerbatim(raw, "features[\"" + name + "\"]." + key));
   }
   return base;

@@ -1,0 +1,190 @@
+// Recorder: writes multi-device episodes into a pooled_episodes_v1 task.
+//
+//   auto writer = TaskWriter::Open("data/recordings/pick", options);   // creates the task if new
+//   auto episode = (*writer)->BeginEpisode();                          // chooses N under the lock
+//   FrameRow row;  row.timestamp = ...; row.SetFixed("observation.gripper_state", {...}); ...
+//   (*episode)->AppendFrame(row);                                      // any number of rows
+//   (*episode)->Commit();   // or Abort(): nothing of N becomes visible, N is recycled
+//
+// Commit protocol (contract-decisions.md "durability"): every file of the episode
+// and the new info.json / stats.json (and tasks.jsonl when absent) are written as
+// dotfile temps and fsynced; a journal meta/.commit-<N>.json listing the renames
+// is written and fsynced; the renames are done and each directory fsynced; the
+// journal is removed. A crash before the journal exists leaves only dotfiles
+// (ignored by readers, removed by the next Open); a crash after it is rolled
+// forward by the next TaskWriter::Open. Readers hide an episode whose journal is
+// still present, so they see all of N or none of it.
+//
+// Numbering: next N = max(highest N among data/video file groups, highest N among
+// episodes rows, options.progress_watermark - 1) + 1; a recycled marker's number
+// wins when it is free. meta/episodes/.lock (flock) is held while choosing N and
+// while committing, so two recorders never share a number.
+//
+// Thread safety: a TaskWriter may begin one episode at a time; an EpisodeWriter
+// is used from one thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "reel/fs.h"
+#include "reel/metadata.h"
+#include "reel/status.h"
+
+namespace reel {
+
+// One device of the rig (multi-device §6.4): devices[] entry plus its calibration.
+struct DeviceOptions {
+  std::string key;   // "<kind>:<stable id>", e.g. "gripper:CC:BA:97:25:B4:44"
+  std::string kind;  // d435, s80m, uvc, gripper, data_ble, usb_glove, ...
+  std::string name;  // display name
+  std::vector<std::string> slots;  // every slot the device registers
+  // StereoCalibration dict as JSON ("" = none). The first device with one becomes
+  // calibration["head_stereo"], later ones "<first slot without _N>_calibration".
+  std::string calibration_json;
+};
+
+// Declaration of one SLAM trajectory column (multi-device §6.6).
+struct SlamTrajectoryOptions {
+  std::string column;            // e.g. "observation.slam_trajectory", "observation.ego_slam_trajectory"
+  std::string frame;             // e.g. "down_left_forward"
+  std::string frame_axes_json;   // {"+X": "down", ...}
+  std::string time_json;         // {"t": "sensor_s", "clock": "camera_sensor", "epoch": "enter_press"}
+  std::string owner_json;        // {"role": "gripper", "rig": 1, "device_key": ...}
+  std::string source_slot;       // slot whose frames stamp the _ns column
+};
+
+struct TaskWriterOptions {
+  std::string task_name;        // default: the directory's name
+  double fps = 30.0;
+  std::string app_version = "reel-" REEL_VERSION;
+  std::vector<DeviceOptions> devices;
+  // Force-matrix column -> tier: int16, int16x10, int16x100 (default), int16x1000, float32.
+  std::map<std::string, std::string> force_matrix_tiers;
+  std::vector<SlamTrajectoryOptions> slam_trajectories;
+  // The caller's progress watermark (completed recordings + 1, possibly synced from a
+  // server); 0 = none.
+  int64_t progress_watermark = 0;
+  // Rows per parquet row group: the most rows the recorder holds in memory.
+  int64_t row_group_rows = 256;
+  FileSystem* fs = nullptr;  // null = DefaultFileSystem()
+};
+
+// One frame row. Key columns are fields; every other column is set by name and
+// typed by its name as the contract's writer does (reference-behaviour.md "data
+// parquet"); a column that was never set in the episode is not written at all,
+// and rows without a sample get [0]*d, [] or 0 (status.*: "connected").
+class FrameRow {
+ public:
+  double timestamp = 0;      // session-relative seconds (stored float32)
+  double wall_time = 0;      // absolute Unix seconds
+  int64_t hardware_ns = 0;   // frame capture time
+  std::optional<int64_t> raw_hw_ns;
+
+  // fixed_size_list<float32>[n] families: glove [256], *_imu_quat [64], *_imu_valid [16],
+  // *_hand_pose [63], *_state / *_force [3], action [1].
+  void SetFixed(const std::string& column, std::vector<float> values);
+  // Scalars: *_ns int64; D435 forensic depth_ns/host_ns int64, rgb_dup/depth_dup/ts_src
+  // int8, rgb_gap/depth_gap int32 (stored at their types).
+  void SetScalar(const std::string& column, int64_t value);
+  // status.<id>
+  void SetStatus(const std::string& column, std::string value);
+  // IMU samples on this row: observation.imu (6 floats each) + imu_ts_ns, in lockstep.
+  void AddImuSample(int64_t ts_ns, const std::array<float, 6>& sample);
+  // SLAM points on this row: 8 doubles [t,x,y,z,qx,qy,qz,qw] + host ns (0 = no stamp).
+  void AddSlamPoint(const std::string& column, const std::array<double, 8>& point, int64_t ns);
+  // One force-matrix frame (250*250*3 float32, mN); encoded at the column's tier.
+  void SetForceMatrix(const std::string& column, std::vector<float> frame, int64_t ns);
+
+  struct Imu {
+    std::vector<int64_t> ts_ns;
+    std::vector<std::array<float, 6>> samples;
+  };
+  struct Slam {
+    std::vector<double> points;
+    std::vector<int64_t> ns;
+  };
+  // Read access for the writer.
+  const std::map<std::string, std::vector<float>>& fixed() const { return fixed_; }
+  const std::map<std::string, int64_t>& scalars() const { return scalars_; }
+  const std::map<std::string, std::string>& statuses() const { return statuses_; }
+  const Imu& imu() const { return imu_; }
+  const std::map<std::string, Slam>& slam() const { return slam_; }
+  const std::map<std::string, std::vector<float>>& force_matrices() const { return force_; }
+
+ private:
+  std::map<std::string, std::vector<float>> fixed_;
+  std::map<std::string, int64_t> scalars_;
+  std::map<std::string, std::string> statuses_;
+  Imu imu_;
+  std::map<std::string, Slam> slam_;
+  std::map<std::string, std::vector<float>> force_;
+};
+
+struct CommittedEpisode {
+  int64_t episode_index = 0;
+  int64_t length = 0;
+  std::string data_path;  // relative to the task
+};
+
+class EpisodeWriter;
+
+class TaskWriter {
+ public:
+  // Opens (creating if new) the task at `root`; rolls forward an interrupted commit
+  // and removes stale temp dotfiles. Errors: Invalid options (bad names), or the
+  // task's info.json not being a pooled_episodes_v1 task.
+  static Result<std::unique_ptr<TaskWriter>> Open(const std::string& root,
+                                                  TaskWriterOptions options);
+  ~TaskWriter();
+
+  // Chooses N (under the lock) and starts an episode.
+  Result<std::unique_ptr<EpisodeWriter>> BeginEpisode();
+
+  const std::string& root() const { return root_; }
+  const TaskWriterOptions& options() const { return options_; }
+
+ private:
+  friend class EpisodeWriter;
+  TaskWriter() = default;
+  std::string root_;
+  TaskWriterOptions options_;
+  FileSystem* fs_ = nullptr;
+};
+
+class EpisodeWriter {
+ public:
+  ~EpisodeWriter();  // aborts when neither Commit nor Abort was called
+
+  int64_t episode_index() const;
+  int64_t rows() const;
+
+  // Validates and appends one row. Invalid for a column name the contract forbids
+  // (upper case, non-ASCII, retired slam_pose / gripper_1_*, observation.images.*),
+  // a wrong vector length, or a force-matrix column whose dtype would change.
+  Status AppendFrame(const FrameRow& row);
+
+  // Writes every file of the episode and the task files, atomically (see above).
+  Result<CommittedEpisode> Commit();
+  // Discards the episode: writes the recycled marker, removes its temp files.
+  Status Abort();
+
+  struct Impl;
+
+ private:
+  friend class TaskWriter;
+  explicit EpisodeWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Deletes episode N as the contract says (§9 "上传删除"): its data parquet and video
+// files go; the episodes row, stats.json and total_episodes stay; N is never reused.
+Status DeleteEpisode(const std::string& root, int64_t episode_index, FileSystem* fs = nullptr);
+
+}  // namespace reel
