@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   int exit_code = reel::cli::kExitOk;
   reel::cli::AddInfoCommands(app, exit_code);
   reel::cli::AddCheckCommand(app, exit_code);
+  reel::cli::AddRecordCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "read/parquet_io.h"
+#include "write/commit.h"
 
 namespace reel {
 
@@ -159,6 +160,8 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
       e.row_path = path;
     }
   }
+  // An episode whose commit journal is still present is not there yet (all or nothing).
+  for (int64_t n : internal::PendingCommits(fs_, root_)) episodes.erase(n);
   std::vector<EpisodeEntry> out;
   out.reserve(episodes.size());
   for (auto& [n, e] : episodes) {
@@ -213,7 +216,9 @@ Result<EpisodeEntry> Task::FindEpisode(int64_t n) const {
       }
     }
   }
-  if (e.data_path.empty() && e.videos.empty() && e.row_source == RowSource::kMissing)
+  const auto pending = internal::PendingCommits(fs_, root_);
+  const bool committing = std::find(pending.begin(), pending.end(), n) != pending.end();
+  if (committing || (e.data_path.empty() && e.videos.empty() && e.row_source == RowSource::kMissing))
     return Status::NotFound(root_ + ": no episode " + std::to_string(n) + " (no data, video or " +
                             "episodes row at chunk " + std::to_string(e.location.chunk) + ", file " +
                             std::to_string(e.location.file) + ")");

@@ -1,0 +1,100 @@
+#include "write/commit.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <set>
+
+#include "meta/json_util.h"
+
+namespace reel::internal {
+
+namespace {
+
+std::string JournalPath(const std::string& root, int64_t n) {
+  return JoinPath(root, "meta/.commit-" + std::to_string(n) + ".json");
+}
+
+Status ApplyRenames(FileSystem* fs, const std::string& root, const std::vector<Rename>& renames) {
+  std::set<std::string> dirs;
+  for (const Rename& r : renames) {
+    const std::string from = JoinPath(root, r.from), to = JoinPath(root, r.to);
+    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(from));
+    if (info.type == FileType::kNotFound) continue;  // already renamed before a crash
+    REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(to)));
+    REEL_RETURN_IF_ERROR(fs->Rename(from, to));
+    dirs.insert(DirName(to));
+  }
+  for (const std::string& d : dirs) REEL_RETURN_IF_ERROR(fs->SyncDir(d));
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string TempPathFor(const std::string& final_path, const std::string& tag) {
+  static std::atomic<uint64_t> counter{0};
+  return JoinPath(DirName(final_path), "." + BaseName(final_path) + "." + tag + ".reel-" +
+                                           std::to_string(::getpid()) + "-" +
+                                           std::to_string(counter++) + ".tmp");
+}
+
+bool IsStaleTemp(const std::string& name) {
+  const size_t mark = name.rfind(".reel-");
+  if (name.empty() || name[0] != '.' || mark == std::string::npos || !name.ends_with(".tmp"))
+    return false;
+  const size_t dash = name.find('-', mark + 6);
+  if (dash == std::string::npos) return false;
+  const pid_t pid = static_cast<pid_t>(std::atoll(name.substr(mark + 6, dash - mark - 6).c_str()));
+  if (pid <= 0) return false;
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n,
+                         const std::vector<Rename>& renames) {
+  Json journal = {{"episode_index", n}, {"renames", Json::array()}};
+  for (const Rename& r : renames) journal["renames"].push_back({r.from, r.to});
+  const std::string path = JournalPath(root, n);
+  REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, path, Dump(journal, -1)));
+  // From here on the commit is decided: a crash is rolled forward, never back.
+  REEL_RETURN_IF_ERROR(ApplyRenames(fs, root, renames));
+  REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
+  return fs->SyncDir(DirName(path));
+}
+
+Status RecoverCommits(FileSystem* fs, const std::string& root) {
+  for (int64_t n : PendingCommits(fs, root)) {
+    const std::string path = JournalPath(root, n);
+    REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
+    auto doc = ParseJson(text, path);
+    std::vector<Rename> renames;
+    if (doc.ok() && doc->contains("renames") && (*doc)["renames"].is_array()) {
+      for (const Json& r : (*doc)["renames"])
+        if (r.is_array() && r.size() == 2 && r[0].is_string() && r[1].is_string())
+          renames.push_back({r[0].get<std::string>(), r[1].get<std::string>()});
+    }
+    // A journal that does not parse was never completed (it is written atomically),
+    // so it cannot exist; if it does, keep it for a person to look at.
+    if (!doc.ok()) return doc.status().WithContext("interrupted commit journal");
+    REEL_RETURN_IF_ERROR(ApplyRenames(fs, root, renames));
+    REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
+    REEL_RETURN_IF_ERROR(fs->SyncDir(DirName(path)));
+  }
+  return Status::OK();
+}
+
+std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root) {
+  std::vector<int64_t> out;
+  auto entries = fs->ListDir(JoinPath(root, "meta"));
+  if (!entries.ok()) return out;
+  for (const DirEntry& e : *entries) {
+    if (!e.name.starts_with(".commit-") || !e.name.ends_with(".json")) continue;
+    const std::string digits = e.name.substr(8, e.name.size() - 13);
+    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos)
+      out.push_back(std::stoll(digits));
+  }
+  return out;
+}
+
+}  // namespace reel::internal

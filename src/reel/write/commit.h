@@ -1,0 +1,39 @@
+// Internal: the commit journal that makes an episode appear all at once.
+//
+// A commit renames several fsynced dotfile temps into place (episode files
+// first, then the task files). Before the first rename, the list of renames is
+// written to meta/.commit-<N>.json and fsynced; after the last, each touched
+// directory is fsynced and the journal removed. A crash in between is rolled
+// forward by RecoverCommits (TaskWriter::Open); readers hide an episode whose
+// journal is present (PendingCommits), so they see all of N or none of it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reel/fs.h"
+#include "reel/status.h"
+
+namespace reel::internal {
+
+struct Rename {
+  std::string from;  // relative to the task root
+  std::string to;
+};
+
+Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t episode_index,
+                         const std::vector<Rename>& renames);
+
+// Rolls forward every interrupted commit of the task.
+Status RecoverCommits(FileSystem* fs, const std::string& root);
+
+// Episode numbers with a journal still present.
+std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root);
+
+// Unique dotfile temp name beside `final_path` ("<dir>/.<base>.<tag>.reel-<pid>-<k>.tmp").
+std::string TempPathFor(const std::string& final_path, const std::string& tag);
+// True for a reel temp file whose writing process is gone.
+bool IsStaleTemp(const std::string& name);
+
+}  // namespace reel::internal

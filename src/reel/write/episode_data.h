@@ -1,0 +1,78 @@
+// Internal: builds one episode's data parquet from frame rows, streaming row
+// groups to a dotfile temp so memory stays bounded by `row_group_rows`.
+//
+// Sparse columns (reference-behaviour.md "data parquet"): a column exists only
+// once the episode supplies it; earlier rows are filled with [0]*d, [] or 0
+// ("connected" for status.*). When a column first appears after row groups were
+// already written, the current segment is closed and a new one started with the
+// wider schema; Finish() then rewrites the segments into one file (row group by
+// row group, so memory stays bounded). The common case is one segment and no
+// rewrite.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reel/columns.h"
+#include "reel/decode.h"
+#include "reel/metadata.h"
+#include "reel/recorder.h"
+
+namespace reel::internal {
+
+class EpisodeData {
+ public:
+  struct Options {
+    FileSystem* fs = nullptr;
+    std::string final_path;  // absolute path of data/chunk-CCC/episode-FFF.parquet
+    int64_t episode_index = 0;
+    int64_t row_group_rows = 256;
+    std::map<std::string, ForceMatrixSpec> force_matrix_specs;  // column -> tier spec
+  };
+  explicit EpisodeData(Options options);
+  ~EpisodeData();
+
+  // Validates the row against the contract's naming and shape rules, then buffers it.
+  Status Append(const FrameRow& row);
+  // Writes everything out; returns the fsynced temp file to rename over final_path,
+  // or "" when the episode has no rows (no rows -> no data file).
+  Result<std::string> Finish();
+  // Removes every temp file written so far.
+  void Discard();
+
+  int64_t rows() const { return rows_; }
+  // Columns in file order, with their families, once Finish() succeeded.
+  std::vector<std::pair<std::string, ColumnFamily>> Columns() const;
+  // Fixed-size list widths of the columns (for feature shapes).
+  int32_t WidthOf(const std::string& column) const;
+  // Frame-level and sample-level stats blocks of this episode (contract §4).
+  OrderedMap<StatsBlock> Stats() const;
+
+  struct Column;
+
+ private:
+  Status ValidateName(const std::string& name, ColumnFamily family) const;
+  Result<Column*> Ensure(const std::string& name, ColumnFamily family, int32_t width,
+                         std::shared_ptr<arrow::DataType> type);
+  Status FlushRowGroup();
+  Status OpenSegment();
+  Status CloseSegment();
+  Result<std::string> MergeSegments();
+  std::string TempPath(const std::string& tag);
+
+  Options options_;
+  int64_t rows_ = 0;           // rows appended
+  int64_t flushed_rows_ = 0;   // rows already written to segments
+  std::vector<std::unique_ptr<Column>> columns_;
+  std::map<std::string, Column*> by_name_;
+  struct Segment;
+  std::vector<std::unique_ptr<Segment>> segments_;
+  bool schema_grew_ = false;  // a column appeared after the open segment's schema
+  // Stats accumulators (sum, sum of squares, min, max per dimension).
+  struct Accumulator;
+  std::map<std::string, std::unique_ptr<Accumulator>> stats_;
+};
+
+}  // namespace reel::internal

@@ -1,0 +1,596 @@
+// TaskWriter / EpisodeWriter: numbering, episode files, task-file merge, commit.
+#include "reel/recorder.h"
+
+#include <arrow/api.h>
+#include <parquet/arrow/writer.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <set>
+
+#include "meta/json_util.h"
+#include "read/parquet_io.h"
+#include "reel/layout.h"
+#include "reel/merge.h"
+#include "reel/task.h"
+#include "write/commit.h"
+#include "write/episode_data.h"
+#include "write/fs_stream.h"
+
+namespace reel {
+
+using internal::Json;
+
+// ---- FrameRow ---------------------------------------------------------------------
+
+void FrameRow::SetFixed(const std::string& column, std::vector<float> values) {
+  fixed_[column] = std::move(values);
+}
+void FrameRow::SetScalar(const std::string& column, int64_t value) { scalars_[column] = value; }
+void FrameRow::SetStatus(const std::string& column, std::string value) {
+  statuses_[column] = std::move(value);
+}
+void FrameRow::AddImuSample(int64_t ts_ns, const std::array<float, 6>& sample) {
+  imu_.ts_ns.push_back(ts_ns);
+  imu_.samples.push_back(sample);
+}
+void FrameRow::AddSlamPoint(const std::string& column, const std::array<double, 8>& point,
+                            int64_t ns) {
+  Slam& s = slam_[column];
+  s.points.insert(s.points.end(), point.begin(), point.end());
+  s.ns.push_back(ns);
+}
+void FrameRow::SetForceMatrix(const std::string& column, std::vector<float> frame, int64_t ns) {
+  force_[column] = std::move(frame);
+  scalars_[column + "_ns"] = ns;
+}
+
+namespace {
+
+constexpr const char* kInfoPath = "meta/info.json";
+constexpr const char* kStatsPath = "meta/stats.json";
+constexpr const char* kTasksPath = "meta/tasks.jsonl";
+constexpr const char* kRecycledPath = "meta/recycled_episode.json";
+constexpr const char* kLockPath = "meta/episodes/.lock";
+
+double NowUnixSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string IsoUtcNow() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// The task's info.json, or a fresh one (contract §3 fixed keys) when the task is new.
+Result<InfoJson> LoadInfo(FileSystem* fs, const std::string& root) {
+  const std::string path = JoinPath(root, kInfoPath);
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(path));
+  if (st.type == FileType::kNotFound) {
+    InfoJson info;
+    info.format = "pooled_episodes_v1";
+    info.codebase_version = "v3.0";
+    info.created_at = NowUnixSeconds();
+    return info;
+  }
+  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
+  return ParseInfoJson(text, path);
+}
+
+// Numbers of live reservations (meta/episodes/.reserved-<N>.reel-<pid>-<k>.tmp).
+std::set<int64_t> LiveReservations(FileSystem* fs, const std::string& root) {
+  std::set<int64_t> out;
+  auto entries = fs->ListDir(JoinPath(root, "meta/episodes"));
+  if (!entries.ok()) return out;
+  for (const DirEntry& e : *entries) {
+    if (!e.name.starts_with(".reserved-") || internal::IsStaleTemp(e.name)) continue;
+    const size_t dot = e.name.find('.', 10);
+    if (dot != std::string::npos) out.insert(std::atoll(e.name.substr(10, dot - 10).c_str()));
+  }
+  return out;
+}
+
+// Removes temp files left by writers that died (never a live writer's).
+void RemoveStaleTemps(FileSystem* fs, const std::string& root) {
+  std::vector<std::string> dirs = {"meta", "meta/episodes", "data"};
+  for (const char* parent : {"data", "meta/episodes"}) {
+    auto entries = fs->ListDir(JoinPath(root, parent));
+    if (!entries.ok()) continue;
+    for (const DirEntry& e : *entries)
+      if (e.type == FileType::kDirectory && e.name.starts_with("chunk-"))
+        dirs.push_back(std::string(parent) + "/" + e.name);
+  }
+  for (const std::string& d : dirs) {
+    auto entries = fs->ListDir(JoinPath(root, d));
+    if (!entries.ok()) continue;
+    for (const DirEntry& e : *entries)
+      if (e.type == FileType::kFile && internal::IsStaleTemp(e.name))
+        (void)fs->RemoveFile(JoinPath(root, d + "/" + e.name));
+  }
+}
+
+// Highest N among data/video file groups and episodes rows (0 when none).
+Result<int64_t> HighestEpisode(FileSystem* fs, const std::string& root) {
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, kInfoPath)));
+  if (st.type == FileType::kNotFound) return int64_t{0};
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
+  REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
+  return episodes.empty() ? int64_t{0} : episodes.back().episode_index;
+}
+
+// Chooses N (contract §2, §7.5; contract-decisions.md "number reuse"). Caller holds the lock.
+Result<int64_t> ChooseEpisodeIndex(FileSystem* fs, const std::string& root, int64_t watermark) {
+  REEL_ASSIGN_OR_RETURN(int64_t highest, HighestEpisode(fs, root));
+  const std::set<int64_t> reserved = LiveReservations(fs, root);
+  const std::string marker = JoinPath(root, kRecycledPath);
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(marker));
+  if (st.type == FileType::kFile) {
+    int64_t recycled = 0;
+    auto text = fs->ReadFile(marker);
+    if (text.ok()) {
+      auto doc = internal::ParseJson(*text, marker);
+      if (doc.ok() && doc->is_object()) (void)internal::GetInt(*doc, "episode_index", marker, recycled);
+    }
+    if (recycled > 0) {
+      REEL_ASSIGN_OR_RETURN(FileInfo info_st, fs->Stat(JoinPath(root, kInfoPath)));
+      bool taken = reserved.count(recycled) > 0;
+      if (!taken && info_st.type == FileType::kFile) {
+        REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
+        taken = task->FindEpisode(recycled).ok();
+      }
+      // A free recycled number is reused even when the watermark ran ahead of it.
+      if (!taken) return recycled;
+    }
+    (void)fs->RemoveFile(marker);  // taken (shared directory, leftovers) or unreadable: give it up
+  }
+  int64_t next = std::max(highest + 1, watermark);
+  for (int64_t r : reserved) next = std::max(next, r + 1);
+  return std::max<int64_t>(next, 1);
+}
+
+// ---- declarations of an episode (multi-device §6) -----------------------------------
+
+FeatureSpec FeatureFor(const std::string& column, ColumnFamily family, int32_t width,
+                       const internal::EpisodeData& data, const TaskWriterOptions& options,
+                       const std::map<std::string, ForceMatrixSpec>& fm_specs) {
+  FeatureSpec f;
+  auto set = [&](const char* dtype, std::vector<int64_t> shape) {
+    f.dtype = dtype;
+    f.shape = std::move(shape);
+  };
+  switch (family) {
+    case ColumnFamily::kGlove: set("float32", {16, 16}); break;
+    case ColumnFamily::kImuSamples: set("float32", {6}); break;
+    case ColumnFamily::kGloveImuQuat: set("float32", {16, 4}); break;
+    case ColumnFamily::kGloveImuValid: set("float32", {16}); break;
+    case ColumnFamily::kStateOrForce: set("float32", {3}); break;
+    case ColumnFamily::kHandPose: set("float32", {21, 3}); break;
+    case ColumnFamily::kAction: set("float32", {1}); break;
+    case ColumnFamily::kSlamStamps:
+      set("int64", {1});
+      f.encoding = "flat_parallel_to_slam_trajectory";
+      f.clock = "host_monotonic_ns";
+      break;
+    case ColumnFamily::kScalarNs:
+      set("int64", {1});
+      f.encoding = "host_monotonic_ns";
+      break;
+    case ColumnFamily::kSlamPoints: {
+      set("float64", {8});
+      f.encoding = "flat_points_8_txyz_qxyzw";
+      for (const SlamTrajectoryOptions& s : options.slam_trajectories) {
+        if (s.column != column) continue;
+        if (!s.frame.empty()) f.frame = s.frame;
+        f.frame_axes_json = s.frame_axes_json;
+        f.time_json = s.time_json;
+        f.owner_json = s.owner_json;
+        if (!s.source_slot.empty()) f.source_slot = s.source_slot;
+      }
+      break;
+    }
+    case ColumnFamily::kForceMatrix: {
+      auto it = fm_specs.find(column);
+      const ForceMatrixSpec spec = it != fm_specs.end() ? it->second : *ForceMatrixSpecForTier("int16x100");
+      set(spec.dtype.c_str(), {250, 250, 3});
+      f.encoding = spec.encoding == ForceMatrixEncoding::kRowDiffQuantized ? "row_diff_quantized"
+                                                                           : "row_flat_raw";
+      f.scale = spec.scale;
+      break;
+    }
+    default: set("float32", {width}); break;
+  }
+  return f;
+}
+
+bool IsFeatureColumn(const std::string& name, ColumnFamily family) {
+  return (name == "action" || name.starts_with("observation.")) && family != ColumnFamily::kUnknown;
+}
+
+// calibration keys (reference-behaviour.md "info.json"): the first device with a
+// stereo calibration is head_stereo; later ones <first slot without _N>_calibration.
+Result<std::string> PlanCalibration(const std::vector<DeviceOptions>& devices) {
+  Json plan = Json::object();
+  bool first = true;
+  for (const DeviceOptions& d : devices) {
+    if (d.calibration_json.empty()) continue;
+    REEL_ASSIGN_OR_RETURN(Json calib, internal::ParseJson(d.calibration_json,
+                                                          "calibration of device " + d.key));
+    std::string key = "head_stereo";
+    if (!first) {
+      std::string slot = d.slots.empty() ? d.kind : d.slots.front();
+      const size_t us = slot.find_last_of('_');
+      if (us != std::string::npos && us + 1 < slot.size() &&
+          slot.find_first_not_of("0123456789", us + 1) == std::string::npos)
+        slot = slot.substr(0, us);
+      key = slot + "_calibration";
+    }
+    plan[key] = std::move(calib);
+    first = false;
+  }
+  return internal::Dump(plan, -1);
+}
+
+Status WriteTempFile(FileSystem* fs, const std::string& path, std::string_view contents) {
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(path)));
+  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
+  REEL_RETURN_IF_ERROR(file->Append(contents));
+  REEL_RETURN_IF_ERROR(file->Sync());
+  return file->Close();
+}
+
+Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow& row) {
+  auto i64 = [](int64_t v) { return arrow::MakeArrayFromScalar(arrow::Int64Scalar(v), 1).ValueOrDie(); };
+  auto f64 = [](double v) { return arrow::MakeArrayFromScalar(arrow::DoubleScalar(v), 1).ValueOrDie(); };
+  auto str = [](const std::string& v) {
+    return arrow::MakeArrayFromScalar(arrow::StringScalar(v), 1).ValueOrDie();
+  };
+  auto schema = arrow::schema({
+      arrow::field("episode_index", arrow::int64()), arrow::field("task_index", arrow::int64()),
+      arrow::field("start_frame_index", arrow::int64()), arrow::field("end_frame_index", arrow::int64()),
+      arrow::field("length", arrow::int64()), arrow::field("created_at", arrow::float64()),
+      arrow::field("duration_sec", arrow::float64()), arrow::field("drop_stats", arrow::utf8()),
+      arrow::field("video_codec", arrow::utf8()), arrow::field("calibration", arrow::utf8()),
+      arrow::field("force_matrix_specs", arrow::utf8()), arrow::field("slam_specs", arrow::utf8())});
+  auto table = arrow::Table::Make(
+      schema, {i64(row.episode_index), i64(row.task_index), i64(row.start_frame_index),
+               i64(row.end_frame_index), i64(row.length), f64(row.created_at),
+               f64(row.duration_sec), str(row.drop_stats), str(row.video_codec),
+               str(row.calibration), str(row.force_matrix_specs), str(row.slam_specs)});
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(path)));
+  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
+  auto sink = std::make_shared<internal::FsOutputStream>(std::move(file), path);
+  auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
+  arrow::Status st = parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 1, props);
+  if (st.ok()) st = sink->Close();
+  if (!st.ok()) return Status::IOError(path + ": " + st.ToString());
+  return Status::OK();
+}
+
+// Blocks without count (v1.1.0) are rebuilt from data/ once (contract §4).
+Result<StatsJson> RebuildCountlessBlocks(FileSystem* fs, const std::string& root, StatsJson stats) {
+  std::vector<std::string> names;
+  for (const auto& [name, b] : stats.blocks)
+    if (b.needs_rebuild() && name != "action") names.push_back(name);
+  if (names.empty()) return stats;
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
+  REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
+  for (const std::string& name : names) {
+    StatsBlock total;
+    total.count = 0;
+    bool first = true;
+    for (const EpisodeEntry& e : episodes) {
+      if (e.data_path.empty()) continue;
+      auto table = task->ReadData(e, {name});
+      if (!table.ok()) continue;  // this episode never had the column
+      auto column = (*table)->column(0);
+      for (const auto& chunk : column->chunks()) {
+        const arrow::Array* fixed = chunk.get();
+        int64_t rows = chunk->length(), offset = chunk->offset();
+        if (chunk->type_id() == arrow::Type::LIST) {  // observation.imu: per sample
+          const auto& list = static_cast<const arrow::ListArray&>(*chunk);
+          rows = list.value_offset(list.length()) - list.value_offset(0);
+          offset = list.values()->offset() + list.value_offset(0);
+          fixed = list.values().get();
+        }
+        if (fixed->type_id() != arrow::Type::FIXED_SIZE_LIST) continue;
+        const auto& fsl = static_cast<const arrow::FixedSizeListArray&>(*fixed);
+        const int32_t dim = fsl.list_type()->list_size();
+        // raw_values() already includes the child array's own offset.
+        const float* values =
+            static_cast<const arrow::FloatArray&>(*fsl.values()).raw_values() + offset * dim;
+        StatsBlock part = BlockFromValues(values, rows, dim);
+        if (first) {
+          total = part;
+          first = false;
+        } else {
+          REEL_ASSIGN_OR_RETURN(total, MergeBlocks(total, part));
+        }
+      }
+    }
+    for (auto& [n, b] : stats.blocks)
+      if (n == name) b = first ? EmptyBlock(static_cast<int64_t>(b.mean.size())) : total;
+  }
+  return stats;
+}
+
+}  // namespace
+
+// ---- TaskWriter ------------------------------------------------------------------------
+
+Result<std::unique_ptr<TaskWriter>> TaskWriter::Open(const std::string& root,
+                                                     TaskWriterOptions options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  if (options.task_name.empty()) options.task_name = BaseName(root);
+  if (!(options.fps > 0)) return Status::Invalid("fps must be positive");
+  if (options.row_group_rows < 1) return Status::Invalid("row_group_rows must be >= 1");
+  for (const auto& [column, tier] : options.force_matrix_tiers) {
+    if (ClassifyColumn(column, {}) != ColumnFamily::kForceMatrix)
+      return Status::Invalid("force_matrix_tiers: \"" + column + "\" is not a *_force_matrix column");
+    REEL_RETURN_IF_ERROR(ForceMatrixSpecForTier(tier).status());
+  }
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, kInfoPath)));
+  if (st.type != FileType::kNotFound) {
+    REEL_ASSIGN_OR_RETURN(DetectedFormat format, DetectFormat(fs, root));
+    if (format.format != DatasetFormat::kPooledEpisodesV1)
+      return Status::NotSupported(root + ": is a " + std::string(DatasetFormatName(format.format)) +
+                                  " dataset; the recorder writes pooled_episodes_v1 tasks");
+  }
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(root, "meta/episodes")));
+  {
+    REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(root, kLockPath)));
+    REEL_RETURN_IF_ERROR(internal::RecoverCommits(fs, root));
+    RemoveStaleTemps(fs, root);
+  }
+  std::unique_ptr<TaskWriter> writer(new TaskWriter());
+  writer->root_ = root;
+  writer->options_ = std::move(options);
+  writer->fs_ = fs;
+  return writer;
+}
+
+TaskWriter::~TaskWriter() = default;
+
+struct EpisodeWriter::Impl {
+  TaskWriter* task = nullptr;
+  FileSystem* fs = nullptr;
+  int64_t n = 0;
+  std::string reservation;  // absolute path of the reservation dotfile
+  std::string data_rel, row_rel;
+  double created_at = 0;
+  std::map<std::string, ForceMatrixSpec> fm_specs;
+  std::unique_ptr<internal::EpisodeData> data;
+  bool done = false;
+};
+
+Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() {
+  auto impl = std::make_unique<EpisodeWriter::Impl>();
+  impl->task = this;
+  impl->fs = fs_;
+  impl->created_at = NowUnixSeconds();
+  REEL_ASSIGN_OR_RETURN(InfoJson info, LoadInfo(fs_, root_));
+  {
+    REEL_ASSIGN_OR_RETURN(auto lock, fs_->LockFile(JoinPath(root_, kLockPath)));
+    REEL_ASSIGN_OR_RETURN(impl->n, ChooseEpisodeIndex(fs_, root_, options_.progress_watermark));
+    impl->reservation = internal::TempPathFor(
+        JoinPath(root_, "meta/episodes/.reserved-" + std::to_string(impl->n)), "n");
+    // TempPathFor yields "<dir>/..reserved-N.n.reel-<pid>-k.tmp"; keep one leading dot.
+    impl->reservation = JoinPath(DirName(impl->reservation),
+                                 BaseName(impl->reservation).substr(1));
+    REEL_RETURN_IF_ERROR(WriteTempFile(fs_, impl->reservation, std::to_string(impl->n)));
+  }
+  auto tpl_data = PathTemplate::Parse(info.data_path);
+  auto tpl_rows = PathTemplate::Parse(info.episodes_path);
+  if (!tpl_data.ok()) return tpl_data.status();
+  if (!tpl_rows.ok()) return tpl_rows.status();
+  const EpisodeLocation loc = LocateEpisode(impl->n, info.chunks_size);
+  PathVars vars{loc.chunk, loc.file, impl->n, std::nullopt, std::nullopt};
+  REEL_ASSIGN_OR_RETURN(impl->data_rel, tpl_data->Render(vars));
+  REEL_ASSIGN_OR_RETURN(impl->row_rel, tpl_rows->Render(vars));
+  for (const auto& [column, tier] : options_.force_matrix_tiers)
+    impl->fm_specs[column] = *ForceMatrixSpecForTier(tier);
+  internal::EpisodeData::Options data_options;
+  data_options.fs = fs_;
+  data_options.final_path = JoinPath(root_, impl->data_rel);
+  data_options.episode_index = impl->n;
+  data_options.row_group_rows = options_.row_group_rows;
+  data_options.force_matrix_specs = impl->fm_specs;
+  impl->data = std::make_unique<internal::EpisodeData>(std::move(data_options));
+  return std::unique_ptr<EpisodeWriter>(new EpisodeWriter(std::move(impl)));
+}
+
+// ---- EpisodeWriter -----------------------------------------------------------------------
+
+EpisodeWriter::EpisodeWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+EpisodeWriter::~EpisodeWriter() {
+  if (impl_ && !impl_->done) (void)Abort();
+}
+
+int64_t EpisodeWriter::episode_index() const { return impl_->n; }
+int64_t EpisodeWriter::rows() const { return impl_->data->rows(); }
+
+Status EpisodeWriter::AppendFrame(const FrameRow& row) {
+  if (impl_->done) return Status::Invalid("episode " + std::to_string(impl_->n) + " is already closed");
+  return impl_->data->Append(row);
+}
+
+Status EpisodeWriter::Abort() {
+  if (impl_->done) return Status::OK();
+  impl_->done = true;
+  FileSystem* fs = impl_->fs;
+  const std::string& root = impl_->task->root_;
+  // The marker first: whatever happens next, N is offered to the next recording.
+  Json marker = {{"episode_index", impl_->n}, {"freed_at", IsoUtcNow()}};
+  Status st = WriteFileAtomic(fs, JoinPath(root, kRecycledPath), internal::Dump(marker, -1));
+  impl_->data->Discard();
+  (void)fs->RemoveFile(impl_->reservation);
+  return st;
+}
+
+Result<CommittedEpisode> EpisodeWriter::Commit() {
+  if (impl_->done) return Status::Invalid("episode " + std::to_string(impl_->n) + " is already closed");
+  Impl& m = *impl_;
+  FileSystem* fs = m.fs;
+  const std::string& root = m.task->root_;
+  const TaskWriterOptions& options = m.task->options_;
+  auto fail = [&](const Status& st) -> Status {
+    (void)Abort();
+    return st;
+  };
+  auto data_tmp = m.data->Finish();
+  if (!data_tmp.ok()) return fail(data_tmp.status());
+  const int64_t length = m.data->rows();
+
+  auto lock = fs->LockFile(JoinPath(root, kLockPath));
+  if (!lock.ok()) return fail(lock.status());
+  auto info = LoadInfo(fs, root);
+  if (!info.ok()) return fail(info.status());
+
+  // What this episode declares (multi-device §6).
+  InfoJson decl;
+  decl.format = "pooled_episodes_v1";
+  decl.codebase_version = "v3.0";
+  decl.app_version = options.app_version;
+  decl.fps = options.fps;
+  decl.video = false;
+  decl.task_name = options.task_name;
+  decl.sensor_dim = 256;
+  Json fm_specs = Json::object(), slam_specs = Json::object();
+  for (const auto& [column, family] : m.data->Columns()) {
+    if (!IsFeatureColumn(column, family)) continue;
+    FeatureSpec f = FeatureFor(column, family, m.data->WidthOf(column), *m.data, options, m.fm_specs);
+    if (family == ColumnFamily::kGlove) decl.sensors.push_back(column.substr(12));
+    if (family == ColumnFamily::kForceMatrix)
+      fm_specs[column] = {{"dtype", f.dtype}, {"shape", f.shape}, {"encoding", *f.encoding},
+                          {"scale", *f.scale}};
+    if (family == ColumnFamily::kSlamPoints) {
+      Json spec = Json::object();
+      if (f.frame) {
+        spec["frame"] = *f.frame;
+        decl.slam_frames.emplace_back(column, *f.frame);
+        const bool gripper = column == "observation.slam_trajectory" ||
+                             (column.starts_with("observation.gripper_") &&
+                              column.ends_with("_slam_trajectory"));
+        if (gripper && (!decl.gripper_slam_frame || column == "observation.slam_trajectory"))
+          decl.gripper_slam_frame = *f.frame;
+      }
+      if (!f.frame_axes_json.empty()) spec["frame_axes"] = Json::parse(f.frame_axes_json);
+      if (!f.time_json.empty()) spec["time"] = Json::parse(f.time_json);
+      if (!f.owner_json.empty()) spec["owner"] = Json::parse(f.owner_json);
+      if (!spec.empty()) slam_specs[column] = spec;
+    }
+    decl.features.emplace_back(column, std::move(f));
+  }
+  for (const DeviceOptions& d : options.devices) {
+    decl.devices.push_back({d.key, d.kind, d.name, d.slots});
+    for (const std::string& slot : d.slots) decl.device_names.emplace_back(slot, d.name);
+  }
+  auto calibration = PlanCalibration(options.devices);
+  if (!calibration.ok()) return fail(calibration.status());
+  decl.calibration_json = *calibration;
+  InfoJson merged = MergeInfo(*info, decl, m.n);
+
+  // stats.json: the file is the accumulator (contract §4).
+  StatsJson stats;
+  const std::string stats_abs = JoinPath(root, kStatsPath);
+  auto stats_st = fs->Stat(stats_abs);
+  if (!stats_st.ok()) return fail(stats_st.status());
+  if (stats_st->type == FileType::kFile) {
+    auto text = fs->ReadFile(stats_abs);
+    if (!text.ok()) return fail(text.status());
+    auto parsed = ParseStatsJson(*text, stats_abs);
+    if (!parsed.ok()) return fail(parsed.status());
+    auto rebuilt = RebuildCountlessBlocks(fs, root, std::move(*parsed));
+    if (!rebuilt.ok()) return fail(rebuilt.status());
+    stats = std::move(*rebuilt);
+  }
+  auto merged_stats = MergeStats(stats, m.data->Stats());
+  if (!merged_stats.ok()) return fail(merged_stats.status());
+
+  EpisodeRow row;
+  row.episode_index = m.n;
+  row.length = length;
+  row.end_frame_index = length - 1;
+  row.created_at = m.created_at;
+  row.duration_sec = static_cast<double>(length) / options.fps;
+  row.calibration = *calibration;
+  row.force_matrix_specs = internal::Dump(fm_specs, -1);
+  row.slam_specs = internal::Dump(slam_specs, -1);
+
+  // Temps for every file, then the journal and the renames.
+  std::vector<internal::Rename> renames;
+  auto rel = [&](const std::string& abs) { return abs.substr(root.size() + 1); };
+  if (!data_tmp->empty()) renames.push_back({rel(*data_tmp), m.data_rel});
+  const std::string row_tmp = internal::TempPathFor(JoinPath(root, m.row_rel), "commit");
+  Status st = WriteEpisodeRow(fs, row_tmp, row);
+  if (!st.ok()) return fail(st);
+  renames.push_back({rel(row_tmp), m.row_rel});
+  auto info_text = SerializeInfoJson(merged);
+  if (!info_text.ok()) return fail(info_text.status());
+  struct TaskFile {
+    const char* path;
+    std::string contents;
+  };
+  std::vector<TaskFile> task_files = {{kInfoPath, *info_text},
+                                      {kStatsPath, SerializeStatsJson(*merged_stats)}};
+  auto tasks_st = fs->Stat(JoinPath(root, kTasksPath));
+  if (tasks_st.ok() && tasks_st->type == FileType::kNotFound) {
+    // One line, written the way the reference's json.dumps writes it (contract §5).
+    task_files.push_back({kTasksPath, "{\"task_index\": 0, \"task\": " +
+                                          internal::Dump(Json(options.task_name), -1) + "}\n"});
+  }
+  std::vector<std::string> written = {row_tmp};
+  for (const TaskFile& f : task_files) {
+    const std::string tmp = internal::TempPathFor(JoinPath(root, f.path), "commit");
+    st = WriteTempFile(fs, tmp, f.contents);
+    written.push_back(tmp);
+    if (!st.ok()) break;
+    renames.push_back({rel(tmp), f.path});
+  }
+  if (st.ok()) st = internal::CommitWithJournal(fs, root, m.n, renames);
+  if (!st.ok()) {
+    // Before the journal exists nothing is visible: remove the temps and recycle N.
+    const auto pending = internal::PendingCommits(fs, root);
+    if (std::find(pending.begin(), pending.end(), m.n) == pending.end()) {
+      for (const std::string& t : written) (void)fs->RemoveFile(t);
+      return fail(st);
+    }
+    m.done = true;  // the journal decides: the next Open rolls it forward
+    return st;
+  }
+  m.done = true;
+  // A completed episode clears the recycled marker (reference behaviour).
+  const std::string marker = JoinPath(root, kRecycledPath);
+  if (auto ms = fs->Stat(marker); ms.ok() && ms->type == FileType::kFile) (void)fs->RemoveFile(marker);
+  (void)fs->RemoveFile(m.reservation);
+  return CommittedEpisode{m.n, length, m.data_rel};
+}
+
+// ---- delete ---------------------------------------------------------------------------------
+
+Status DeleteEpisode(const std::string& root, int64_t episode_index, FileSystem* fs) {
+  if (!fs) fs = DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
+  REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(root, kLockPath)));
+  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task->FindEpisode(episode_index));
+  std::set<std::string> dirs;
+  // Data and videos go; the episodes row, stats.json and total_episodes stay (contract §9).
+  if (!e.data_path.empty()) {
+    REEL_RETURN_IF_ERROR(fs->RemoveFile(task->Path(e.data_path)));
+    dirs.insert(DirName(task->Path(e.data_path)));
+  }
+  for (const auto& [slot, path] : e.videos) {
+    REEL_RETURN_IF_ERROR(fs->RemoveFile(task->Path(path)));
+    dirs.insert(DirName(task->Path(path)));
+  }
+  for (const std::string& d : dirs) REEL_RETURN_IF_ERROR(fs->SyncDir(d));
+  return Status::OK();
+}
+
+}  // namespace reel
