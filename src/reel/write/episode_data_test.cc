@@ -1,0 +1,116 @@
+// EpisodeData: sparse columns, row-group streaming and the segment rewrite.
+#include "write/episode_data.h"
+
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "reel/task.h"
+
+namespace reel::internal {
+namespace {
+
+class EpisodeDataTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "reel_episode_data_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  EpisodeData Make(int64_t row_group_rows) {
+    EpisodeData::Options o;
+    o.fs = DefaultFileSystem();
+    o.final_path = dir_ + "/data/chunk-000/episode-000.parquet";
+    o.episode_index = 1;
+    o.row_group_rows = row_group_rows;
+    return EpisodeData(std::move(o));
+  }
+  static FrameRow Row(int64_t i, bool glove) {
+    FrameRow r;
+    r.timestamp = 0.1 * static_cast<double>(i);
+    r.wall_time = 1.79e9 + r.timestamp;
+    r.hardware_ns = 1000 + i;
+    if (glove) r.SetFixed("observation.left_glove", std::vector<float>(256, static_cast<float>(i)));
+    return r;
+  }
+  std::string dir_;
+};
+
+TEST_F(EpisodeDataTest, ColumnAppearingAfterFlushedGroupsIsBackfilledByTheRewrite) {
+  EpisodeData data = Make(2);
+  for (int64_t i = 0; i < 5; ++i) ASSERT_TRUE(data.Append(Row(i, false)).ok());
+  for (int64_t i = 5; i < 7; ++i) ASSERT_TRUE(data.Append(Row(i, true)).ok());
+  auto path = data.Finish();
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  ASSERT_FALSE(path->empty());
+  auto table = ReadParquetFile(DefaultFileSystem(), *path);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_EQ((*table)->num_rows(), 7);
+  auto glove = (*table)->GetColumnByName("observation.left_glove");
+  ASSERT_NE(glove, nullptr);
+  EXPECT_TRUE(HasFamilyType(ColumnFamily::kGlove, 256, *glove->type())) << glove->type()->ToString();
+  EXPECT_EQ(glove->null_count(), 0);
+  for (int64_t i = 0; i < 7; ++i) {
+    auto cell = std::static_pointer_cast<arrow::FixedSizeListScalar>(*glove->GetScalar(i));
+    auto first = std::static_pointer_cast<arrow::FloatScalar>(*cell->value->GetScalar(255));
+    EXPECT_EQ(first->value, i < 5 ? 0.0f : static_cast<float>(i)) << "row " << i;
+  }
+  // frame_index stays 0..6 across the segments.
+  auto frames = (*table)->GetColumnByName("frame_index");
+  for (int64_t i = 0; i < 7; ++i)
+    EXPECT_EQ(std::static_pointer_cast<arrow::Int64Scalar>(*frames->GetScalar(i))->value, i);
+  // Zero-filled rows count in the glove stats (contract §4): 7 rows, mean (5+6)/7.
+  auto stats = data.Stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(*stats[0].second.count, 7);
+  EXPECT_DOUBLE_EQ(stats[0].second.mean[0], 11.0 / 7.0);
+  EXPECT_DOUBLE_EQ(stats[0].second.min[0], 0.0);
+  // Only the final file is left: the segments were removed.
+  auto entries = DefaultFileSystem()->ListDir(dir_ + "/data/chunk-000");
+  ASSERT_TRUE(entries.ok());
+  EXPECT_EQ(entries->size(), 1u);
+}
+
+TEST_F(EpisodeDataTest, RejectedRowLeavesNoTraceAndImuRowsAreEmptyNotNull) {
+  EpisodeData data = Make(100);
+  FrameRow bad = Row(0, false);
+  bad.SetFixed("observation.gripper_state", {1.0f, 2.0f});  // needs 3 values
+  EXPECT_EQ(data.Append(bad).code(), StatusCode::kInvalid);
+  FrameRow retired = Row(0, false);
+  retired.SetFixed("observation.gripper_1_gripper_state", {1, 2, 3});
+  EXPECT_EQ(data.Append(retired).code(), StatusCode::kInvalid);
+  FrameRow third = Row(0, false);
+  third.SetFixed("observation.third_glove", std::vector<float>(256, 1.0f));
+  EXPECT_EQ(data.Append(third).code(), StatusCode::kInvalid);
+  EXPECT_EQ(data.rows(), 0);
+  FrameRow with_imu = Row(0, false);
+  with_imu.AddImuSample(5, {1, 2, 3, 4, 5, 6});
+  with_imu.AddImuSample(6, {1, 2, 3, 4, 5, 6});
+  ASSERT_TRUE(data.Append(with_imu).ok());
+  ASSERT_TRUE(data.Append(Row(1, false)).ok());
+  auto path = data.Finish();
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  auto table = ReadParquetFile(DefaultFileSystem(), *path);
+  ASSERT_TRUE(table.ok());
+  auto imu = (*table)->GetColumnByName("observation.imu");
+  auto ts = (*table)->GetColumnByName("imu_ts_ns");
+  ASSERT_NE(imu, nullptr);
+  ASSERT_NE(ts, nullptr);
+  EXPECT_EQ(imu->null_count(), 0);
+  auto list = std::static_pointer_cast<arrow::ListArray>(imu->chunk(0));
+  EXPECT_EQ(list->value_length(0), 2);
+  EXPECT_EQ(list->value_length(1), 0);
+  EXPECT_EQ(std::static_pointer_cast<arrow::ListArray>(ts->chunk(0))->value_length(1), 0);
+  EXPECT_EQ(*data.Stats()[0].second.count, 2);  // IMU counted per sample
+  EXPECT_EQ((*table)->GetColumnByName("observation.gripper_state"), nullptr);  // never supplied
+}
+
+TEST_F(EpisodeDataTest, NoRowsNoFile) {
+  EpisodeData data = Make(4);
+  auto path = data.Finish();
+  ASSERT_TRUE(path.ok());
+  EXPECT_TRUE(path->empty());
+}
+
+}  // namespace
+}  // namespace reel::internal
