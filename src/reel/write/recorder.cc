@@ -376,6 +376,9 @@ Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() {
   REEL_ASSIGN_OR_RETURN(InfoJson info, LoadInfo(fs_, root_));
   {
     REEL_ASSIGN_OR_RETURN(auto lock, fs_->LockFile(JoinPath(root_, kLockPath)));
+    // Commits happen under this lock, so a journal seen now is from a writer that died:
+    // finish it before numbering, or its N would look free.
+    REEL_RETURN_IF_ERROR(internal::RecoverCommits(fs_, root_));
     REEL_ASSIGN_OR_RETURN(impl->n, ChooseEpisodeIndex(fs_, root_, options_.progress_watermark));
     impl->reservation = internal::TempPathFor(
         JoinPath(root_, "meta/episodes/.reserved-" + std::to_string(impl->n)), "n");
@@ -449,6 +452,7 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
 
   auto lock = fs->LockFile(JoinPath(root, kLockPath));
   if (!lock.ok()) return fail(lock.status());
+  if (Status st = internal::RecoverCommits(fs, root); !st.ok()) return fail(st);
   auto info = LoadInfo(fs, root);
   if (!info.ok()) return fail(info.status());
 
