@@ -239,8 +239,11 @@ std::string DirName(const std::string& path) {
 Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view contents) {
   static std::atomic<uint64_t> counter{0};
   const std::string dir = DirName(path);
-  const std::string tmp = JoinPath(dir, "." + BaseName(path) + ".tmp" + std::to_string(::getpid()) +
-                                            "." + std::to_string(counter++));
+  // ".<name>.atomic.reel-<pid>-<k>.tmp": a dotfile (readers ignore it) whose pid lets a
+  // later writer tell a dead process's leftover from a live one's.
+  const std::string tmp = JoinPath(dir, "." + BaseName(path) + ".atomic.reel-" +
+                                            std::to_string(::getpid()) + "-" +
+                                            std::to_string(counter++) + ".tmp");
   auto write = [&]() -> Status {
     REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(tmp));
     REEL_RETURN_IF_ERROR(file->Append(contents));

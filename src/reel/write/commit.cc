@@ -52,15 +52,23 @@ bool IsStaleTemp(const std::string& name) {
 }
 
 Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n,
-                         const std::vector<Rename>& renames) {
+                         const std::vector<Rename>& renames, bool* decided) {
+  *decided = false;
   Json journal = {{"episode_index", n}, {"renames", Json::array()}};
   for (const Rename& r : renames) journal["renames"].push_back({r.from, r.to});
   const std::string path = JournalPath(root, n);
-  REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, path, Dump(journal, -1)));
+  Status written = WriteFileAtomic(fs, path, Dump(journal, -1));
+  // The rename happened even when the final directory fsync failed: the journal is there.
+  auto present = fs->Stat(path);
+  *decided = present.ok() && present->type == FileType::kFile;
+  if (!*decided) return written;
   // From here on the commit is decided: a crash is rolled forward, never back.
   REEL_RETURN_IF_ERROR(ApplyRenames(fs, root, renames));
   REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
-  return fs->SyncDir(DirName(path));
+  Status synced = fs->SyncDir(DirName(path));
+  // A journal whose directory fsync failed was still used: report that durability
+  // was not confirmed.
+  return written.ok() ? synced : written;
 }
 
 Status RecoverCommits(FileSystem* fs, const std::string& root) {

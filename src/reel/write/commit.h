@@ -22,8 +22,11 @@ struct Rename {
   std::string to;
 };
 
+// `decided` becomes true once the journal is durable: from then on the episode
+// will appear (now, or when the next writer rolls the journal forward), whatever
+// the returned Status says.
 Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t episode_index,
-                         const std::vector<Rename>& renames);
+                         const std::vector<Rename>& renames, bool* decided);
 
 // Rolls forward every interrupted commit of the task.
 Status RecoverCommits(FileSystem* fs, const std::string& root);

@@ -387,13 +387,14 @@ Status EpisodeData::OpenSegment() {
   for (const auto& c : columns_) fields.push_back(arrow::field(c->name, c->type, /*nullable=*/false));
   segment->schema = arrow::schema(fields);
   REEL_RETURN_IF_ERROR(options_.fs->CreateDirs(DirName(options_.final_path)));
-  REEL_ASSIGN_OR_RETURN(auto file, options_.fs->NewWritableFile(segment->path));
-  auto sink = std::make_shared<FsOutputStream>(std::move(file), segment->path);
-  auto writer = parquet::arrow::FileWriter::Open(*segment->schema, arrow::default_memory_pool(),
-                                                 sink, WriterProps(), ArrowProps());
-  if (!writer.ok()) return Status::IOError(segment->path + ": " + writer.status().ToString());
-  segment->writer = std::move(*writer);
-  segments_.push_back(std::move(segment));
+  Segment& seg = *segment;
+  segments_.push_back(std::move(segment));  // registered first, so Discard() removes it on failure
+  REEL_ASSIGN_OR_RETURN(auto file, options_.fs->NewWritableFile(seg.path));
+  auto sink = std::make_shared<FsOutputStream>(std::move(file), seg.path);
+  auto writer = parquet::arrow::FileWriter::Open(*seg.schema, arrow::default_memory_pool(), sink,
+                                                 WriterProps(), ArrowProps());
+  if (!writer.ok()) return Status::IOError(seg.path + ": " + writer.status().ToString());
+  seg.writer = std::move(*writer);
   schema_grew_ = false;
   return Status::OK();
 }

@@ -385,7 +385,10 @@ Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() {
     // TempPathFor yields "<dir>/..reserved-N.n.reel-<pid>-k.tmp"; keep one leading dot.
     impl->reservation = JoinPath(DirName(impl->reservation),
                                  BaseName(impl->reservation).substr(1));
-    REEL_RETURN_IF_ERROR(WriteTempFile(fs_, impl->reservation, std::to_string(impl->n)));
+    if (Status st = WriteTempFile(fs_, impl->reservation, std::to_string(impl->n)); !st.ok()) {
+      (void)fs_->RemoveFile(impl->reservation);  // a half-written reservation must not hold N
+      return st;
+    }
   }
   auto tpl_data = PathTemplate::Parse(info.data_path);
   auto tpl_rows = PathTemplate::Parse(info.episodes_path);
@@ -532,11 +535,16 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
   auto rel = [&](const std::string& abs) { return abs.substr(root.size() + 1); };
   if (!data_tmp->empty()) renames.push_back({rel(*data_tmp), m.data_rel});
   const std::string row_tmp = internal::TempPathFor(JoinPath(root, m.row_rel), "commit");
+  std::vector<std::string> written = {row_tmp};  // temps to remove if the commit fails early
+  auto fail_removing = [&](const Status& st) -> Status {
+    for (const std::string& t : written) (void)fs->RemoveFile(t);
+    return fail(st);
+  };
   Status st = WriteEpisodeRow(fs, row_tmp, row);
-  if (!st.ok()) return fail(st);
+  if (!st.ok()) return fail_removing(st);
   renames.push_back({rel(row_tmp), m.row_rel});
   auto info_text = SerializeInfoJson(merged);
-  if (!info_text.ok()) return fail(info_text.status());
+  if (!info_text.ok()) return fail_removing(info_text.status());
   struct TaskFile {
     const char* path;
     std::string contents;
@@ -549,7 +557,6 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
     task_files.push_back({kTasksPath, "{\"task_index\": 0, \"task\": " +
                                           internal::Dump(Json(options.task_name), -1) + "}\n"});
   }
-  std::vector<std::string> written = {row_tmp};
   for (const TaskFile& f : task_files) {
     const std::string tmp = internal::TempPathFor(JoinPath(root, f.path), "commit");
     st = WriteTempFile(fs, tmp, f.contents);
@@ -557,15 +564,14 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
     if (!st.ok()) break;
     renames.push_back({rel(tmp), f.path});
   }
-  if (st.ok()) st = internal::CommitWithJournal(fs, root, m.n, renames);
+  bool decided = false;
+  if (st.ok()) st = internal::CommitWithJournal(fs, root, m.n, renames, &decided);
+  if (!st.ok() && !decided) return fail_removing(st);  // nothing visible: temps go, N is recycled
   if (!st.ok()) {
-    // Before the journal exists nothing is visible: remove the temps and recycle N.
-    const auto pending = internal::PendingCommits(fs, root);
-    if (std::find(pending.begin(), pending.end(), m.n) == pending.end()) {
-      for (const std::string& t : written) (void)fs->RemoveFile(t);
-      return fail(st);
-    }
-    m.done = true;  // the journal decides: the next Open rolls it forward
+    // The journal decides: N appears (now or when the next writer rolls it forward); it is
+    // not recycled. The caller learns that durability was not confirmed.
+    m.done = true;
+    (void)fs->RemoveFile(m.reservation);
     return st;
   }
   m.done = true;
