@@ -21,18 +21,10 @@ from .test_recorder_common import (
     list_rows,
     listing,
     main_task,
+    sim,  # noqa: F401 - pytest fixture shared with the other recorder tests
+    tables,  # noqa: F401 - pytest fixture
     type_str,
 )
-
-
-@pytest.fixture
-def sim(reel_bin, tmp_path_factory):
-    return main_task(reel_bin, tmp_path_factory)
-
-
-@pytest.fixture
-def tables(sim):
-    return {n: data_table(sim.path, n) for n in sim.numbers}
 
 
 def test_simulate_reported_three_committed_episodes(sim):
