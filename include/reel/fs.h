@@ -72,6 +72,9 @@ class FileSystem {
   virtual Status RemoveFile(const std::string& path) = 0;
   // mkdir -p.
   virtual Status CreateDirs(const std::string& path) = 0;
+  // fsync of a file written outside this interface (FFmpeg's muxers write video
+  // files themselves, since mp4 needs seeks). The default returns NotSupported.
+  virtual Status SyncFile(const std::string& path);
   // Blocks until an exclusive lock on `path` (created empty if missing) is held.
   // The default implementation returns NotSupported.
   virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path);
@@ -87,6 +90,10 @@ FileSystem* DefaultFileSystem();
 // contents (the rename happened but may not be durable). Either way `path` is
 // a whole file, old or new, never a torn one.
 Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view contents);
+
+// Creates (or truncates) `path` with `contents` and fsyncs it; no rename. The first
+// half of WriteFileAtomic, for callers that publish the file themselves.
+Status WriteFileSynced(FileSystem* fs, const std::string& path, std::string_view contents);
 
 // "a/b" + "c" -> "a/b/c"; an empty side is dropped.
 std::string JoinPath(const std::string& a, const std::string& b);

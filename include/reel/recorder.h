@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -36,6 +37,7 @@
 #include "reel/fs.h"
 #include "reel/metadata.h"
 #include "reel/status.h"
+#include "reel/video.h"
 
 namespace reel {
 
@@ -60,6 +62,37 @@ struct SlamTrajectoryOptions {
   std::string source_slot;       // slot whose frames stamp the _ns column
 };
 
+// One video slot (image_key) of the rig. Row i of the data parquet is frame i of
+// every slot's file, so a slot runs at the task's fps.
+struct VideoSlotOptions {
+  std::string slot;  // image_key, e.g. "stereo_left", "d435_depth"; listed in a device's slots
+  int width = 0;
+  int height = 0;
+  bool depth = false;
+  // Depth slots: the RGB slot whose frames this one follows (contract §2.3: a depth
+  // frame is written at every frame of its master, the last one repeated on a gap).
+  std::string master_slot;
+};
+
+// What the recorder does when a slot's encoder falls behind and its queue is full.
+enum class QueueFullPolicy {
+  kBlock,  // AppendFrame waits for the encoder (no frame lost; the caller slows down)
+  kDrop,   // the row's new frame is dropped, the previous one repeated, and counted in
+           // drop_stats as "queue:<slot>" (the caller never waits)
+};
+
+struct VideoOptions {
+  std::vector<VideoSlotOptions> slots;
+  // RGB encoding (kind, size and fps are taken from the slot and the task).
+  VideoEncoderOptions rgb;
+  // Depth as FFV1 gray16le .mkv (lossless mm) instead of 12-bit log-code HEVC .mp4.
+  // Chosen automatically when this FFmpeg has no 12-bit HEVC encoder.
+  bool depth_ffv1 = false;
+  QueueFullPolicy queue_full = QueueFullPolicy::kBlock;
+  // Frames a slot may hold waiting for its encoder: bounds the recorder's memory.
+  int queue_frames = 8;
+};
+
 struct TaskWriterOptions {
   std::string task_name;        // default: the directory's name
   double fps = 30.0;
@@ -73,6 +106,7 @@ struct TaskWriterOptions {
   int64_t progress_watermark = 0;
   // Rows per parquet row group: the most rows the recorder holds in memory.
   int64_t row_group_rows = 256;
+  VideoOptions video;
   FileSystem* fs = nullptr;  // null = DefaultFileSystem()
 };
 
@@ -135,6 +169,22 @@ struct CommittedEpisode {
 
 class EpisodeWriter;
 
+// The frame source of one video slot during an episode. Push() may be called from
+// any thread (a camera's capture thread), concurrently with AppendFrame(). At each
+// AppendFrame the slot writes one frame: the latest pushed since the previous row,
+// or, when none came, the previous frame again (counted in drop_stats as
+// "ext:<slot>", the longest such gap as "<slot>_gap_ms"). Frames pushed and then
+// superseded before a row are counted as "superseded:<slot>".
+class VideoStream {
+ public:
+  virtual ~VideoStream() = default;
+  virtual const std::string& slot() const = 0;
+  // RGB slots: width*height*3 bytes of packed RGB24.
+  virtual Status PushRgb(std::span<const uint8_t> rgb) = 0;
+  // Depth slots: width*height millimetres (0 = no depth).
+  virtual Status PushDepth(std::span<const uint16_t> mm) = 0;
+};
+
 class TaskWriter {
  public:
   // Opens (creating if new) the task at `root`; rolls forward an interrupted commit
@@ -152,6 +202,22 @@ class TaskWriter {
 
  private:
   friend class EpisodeWriter;
+
+// The frame source of one video slot during an episode. Push() may be called from
+// any thread (a camera's capture thread), concurrently with AppendFrame(). At each
+// AppendFrame the slot writes one frame: the latest pushed since the previous row,
+// or, when none came, the previous frame again (counted in drop_stats as
+// "ext:<slot>", the longest such gap as "<slot>_gap_ms"). Frames pushed and then
+// superseded before a row are counted as "superseded:<slot>".
+class VideoStream {
+ public:
+  virtual ~VideoStream() = default;
+  virtual const std::string& slot() const = 0;
+  // RGB slots: width*height*3 bytes of packed RGB24.
+  virtual Status PushRgb(std::span<const uint8_t> rgb) = 0;
+  // Depth slots: width*height millimetres (0 = no depth).
+  virtual Status PushDepth(std::span<const uint16_t> mm) = 0;
+};
   TaskWriter() = default;
   std::string root_;
   TaskWriterOptions options_;
@@ -165,9 +231,19 @@ class EpisodeWriter {
   int64_t episode_index() const;
   int64_t rows() const;
 
-  // Validates and appends one row. Invalid for a column name the contract forbids
-  // (upper case, non-ASCII, retired slam_pose / gripper_1_*, observation.images.*),
-  // a wrong vector length, or a force-matrix column whose dtype would change.
+  // The stream of a slot declared in TaskWriterOptions::video (NotFound otherwise).
+  // Valid until the episode is committed or aborted.
+  Result<VideoStream*> Video(const std::string& slot);
+
+  // Counts `n` samples the caller had to drop into drop_stats[key] (for example
+  // "imu_overflow" when a device's queue overflowed).
+  void CountDrop(const std::string& key, int64_t n);
+
+  // Validates and appends one row, and writes one frame to every video slot.
+  // Invalid for a column name the contract forbids (upper case, non-ASCII, retired
+  // slam_pose / gripper_1_*, observation.images.*), a wrong vector length, or a
+  // force-matrix column whose dtype would change; the row is then not written.
+  // An encoder failure aborts the episode (its number is recycled) and is returned.
   Status AppendFrame(const FrameRow& row);
 
   // Writes every file of the episode and the task files, atomically (see above).

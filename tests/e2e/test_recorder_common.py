@@ -214,12 +214,14 @@ class SimTask:
 
 
 def main_task(reel_bin: str, tmp_path_factory) -> SimTask:
-    """3 episodes, 2 s at 30 fps, default tier (int16x100), fixed seed, into a fresh task."""
+    """3 episodes, 2 s at 30 fps, default tier (int16x100), fixed seed, video off, into a fresh task."""
 
     def build(root):
         path = root / "pick_cube"
         t0 = time.time()
-        eps = simulate(reel_bin, path, "--episodes", 3, "--seconds", MAIN_SECONDS, "--seed", 1)
+        # Video off: this slice is about the parquet and JSON files (test_recorder_video.py
+        # covers the streams).
+        eps = simulate(reel_bin, path, "--episodes", 3, "--seconds", MAIN_SECONDS, "--seed", 1, "--no-video")
         return SimTask(path, eps, t0, time.time(), "int16x100", MAIN_FPS, MAIN_SECONDS)
 
     return memo_task("main", tmp_path_factory, build)

@@ -1,4 +1,8 @@
 // reel simulate | delete: the recorder from the command line.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "cli.h"
@@ -12,12 +16,51 @@ struct SimulateArgs {
   std::string task;
   int64_t episodes = 2;
   int64_t watermark = 0;
-  bool abort_last = false, json = false;
+  bool abort_last = false, json = false, profile = false, no_video = false, depth_ffv1 = false,
+       queue_drop = false;
+  std::string video_size = "320x240";
+  VideoEncoderOptions rgb;
   SimulateOptions sim;
 };
 
-int RunSimulate(const SimulateArgs& a) {
+// CPU seconds (user + system, all threads) used by this process so far.
+double CpuSeconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Appends the episode's rows. With `profile`, the rows are generated first and only
+// the recorder's part (append + commit) is timed into record_cpu / record_wall.
+Status RecordEpisode(EpisodeWriter& episode, const SimulateArgs& a, double* record_cpu,
+                     double* record_wall) {
+  if (!a.profile) return SimulateEpisode(episode, a.sim, episode.episode_index());
+  std::vector<FrameRow> rows;
+  REEL_RETURN_IF_ERROR(SimulateRows(a.sim, episode.episode_index(), [&rows](const FrameRow& row) {
+    rows.push_back(row);
+    return Status::OK();
+  }));
+  const double cpu0 = CpuSeconds(), wall0 = WallSeconds();
+  for (const FrameRow& row : rows) REEL_RETURN_IF_ERROR(episode.AppendFrame(row));
+  *record_cpu += CpuSeconds() - cpu0;
+  *record_wall += WallSeconds() - wall0;
+  return Status::OK();
+}
+
+int RunSimulate(SimulateArgs a) {
+  double record_cpu = 0, record_wall = 0;
+  a.sim.video = !a.no_video;
+  if (std::sscanf(a.video_size.c_str(), "%dx%d", &a.sim.video_width, &a.sim.video_height) != 2)
+    return Fail(Status::Invalid("--video-size \"" + a.video_size + "\": expected WIDTHxHEIGHT"));
   TaskWriterOptions options = SimulatedRigOptions(BaseName(a.task), a.sim);
+  options.video.rgb = a.rgb;
+  options.video.depth_ffv1 = a.depth_ffv1;
+  if (a.queue_drop) options.video.queue_full = QueueFullPolicy::kDrop;
   options.progress_watermark = a.watermark;
   auto writer = TaskWriter::Open(a.task, options);
   if (!writer.ok()) return Fail(writer.status());
@@ -25,7 +68,7 @@ int RunSimulate(const SimulateArgs& a) {
   for (int64_t k = 0; k < a.episodes; ++k) {
     auto episode = (*writer)->BeginEpisode();
     if (!episode.ok()) return Fail(episode.status());
-    Status st = SimulateEpisode(**episode, a.sim, (*episode)->episode_index());
+    Status st = RecordEpisode(**episode, a, &record_cpu, &record_wall);
     if (!st.ok()) return Fail(st);
     const bool abort = a.abort_last && k + 1 == a.episodes;
     Json entry = {{"episode_index", (*episode)->episode_index()}, {"length", (*episode)->rows()},
@@ -34,15 +77,27 @@ int RunSimulate(const SimulateArgs& a) {
       st = (*episode)->Abort();
       if (!st.ok()) return Fail(st);
     } else {
+      const double cpu0 = CpuSeconds(), wall0 = WallSeconds();
       auto done = (*episode)->Commit();
       if (!done.ok()) return Fail(done.status());
+      record_cpu += CpuSeconds() - cpu0;
+      record_wall += WallSeconds() - wall0;
     }
     if (!a.json)
       std::cout << (abort ? "aborted " : "recorded ") << "episode " << entry["episode_index"] << " ("
                 << entry["length"] << " rows)\n";
     list.push_back(entry);
   }
-  if (a.json) PrintJson({{"episodes", list}});
+  Json out = {{"episodes", list}};
+  if (a.profile) {
+    out["profile"] = {{"record_cpu_s", record_cpu},
+                      {"record_wall_s", record_wall},
+                      {"recorded_s", a.sim.seconds * static_cast<double>(a.episodes)}};
+    if (!a.json)
+      std::cout << "recorder: " << record_cpu << " CPU s, " << record_wall << " wall s for "
+                << a.sim.seconds * static_cast<double>(a.episodes) << " recorded s\n";
+  }
+  if (a.json) PrintJson(out);
   return kExitOk;
 }
 
@@ -59,8 +114,20 @@ void AddRecordCommands(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sim->add_option("--seed", a->sim.seed, "random seed")->capture_default_str();
   sim->add_option("--watermark", a->watermark, "caller's progress watermark: the next N it expects");
+  sim->add_flag("--no-video", a->no_video, "record no video streams");
+  sim->add_option("--video-size", a->video_size, "every camera's WIDTHxHEIGHT")->capture_default_str();
+  sim->add_option("--codec", a->rgb.codec, "RGB codec: h264 or hevc")->capture_default_str();
+  sim->add_option("--preset", a->rgb.preset, "x264/x265 preset")->capture_default_str();
+  sim->add_option("--crf", a->rgb.crf, "RGB constant rate factor")->capture_default_str();
+  sim->add_option("--gop", a->rgb.gop, "keyframe interval")->capture_default_str();
+  sim->add_flag("--depth-ffv1", a->depth_ffv1, "depth as FFV1 .mkv (lossless mm) instead of 12-bit HEVC");
+  sim->add_flag("--queue-drop", a->queue_drop,
+                "drop (and count) frames when an encoder falls behind instead of waiting");
   sim->add_flag("--abort-last", a->abort_last, "abort the last episode instead of committing it");
   sim->add_flag("--json", a->json, "machine-readable output");
+  sim->add_flag("--profile", a->profile,
+                "generate each episode's rows first, then report the recorder's CPU and wall "
+                "seconds (append + commit) apart from the simulation");
   sim->callback([&exit_code, a] { exit_code = RunSimulate(*a); });
 
   auto task = std::make_shared<std::string>();

@@ -171,6 +171,16 @@ class PosixFileSystem final : public FileSystem {
     return Status::OK();
   }
 
+  Status SyncFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("open", path, errno);
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return ErrnoStatus("fsync", path, err);
+    return Status::OK();
+  }
+
   Status RemoveFile(const std::string& path) override {
     if (::unlink(path.c_str()) != 0) return ErrnoStatus("unlink", path, errno);
     return Status::OK();
@@ -212,6 +222,10 @@ Result<std::unique_ptr<FileLock>> FileSystem::LockFile(const std::string& path) 
   return Status::NotSupported(path + ": this file system has no locks");
 }
 
+Status FileSystem::SyncFile(const std::string& path) {
+  return Status::NotSupported(path + ": this file system cannot sync files it did not write");
+}
+
 FileSystem* DefaultFileSystem() {
   static PosixFileSystem* fs = new PosixFileSystem();
   return fs;
@@ -236,6 +250,13 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
+Status WriteFileSynced(FileSystem* fs, const std::string& path, std::string_view contents) {
+  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
+  REEL_RETURN_IF_ERROR(file->Append(contents));
+  REEL_RETURN_IF_ERROR(file->Sync());
+  return file->Close();
+}
+
 Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view contents) {
   static std::atomic<uint64_t> counter{0};
   const std::string dir = DirName(path);
@@ -245,10 +266,7 @@ Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view
                                             std::to_string(::getpid()) + "-" +
                                             std::to_string(counter++) + ".tmp");
   auto write = [&]() -> Status {
-    REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(tmp));
-    REEL_RETURN_IF_ERROR(file->Append(contents));
-    REEL_RETURN_IF_ERROR(file->Sync());
-    REEL_RETURN_IF_ERROR(file->Close());
+    REEL_RETURN_IF_ERROR(WriteFileSynced(fs, tmp, contents));
     REEL_RETURN_IF_ERROR(fs->Rename(tmp, path));
     return fs->SyncDir(dir);
   };

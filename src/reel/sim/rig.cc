@@ -1,6 +1,8 @@
 // The simulated rig (see reel/simulate.h).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "reel/decode.h"
@@ -75,7 +77,47 @@ std::vector<float> GloveFrame(double pressure, double phase) {
   return g;
 }
 
+// Frame i of camera `pattern`: smooth colour gradients drifting with time and a bright
+// square crossing the view, so the encoder sees motion.
+void RgbFrame(int64_t i, int pattern, int w, int h, uint8_t* out) {
+  const int sx = static_cast<int>((i * 3 + pattern * 37) % (w + 40)) - 40;
+  const int sy = h / 3 + pattern * 9 % (h / 2);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      uint8_t* p = out + (static_cast<size_t>(y) * w + x) * 3;
+      const bool square = x >= sx && x < sx + 40 && y >= sy && y < sy + 40;
+      p[0] = square ? 250 : static_cast<uint8_t>((x + i + pattern * 40) & 255);
+      p[1] = square ? 240 : static_cast<uint8_t>((y * 2 + pattern * 25) & 255);
+      p[2] = square ? 60 : static_cast<uint8_t>(((x + y) / 2 + 3 * i) & 255);
+    }
+}
+
+// Depth frame i in mm: a floor plane from 700 mm (bottom) to 4000 mm (top), a box at
+// 450 mm passing in front, and a no-depth (0) border.
+void DepthFrame(int64_t i, int w, int h, uint16_t* out) {
+  const int bx = static_cast<int>((i * 4) % (w + 60)) - 60;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      uint16_t mm = static_cast<uint16_t>(4000 - 3300 * y / std::max(1, h - 1));
+      if (x >= bx && x < bx + 60 && y > h / 4 && y < h / 4 + 60) mm = 450;
+      if (x < 4 || y < 4) mm = 0;
+      out[static_cast<size_t>(y) * w + x] = mm;
+    }
+}
+
 }  // namespace
+
+std::vector<VideoSlotOptions> RigVideoSlots(const SimulateOptions& options) {
+  if (!options.video) return {};
+  const int w = options.video_width, h = options.video_height;
+  return {
+      {"stereo_left", w, h, false, ""},   {"stereo_right", w, h, false, ""},
+      {"stereo_depth", w, h, true, "stereo_left"},
+      {"gripper_rgb", w, h, false, ""},   {"gripper_2_rgb", w, h, false, ""},
+      {"d435_rgb", w, h, false, ""},      {"d435_depth", w, h, true, "d435_rgb"},
+      {"head_left_rgb", w, h, false, ""},
+  };
+}
 
 TaskWriterOptions SimulatedRigOptions(const std::string& task_name, const SimulateOptions& options) {
   TaskWriterOptions o;
@@ -95,6 +137,7 @@ TaskWriterOptions SimulatedRigOptions(const std::string& task_name, const Simula
        StereoCalibration("d435", 640, 480, 0.05)},
       {"uvc:usb-DECXIN_0001", "uvc", "head_cam", {"head_left_rgb"}, ""},
   };
+  o.video.slots = RigVideoSlots(options);
   o.force_matrix_tiers = {{"observation.gripper_left_force_matrix", options.tier},
                           {"observation.gripper_2_gripper_left_force_matrix", options.tier}};
   o.slam_trajectories = {
@@ -109,6 +152,41 @@ TaskWriterOptions SimulatedRigOptions(const std::string& task_name, const Simula
 }
 
 Status SimulateEpisode(EpisodeWriter& writer, const SimulateOptions& options, int64_t episode) {
+  if (!options.video)
+    return SimulateRows(options, episode, [&writer](const FrameRow& row) { return writer.AppendFrame(row); });
+  struct Source {
+    VideoStream* stream;
+    bool depth;
+    int pattern;
+  };
+  std::vector<Source> sources;
+  for (const VideoSlotOptions& s : RigVideoSlots(options)) {
+    REEL_ASSIGN_OR_RETURN(VideoStream * stream, writer.Video(s.slot));
+    sources.push_back({stream, s.depth, static_cast<int>(sources.size())});
+  }
+  const int w = options.video_width, h = options.video_height;
+  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+  std::vector<uint16_t> depth(static_cast<size_t>(w) * h);
+  int64_t i = 0;
+  return SimulateRows(options, episode, [&](const FrameRow& row) -> Status {
+    for (const Source& src : sources) {
+      if (src.depth) {
+        // The D435 depth source misses the frames its depth_dup column marks.
+        if (src.stream->slot() == "d435_depth" && i % 29 == 28) continue;
+        DepthFrame(i + src.pattern * 7, w, h, depth.data());
+        REEL_RETURN_IF_ERROR(src.stream->PushDepth(depth));
+      } else {
+        RgbFrame(i, src.pattern, w, h, rgb.data());
+        REEL_RETURN_IF_ERROR(src.stream->PushRgb(rgb));
+      }
+    }
+    ++i;
+    return writer.AppendFrame(row);
+  });
+}
+
+Status SimulateRows(const SimulateOptions& options, int64_t episode,
+                    const std::function<Status(const FrameRow&)>& sink) {
   std::mt19937_64 rng(options.seed * 1000003ULL + static_cast<uint64_t>(episode));
   std::normal_distribution<double> noise(0.0, 1.0);
   const int64_t rows = static_cast<int64_t>(std::llround(options.seconds * options.fps));
@@ -191,7 +269,7 @@ Status SimulateEpisode(EpisodeWriter& writer, const SimulateOptions& options, in
     row.SetScalar("ts_src", 1);
     row.SetScalar("rgb_gap", 0);
     row.SetScalar("depth_gap", i % 29 == 28 ? 33 : 0);
-    REEL_RETURN_IF_ERROR(writer.AppendFrame(row));
+    REEL_RETURN_IF_ERROR(sink(row));
   }
   return Status::OK();
 }

@@ -19,6 +19,7 @@
 #include "reel/task.h"
 #include "write/commit.h"
 #include "write/episode_data.h"
+#include "write/episode_videos.h"
 #include "write/fs_stream.h"
 
 namespace reel {
@@ -99,13 +100,23 @@ std::set<int64_t> LiveReservations(FileSystem* fs, const std::string& root) {
 // Removes temp files left by writers that died (never a live writer's).
 void RemoveStaleTemps(FileSystem* fs, const std::string& root) {
   std::vector<std::string> dirs = {"meta", "meta/episodes", "data"};
-  for (const char* parent : {"data", "meta/episodes"}) {
+  auto subdirs = [&](const std::string& parent) {
+    std::vector<std::string> out;
     auto entries = fs->ListDir(JoinPath(root, parent));
-    if (!entries.ok()) continue;
+    if (!entries.ok()) return out;
     for (const DirEntry& e : *entries)
-      if (e.type == FileType::kDirectory && e.name.starts_with("chunk-"))
-        dirs.push_back(std::string(parent) + "/" + e.name);
-  }
+      if (e.type == FileType::kDirectory) out.push_back(parent + "/" + e.name);
+    return out;
+  };
+  for (const char* parent : {"data", "meta/episodes", "videos"})
+    for (const std::string& chunk : subdirs(parent)) {
+      if (!BaseName(chunk).starts_with("chunk-")) continue;
+      if (std::string(parent) != "videos") {
+        dirs.push_back(chunk);
+        continue;
+      }
+      for (const std::string& slot : subdirs(chunk)) dirs.push_back(slot);  // videos/chunk-c/<slot>/
+    }
   for (const std::string& d : dirs) {
     auto entries = fs->ListDir(JoinPath(root, d));
     if (!entries.ok()) continue;
@@ -238,10 +249,7 @@ Result<std::string> PlanCalibration(const std::vector<DeviceOptions>& devices) {
 
 Status WriteTempFile(FileSystem* fs, const std::string& path, std::string_view contents) {
   REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(path)));
-  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
-  REEL_RETURN_IF_ERROR(file->Append(contents));
-  REEL_RETURN_IF_ERROR(file->Sync());
-  return file->Close();
+  return WriteFileSynced(fs, path, contents);
 }
 
 Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow& row) {
@@ -334,6 +342,7 @@ Result<std::unique_ptr<TaskWriter>> TaskWriter::Open(const std::string& root,
       return Status::Invalid("force_matrix_tiers: \"" + column + "\" is not a *_force_matrix column");
     REEL_RETURN_IF_ERROR(ForceMatrixSpecForTier(tier).status());
   }
+  REEL_RETURN_IF_ERROR(internal::ValidateVideoOptions(options));
   REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, kInfoPath)));
   if (st.type != FileType::kNotFound) {
     REEL_ASSIGN_OR_RETURN(DetectedFormat format, DetectFormat(fs, root));
@@ -365,6 +374,8 @@ struct EpisodeWriter::Impl {
   double created_at = 0;
   std::map<std::string, ForceMatrixSpec> fm_specs;
   std::unique_ptr<internal::EpisodeData> data;
+  std::unique_ptr<internal::EpisodeVideos> videos;
+  std::map<std::string, int64_t> drops;  // CountDrop
   bool done = false;
 };
 
@@ -407,7 +418,14 @@ Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() {
   data_options.row_group_rows = options_.row_group_rows;
   data_options.force_matrix_specs = impl->fm_specs;
   impl->data = std::make_unique<internal::EpisodeData>(std::move(data_options));
-  return std::unique_ptr<EpisodeWriter>(new EpisodeWriter(std::move(impl)));
+  std::unique_ptr<EpisodeWriter> episode(new EpisodeWriter(std::move(impl)));
+  auto videos = internal::EpisodeVideos::Open(fs_, root_, options_, info, episode->impl_->n);
+  if (!videos.ok()) {
+    (void)episode->Abort();  // N is recycled, nothing of it stays
+    return videos.status();
+  }
+  episode->impl_->videos = std::move(*videos);
+  return episode;
 }
 
 // ---- EpisodeWriter -----------------------------------------------------------------------
@@ -421,9 +439,21 @@ EpisodeWriter::~EpisodeWriter() {
 int64_t EpisodeWriter::episode_index() const { return impl_->n; }
 int64_t EpisodeWriter::rows() const { return impl_->data->rows(); }
 
+Result<VideoStream*> EpisodeWriter::Video(const std::string& slot) {
+  if (impl_->done) return Status::Invalid("episode " + std::to_string(impl_->n) + " is already closed");
+  return impl_->videos->Stream(slot);
+}
+
+void EpisodeWriter::CountDrop(const std::string& key, int64_t n) { impl_->drops[key] += n; }
+
 Status EpisodeWriter::AppendFrame(const FrameRow& row) {
   if (impl_->done) return Status::Invalid("episode " + std::to_string(impl_->n) + " is already closed");
-  return impl_->data->Append(row);
+  REEL_RETURN_IF_ERROR(impl_->data->Append(row));
+  if (Status st = impl_->videos->Tick(); !st.ok()) {
+    (void)Abort();
+    return st.WithContext("episode " + std::to_string(impl_->n) + " aborted");
+  }
+  return Status::OK();
 }
 
 Status EpisodeWriter::Abort() {
@@ -435,6 +465,7 @@ Status EpisodeWriter::Abort() {
   Json marker = {{"episode_index", impl_->n}, {"freed_at", IsoUtcNow()}};
   Status st = WriteFileAtomic(fs, JoinPath(root, kRecycledPath), internal::Dump(marker, -1));
   impl_->data->Discard();
+  if (impl_->videos) impl_->videos->Discard();
   (void)fs->RemoveFile(impl_->reservation);
   return st;
 }
@@ -449,9 +480,15 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
     (void)Abort();
     return st;
   };
+  const int64_t length = m.data->rows();
+  // Encoders flush outside the lock: this is the slow part of a commit.
+  if (length == 0) {
+    m.videos->Discard();  // an empty episode has no data file, so no videos either
+  } else if (Status st = m.videos->Finish(length); !st.ok()) {
+    return fail(st);
+  }
   auto data_tmp = m.data->Finish();
   if (!data_tmp.ok()) return fail(data_tmp.status());
-  const int64_t length = m.data->rows();
 
   auto lock = fs->LockFile(JoinPath(root, kLockPath));
   if (!lock.ok()) return fail(lock.status());
@@ -465,7 +502,7 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
   decl.codebase_version = "v3.0";
   decl.app_version = options.app_version;
   decl.fps = options.fps;
-  decl.video = false;
+  m.videos->Declare(decl);
   decl.task_name = options.task_name;
   decl.sensor_dim = 256;
   Json fm_specs = Json::object(), slam_specs = Json::object();
@@ -529,10 +566,16 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
   row.calibration = *calibration;
   row.force_matrix_specs = internal::Dump(fm_specs, -1);
   row.slam_specs = internal::Dump(slam_specs, -1);
+  row.video_codec = m.videos->VideoCodecJson();
+  Json drop_stats = {{"imu_overflow", 0}};
+  for (const auto& [key, count] : m.drops) drop_stats[key] = count;
+  m.videos->AddDropStats(drop_stats);
+  row.drop_stats = internal::Dump(drop_stats, -1);
 
   // Temps for every file, then the journal and the renames.
   std::vector<internal::Rename> renames;
   auto rel = [&](const std::string& abs) { return abs.substr(root.size() + 1); };
+  for (const auto& f : m.videos->files()) renames.push_back({rel(f.temp), f.final_rel});
   if (!data_tmp->empty()) renames.push_back({rel(*data_tmp), m.data_rel});
   const std::string row_tmp = internal::TempPathFor(JoinPath(root, m.row_rel), "commit");
   std::vector<std::string> written = {row_tmp};  // temps to remove if the commit fails early

@@ -42,10 +42,10 @@ namespace stdfs = std::filesystem;
 
 // ---- a fault-injecting FileSystem (the approach of io/fs_test.cc) ---------------------
 
-enum class Op { kNewWritableFile, kAppend, kSync, kClose, kRename, kSyncDir, kRemoveFile };
+enum class Op { kNewWritableFile, kAppend, kSync, kClose, kRename, kSyncDir, kRemoveFile, kSyncFile };
 const char* OpName(Op op) {
-  static const char* names[] = {"NewWritableFile", "Append", "Sync",      "Close",
-                                "Rename",          "SyncDir", "RemoveFile"};
+  static const char* names[] = {"NewWritableFile", "Append",     "Sync",    "Close",
+                                "Rename",          "SyncDir",    "RemoveFile", "SyncFile"};
   return names[static_cast<int>(op)];
 }
 
@@ -136,6 +136,13 @@ class FaultFileSystem final : public FileSystem {
       return Error(Op::kSyncDir, path);
     }
     return base_->SyncDir(path);
+  }
+  Status SyncFile(const std::string& path) override {
+    if (Tick(Op::kSyncFile, path)) {
+      CrashNow();
+      return Error(Op::kSyncFile, path);
+    }
+    return base_->SyncFile(path);
   }
   Status RemoveFile(const std::string& path) override {
     if (Tick(Op::kRemoveFile, path)) {
@@ -242,7 +249,20 @@ SimulateOptions ShortSim() {
   SimulateOptions sim;
   sim.seconds = 0.3;
   sim.fps = 10;
+  sim.video_width = 64;  // every video slot of the rig, tiny: the faults are in the files
+  sim.video_height = 48;
   return sim;
+}
+
+// Episode 2's video files: one per slot of the rig.
+std::vector<std::string> Videos2() {
+  std::vector<std::string> out;
+  for (const VideoSlotOptions& s : RigVideoSlots(ShortSim())) {
+    const VideoKind kind = !s.depth ? VideoKind::kRgb
+                           : HaveHevc12Encoder() ? VideoKind::kDepthHevc : VideoKind::kDepthFfv1;
+    out.push_back("videos/chunk-000/" + s.slot + "/episode-001." + VideoExtension(kind));
+  }
+  return out;
 }
 
 TaskWriterOptions WriterOptions(FileSystem* fs) {
@@ -389,12 +409,14 @@ class RecorderFaultTest : public ::testing::Test {
       EXPECT_TRUE(now.count("meta/.commit-2.json") == 0) << what << ": journal left after recovery";
     }
 
-    const bool committed = now.count(kData2) > 0 || now.count(kRow2) > 0;
+    bool committed = now.count(kData2) > 0 || now.count(kRow2) > 0;
+    for (const std::string& v : Videos2()) committed = committed || now.count(v) > 0;
     std::set<std::string> expect_files;
     for (const std::string& k : Keys(*snapshot_, false)) expect_files.insert(k);
     if (committed) {
       expect_files.insert(kData2);
       expect_files.insert(kRow2);
+      for (const std::string& v : Videos2()) expect_files.insert(v);
       if (!strict_ && now.count(kMarker)) expect_files.insert(kMarker);  // known bug, see *Strict
     } else if (now.count(kMarker)) {
       expect_files.insert(kMarker);

@@ -1,0 +1,170 @@
+// Video: encoding while recording and frame-exact decoding, through FFmpeg's
+// libraries (libavformat / libavcodec / libswscale) in process.
+//
+// The pooled layout's promise is "row i of the data parquet is frame i of every
+// video of the episode" (contract §8). Encoders here write frame i with pts i in
+// a time base of 1/fps, and decoders address frames by that index. Files that
+// pack many episodes (LeRobot v3) are addressed by timestamp instead.
+//
+// Depth (reference-behaviour.md "Depth"): 12-bit gray HEVC .mp4 holding the log
+// depth code (100-5000 mm, 4095 codes, range=full, qp=6, hvc1 tag), or FFV1
+// gray16le .mkv holding millimetres. Readers decide by the file's container and
+// codec (the task's video_extensions names the file), never by a fixed stream
+// index: an older dual-stream .mkv (H.264 heatmap + FFV1) is read by finding its
+// FFV1 stream.
+//
+// Thread safety: a VideoEncoder or VideoReader is used from one thread at a time;
+// distinct objects are independent.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "reel/status.h"
+
+namespace reel {
+
+// ---- depth code ------------------------------------------------------------------------
+inline constexpr int kDepthMinMm = 100;
+inline constexpr int kDepthMaxMm = 5000;
+inline constexpr int kDepthMaxCode = 4095;
+
+// code = clip(rint((ln(mm) - ln 100) * 4095 / ln 50), 0, 4095); 0 mm (no depth) -> 0.
+uint16_t DepthMmToCode(uint16_t mm);
+// mm = rint(exp(ln 100 + code * ln 50 / 4095)); code 0 -> 100 mm.
+uint16_t DepthCodeToMm(uint16_t code);
+
+// ---- encoding --------------------------------------------------------------------------
+enum class VideoKind {
+  kRgb,        // RGB24 frames in, H.264 or HEVC .mp4 out
+  kDepthHevc,  // uint16 mm in, 12-bit log code gray HEVC .mp4 out
+  kDepthFfv1,  // uint16 mm in, FFV1 gray16le .mkv out (lossless)
+};
+
+struct VideoEncoderOptions {
+  VideoKind kind = VideoKind::kRgb;
+  int width = 0;
+  int height = 0;
+  double fps = 30.0;
+  // RGB only. codec: "h264" (libx264) or "hevc" (libx265); pixel format yuv420p.
+  std::string codec = "h264";
+  std::string preset = "veryfast";
+  int crf = 20;
+  // Keyframe interval. Short, so a random frame decodes quickly (LeRobot uses 2).
+  int gop = 2;
+  // Encoder threads (0 = codec default). The recorder runs one encoder per slot on
+  // its own thread, so 1 keeps a rig's many streams from oversubscribing the cores.
+  int threads = 1;
+};
+
+// Whether this FFmpeg build can encode 12-bit gray HEVC (libx265 with gray12le).
+bool HaveHevc12Encoder();
+
+// The extension a stream of this kind is stored under: "mp4" or "mkv".
+const char* VideoExtension(VideoKind kind);
+
+// Writes one video file. Open() creates `path` (the container is chosen by
+// `kind`, not by the name, so a dotfile temp name works); Add*() encodes one
+// frame with pts = number of frames added so far; Finish() flushes the encoder,
+// writes the trailer and closes the file (no fsync: the caller syncs).
+class VideoEncoder {
+ public:
+  static Result<std::unique_ptr<VideoEncoder>> Open(const std::string& path,
+                                                    const VideoEncoderOptions& options);
+  ~VideoEncoder();
+
+  // kRgb: width*height*3 bytes, packed RGB24, row-major.
+  Status AddRgb(std::span<const uint8_t> rgb);
+  // Depth kinds: width*height millimetres, row-major.
+  Status AddDepth(std::span<const uint16_t> mm);
+  // Re-encodes the previous frame (a gap or a dropped frame keeps row i = frame i).
+  Status Repeat();
+  Status Finish();
+
+  int64_t frames() const;
+  const VideoEncoderOptions& options() const;
+  // What went into the file, for the episodes row's video_codec:
+  // e.g. {"encoder": "libx264", "codec": "h264", "crf": 20, "preset": ..., "gop": 2}.
+  std::string DescribeJson() const;
+
+  struct Impl;
+
+ private:
+  explicit VideoEncoder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- decoding --------------------------------------------------------------------------
+struct VideoInfo {
+  int width = 0;
+  int height = 0;
+  int64_t frames = 0;        // frames in the stream (counted from the packet index)
+  int time_base_num = 0;     // the stream's time base
+  int time_base_den = 1;
+  double fps = 0;            // average frame rate
+  std::string codec;         // e.g. "h264", "hevc", "ffv1"
+  std::string pix_fmt;       // native pixel format, e.g. "yuv420p", "gray12le", "gray16le"
+  bool depth = false;        // a depth stream (gray12le HEVC or FFV1 gray16le)
+  int stream_index = 0;      // the stream read (the FFV1 stream of a dual-stream .mkv)
+};
+
+struct VideoReaderOptions {
+  // Decoder threads (0 = FFmpeg's choice).
+  int threads = 0;
+};
+
+// Reads one video file by frame index (pooled layout: row i = frame i) or by
+// timestamp. Keeps its demuxer and decoder open between calls: reading forward
+// decodes forward; it seeks to the keyframe before a target only when that is
+// cheaper than decoding up to it.
+class VideoReader {
+ public:
+  static Result<std::unique_ptr<VideoReader>> Open(const std::string& path,
+                                                   const VideoReaderOptions& options = {});
+  ~VideoReader();
+
+  const VideoInfo& info() const;
+  const std::string& path() const;
+
+  // Frames `indices` (any order, repeats allowed) as RGB24 into `out`
+  // (indices.size() * height * width * 3 bytes, in the order asked).
+  Status ReadRgb(std::span<const int64_t> indices, std::span<uint8_t> out);
+  // Depth frames as millimetres into `out` (indices.size() * height * width):
+  // 12-bit HEVC through the inverse log code, FFV1 gray16le as stored.
+  Status ReadDepth(std::span<const int64_t> indices, std::span<uint16_t> out);
+
+  // Presentation time of frame i in seconds (pts * time_base).
+  Result<double> FrameTime(int64_t index);
+
+  // The frames nearest to each target time (seconds, stream time), RGB24 into
+  // `out`, in the order asked. Targets are sorted internally, split into
+  // clusters where consecutive targets are more than `cluster_gap_s` apart, and
+  // each cluster is served by one seek. Fails naming the file and the target
+  // when no frame lies within `tolerance_s` of it.
+  Status ReadRgbAt(std::span<const double> targets, double tolerance_s, std::span<uint8_t> out,
+                   double cluster_gap_s = 1.0);
+
+  struct Impl;
+
+ private:
+  explicit VideoReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// One target of a multi-file timestamp read (LeRobot v3: a file packs many
+// episodes; the frame time is the episode's from_timestamp + the row timestamp).
+struct TimestampTarget {
+  std::string path;
+  double time_s = 0;
+};
+
+// Decodes each target's nearest frame, grouping targets by file (one reader per
+// file), as RGB24 into `out` in the order asked. All files must share one frame
+// size. Default tolerance: half a frame period of each file.
+Status ReadRgbAtTimestamps(std::span<const TimestampTarget> targets, std::span<uint8_t> out,
+                           double tolerance_s = -1, double cluster_gap_s = 1.0);
+
+}  // namespace reel

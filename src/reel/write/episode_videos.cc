@@ -1,0 +1,183 @@
+// EpisodeVideos (see episode_videos.h).
+#include "write/episode_videos.h"
+
+#include <cmath>
+#include <set>
+
+#include "write/commit.h"
+
+namespace reel::internal {
+
+namespace {
+
+// Lower-case ASCII segments joined by '_' (multi-device §2.4 slot names).
+bool IsSlotName(const std::string& s) {
+  if (s.empty() || s.front() == '_' || s.back() == '_') return false;
+  for (char ch : s)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
+  return s.find("__") == std::string::npos;
+}
+
+VideoKind DepthKind(const VideoOptions& video, std::string* selected_by) {
+  if (video.depth_ffv1) {
+    *selected_by = "options (depth_ffv1)";
+    return VideoKind::kDepthFfv1;
+  }
+  if (!HaveHevc12Encoder()) {
+    *selected_by = "fallback: this FFmpeg has no 12-bit HEVC encoder";
+    return VideoKind::kDepthFfv1;
+  }
+  *selected_by = "default";
+  return VideoKind::kDepthHevc;
+}
+
+}  // namespace
+
+Status ValidateVideoOptions(const TaskWriterOptions& options) {
+  const VideoOptions& v = options.video;
+  std::map<std::string, const VideoSlotOptions*> by_name;
+  std::set<std::string> device_slots;
+  for (const DeviceOptions& d : options.devices) device_slots.insert(d.slots.begin(), d.slots.end());
+  for (const VideoSlotOptions& s : v.slots) {
+    const std::string where = "video slot \"" + s.slot + "\"";
+    if (!IsSlotName(s.slot))
+      return Status::Invalid(where + ": slot names are lower-case ASCII segments [a-z0-9] joined by '_'");
+    if (!by_name.emplace(s.slot, &s).second) return Status::Invalid(where + ": declared twice");
+    if (!options.devices.empty() && !device_slots.contains(s.slot))
+      return Status::Invalid(where + ": not in any device's slots (devices[].slots lists every slot)");
+    if (s.width <= 0 || s.height <= 0)
+      return Status::Invalid(where + ": size must be positive, got " + std::to_string(s.width) + "x" +
+                             std::to_string(s.height));
+    if (!s.depth && !s.master_slot.empty())
+      return Status::Invalid(where + ": only depth slots follow a master_slot");
+  }
+  for (const VideoSlotOptions& s : v.slots) {
+    if (!s.depth) continue;
+    const std::string where = "video slot \"" + s.slot + "\"";
+    auto master = by_name.find(s.master_slot);
+    if (s.master_slot.empty() || master == by_name.end())
+      return Status::Invalid(where + ": a depth slot needs the master_slot (an RGB slot) it follows; got \"" +
+                             s.master_slot + "\"");
+    if (master->second->depth)
+      return Status::Invalid(where + ": master_slot \"" + s.master_slot + "\" is a depth slot");
+  }
+  if (v.queue_frames < 1)
+    return Status::Invalid("video.queue_frames must be >= 1, got " + std::to_string(v.queue_frames));
+  return Status::OK();
+}
+
+Result<std::unique_ptr<EpisodeVideos>> EpisodeVideos::Open(FileSystem* fs, const std::string& root,
+                                                           const TaskWriterOptions& options,
+                                                           const InfoJson& info, int64_t n) {
+  std::unique_ptr<EpisodeVideos> v(new EpisodeVideos());
+  v->fs_ = fs;
+  v->task_ = &options;
+  if (options.video.slots.empty()) return v;
+  REEL_ASSIGN_OR_RETURN(PathTemplate tpl, PathTemplate::Parse(info.video_path));
+  const EpisodeLocation loc = LocateEpisode(n, info.chunks_size);
+  const VideoKind depth_kind = DepthKind(options.video, &v->depth_selected_by_);
+  for (const VideoSlotOptions& s : options.video.slots) {
+    SlotStreamOptions o;
+    o.slot = s.slot;
+    o.encoder = options.video.rgb;
+    o.encoder.kind = s.depth ? depth_kind : VideoKind::kRgb;
+    o.encoder.width = s.width;
+    o.encoder.height = s.height;
+    o.encoder.fps = options.fps;
+    o.queue_full = options.video.queue_full;
+    o.queue_frames = options.video.queue_frames;
+    PathVars vars{loc.chunk, loc.file, n, s.slot, std::string(VideoExtension(o.encoder.kind))};
+    auto rel = tpl.Render(vars);
+    if (!rel.ok()) {
+      v->Discard();
+      return rel.status();
+    }
+    const std::string final_abs = JoinPath(root, *rel);
+    o.temp_path = TempPathFor(final_abs, "commit");
+    v->files_.push_back({o.temp_path, *rel});  // registered first: Discard removes it
+    Status st = fs->CreateDirs(DirName(final_abs));
+    auto stream = st.ok() ? SlotStream::Open(std::move(o)) : Result<std::unique_ptr<SlotStream>>(st);
+    if (!stream.ok()) {
+      v->Discard();
+      return stream.status().WithContext("episode " + std::to_string(n));
+    }
+    v->slots_.push_back({s, std::move(*stream)});
+  }
+  return v;
+}
+
+EpisodeVideos::~EpisodeVideos() = default;
+
+Result<VideoStream*> EpisodeVideos::Stream(const std::string& slot) {
+  for (Slot& s : slots_)
+    if (s.options.slot == slot) return static_cast<VideoStream*>(s.stream.get());
+  return Status::NotFound("video slot \"" + slot + "\" is not declared in TaskWriterOptions::video");
+}
+
+Status EpisodeVideos::Tick() {
+  for (Slot& s : slots_) REEL_RETURN_IF_ERROR(s.stream->Tick());
+  return Status::OK();
+}
+
+Status EpisodeVideos::Finish(int64_t rows) {
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    REEL_RETURN_IF_ERROR(slots_[i].stream->Finish());
+    const int64_t frames = slots_[i].stream->frames_written();
+    if (frames != rows)
+      return Status::Corruption(files_[i].temp + ": video slot \"" + slots_[i].options.slot + "\" has " +
+                                std::to_string(frames) + " frames for " + std::to_string(rows) + " rows");
+    REEL_RETURN_IF_ERROR(fs_->SyncFile(files_[i].temp));
+  }
+  return Status::OK();
+}
+
+void EpisodeVideos::Discard() {
+  slots_.clear();  // joins the encoder threads before their files go
+  for (const File& f : files_) {
+    auto st = fs_->Stat(f.temp);
+    if (st.ok() && st->type != FileType::kNotFound) (void)fs_->RemoveFile(f.temp);
+  }
+  files_.clear();
+}
+
+void EpisodeVideos::Declare(InfoJson& decl) const {
+  decl.video = !slots_.empty();
+  for (const Slot& s : slots_) {
+    if (!s.options.depth)  // depth slots are never cameras (multi-device §6.3)
+      decl.cameras.emplace_back(s.options.slot, CameraSpec{s.options.height, s.options.width, std::nullopt});
+    decl.video_extensions.emplace_back(s.options.slot,
+                                       VideoExtension(s.stream->options().encoder.kind));
+  }
+}
+
+std::string EpisodeVideos::VideoCodecJson() const {
+  Json out = Json::object(), depth = Json::object();
+  for (const Slot& s : slots_) {
+    Json d = Json::parse(s.stream->DescribeJson());
+    if (s.options.depth) {
+      d["master_slot"] = s.options.master_slot;
+      d["selected_by"] = depth_selected_by_;
+      depth[s.options.slot] = std::move(d);
+    } else if (!out.contains("encoder")) {  // one RGB encoder setting for the episode
+      for (auto& [k, val] : d.items()) out[k] = val;
+      out["selected_by"] = "options";
+    }
+  }
+  if (!depth.empty()) out["depth"] = std::move(depth);
+  return Dump(out, -1);
+}
+
+void EpisodeVideos::AddDropStats(Json& drop_stats) const {
+  const double period_ms = 1000.0 / task_->fps;
+  for (const Slot& s : slots_) {
+    const SlotDrops d = s.stream->drops();
+    const std::string& k = s.options.slot;
+    if (d.repeated) drop_stats["ext:" + k] = d.repeated;
+    if (d.longest_gap_rows)
+      drop_stats[k + "_gap_ms"] = std::llround(static_cast<double>(d.longest_gap_rows + 1) * period_ms);
+    if (d.superseded) drop_stats["superseded:" + k] = d.superseded;
+    if (d.queue_dropped) drop_stats["queue:" + k] = d.queue_dropped;
+  }
+}
+
+}  // namespace reel::internal

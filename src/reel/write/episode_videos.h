@@ -1,0 +1,67 @@
+// EpisodeVideos: every video slot of one episode being recorded, and what the
+// episode declares about them (info.json cameras / video_extensions, the episodes
+// row's video_codec and drop_stats).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "meta/json_util.h"
+#include "reel/layout.h"
+#include "reel/metadata.h"
+#include "reel/recorder.h"
+#include "write/video_streams.h"
+
+namespace reel::internal {
+
+// Checks TaskWriterOptions::video: slot names (lower-case ASCII segments, unique,
+// listed in a device's slots when devices are declared), sizes, depth masters.
+Status ValidateVideoOptions(const TaskWriterOptions& options);
+
+class EpisodeVideos {
+ public:
+  struct File {
+    std::string temp;       // absolute
+    std::string final_rel;  // relative to the task
+  };
+
+  // Opens one encoder per declared slot, writing dotfile temps beside the final
+  // paths rendered from info.json's video_path template for episode `n`.
+  static Result<std::unique_ptr<EpisodeVideos>> Open(FileSystem* fs, const std::string& root,
+                                                     const TaskWriterOptions& options,
+                                                     const InfoJson& info, int64_t n);
+  ~EpisodeVideos();  // stops the encoder threads (temps stay until Discard)
+
+  bool empty() const { return slots_.empty(); }
+  Result<VideoStream*> Stream(const std::string& slot);
+  // One row: every slot writes one frame.
+  Status Tick();
+  // Finishes every encoder, checks each file holds `rows` frames and fsyncs it.
+  Status Finish(int64_t rows);
+  // Stops the encoders and removes the temps.
+  void Discard();
+
+  const std::vector<File>& files() const { return files_; }
+  // video, cameras and video_extensions of this episode.
+  void Declare(InfoJson& decl) const;
+  // The episodes row's video_codec ("{}" without video).
+  std::string VideoCodecJson() const;
+  // Adds this episode's frame repeats and drops to `drop_stats`.
+  void AddDropStats(Json& drop_stats) const;
+
+ private:
+  EpisodeVideos() = default;
+  struct Slot {
+    VideoSlotOptions options;
+    std::unique_ptr<SlotStream> stream;
+  };
+  FileSystem* fs_ = nullptr;
+  const TaskWriterOptions* task_ = nullptr;
+  std::vector<Slot> slots_;
+  std::vector<File> files_;
+  std::string depth_selected_by_;
+};
+
+}  // namespace reel::internal
