@@ -51,8 +51,9 @@ struct VideoEncoderOptions {
   double fps = 30.0;
   // RGB only. codec: "h264" (libx264) or "hevc" (libx265); pixel format yuv420p.
   std::string codec = "h264";
+  // x264/x265 preset (RGB and 12-bit HEVC depth; FFV1 has none).
   std::string preset = "veryfast";
-  int crf = 20;
+  int crf = 20;  // RGB only
   // Keyframe interval. Short, so a random frame decodes quickly (LeRobot uses 2).
   int gop = 2;
   // Encoder threads (0 = codec default). The recorder runs one encoder per slot on

@@ -1,8 +1,8 @@
 """Builders for pooled_episodes_v1 task directories, written from the file contract.
 
-Everything here uses pyarrow, json and numpy only; nothing imports or runs reel, so the
-files these builders write are an independent statement of what the contract says a task
-looks like (docs: shared/seeds/000_* §1-§12, shared/seeds/002_* Appendix B/C,
+Everything here uses pyarrow, json, numpy and the ffmpeg CLI (for the video files) only;
+nothing imports or runs reel, so the files these builders write are an independent
+statement of what the contract says a task looks like (docs: shared/seeds/000_* §1-§12, shared/seeds/002_* Appendix B/C,
 shared/docs/reference-behaviour.md, shared/docs/contract-decisions.md).
 
 Main entry point::
@@ -23,6 +23,8 @@ import copy
 import json
 import os
 import re
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,11 +88,44 @@ DEFAULT_CALIBRATION = {
 SLAM_FRAME = "down_left_forward"
 SLAM_FRAME_AXES = {"+X": "down", "+Y": "left", "+Z": "forward"}
 
-# A few bytes standing in for a video file; video decoding is not tested by this suite.
-DUMMY_VIDEO = {
-    "mp4": b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2",
-    "mkv": b"\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01",
-}
+# Video files are real and tiny (made by the ffmpeg CLI): one frame per data row, because
+# `reel check` opens every video and counts its frames (video.unreadable, video.frame_count).
+VIDEO_SIZE = (32, 24)  # width, height
+_VIDEO_CACHE: dict = {}
+
+
+def video_bytes(ext: str, depth: bool, frames: int) -> bytes:
+    """A video of `frames` frames: RGB H.264 yuv420p (.mp4 or .mkv); depth as FFV1 gray16le
+    millimetres (.mkv) or 12-bit gray HEVC log codes (.mp4). Cached per (ext, depth, frames)."""
+    key = (ext, depth, frames)
+    if key not in _VIDEO_CACHE:
+        _VIDEO_CACHE[key] = _make_video(ext, depth, frames)
+    return _VIDEO_CACHE[key]
+
+
+def _make_video(ext: str, depth: bool, frames: int) -> bytes:
+    w, h = VIDEO_SIZE
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / f"video.{ext}"
+        cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y"]
+        if depth:
+            mm = (500 + 10 * np.arange(frames * h * w)).reshape(frames, h, w) % 4000 + 200
+            raw = Path(d) / "depth.raw"
+            if ext == "mp4":  # 12-bit log code (reference-behaviour.md "Depth")
+                codes = np.rint((np.log(mm) - np.log(100.0)) * (4095 / np.log(50.0)))
+                raw.write_bytes(np.clip(codes, 0, 4095).astype("<u2").tobytes())
+                cmd += ["-f", "rawvideo", "-pix_fmt", "gray12le", "-s", f"{w}x{h}", "-r", "30", "-i", str(raw),
+                        "-c:v", "libx265", "-pix_fmt", "gray12le", "-x265-params", "qp=6:range=full:log-level=error",
+                        "-tag:v", "hvc1"]
+            else:
+                raw.write_bytes(mm.astype("<u2").tobytes())
+                cmd += ["-f", "rawvideo", "-pix_fmt", "gray16le", "-s", f"{w}x{h}", "-r", "30", "-i", str(raw),
+                        "-c:v", "ffv1", "-pix_fmt", "gray16le"]
+        else:
+            cmd += ["-f", "lavfi", "-i", f"testsrc2=size={w}x{h}:rate=30", "-frames:v", str(frames),
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "2"]
+        subprocess.run(cmd + [str(out)], check=True, capture_output=True)
+        return out.read_bytes()
 
 
 # --------------------------------------------------------------------------- numbering
@@ -642,7 +677,7 @@ def write_task(
             rel = video_rel(spec.n, slot, ext)
             p = task / rel
             p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(DUMMY_VIDEO.get(ext, b"\x00video"))
+            p.write_bytes(video_bytes(ext, is_depth_slot(slot), spec.length))
             vids[slot] = rel
         values, types = _row_values(spec, fps)
         rrel = None

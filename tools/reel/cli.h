@@ -25,5 +25,6 @@ void PrintJson(const Json& j);
 void AddInfoCommands(CLI::App& app, int& exit_code);   // info, ls, show, stats
 void AddCheckCommand(CLI::App& app, int& exit_code);   // check
 void AddRecordCommands(CLI::App& app, int& exit_code);  // simulate, delete
+void AddFramesCommand(CLI::App& app, int& exit_code);   // frames
 
 }  // namespace reel::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   reel::cli::AddInfoCommands(app, exit_code);
   reel::cli::AddCheckCommand(app, exit_code);
   reel::cli::AddRecordCommands(app, exit_code);
+  reel::cli::AddFramesCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

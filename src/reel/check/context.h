@@ -1,6 +1,7 @@
 // Internal: state shared by the checker's rule groups.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ class FindingSink {
 
 // Per-episode rules: the episodes row, the data parquet, the video files.
 void CheckEpisode(const Task& task, const EpisodeEntry& episode, FindingSink& sink);
+
+// Video files opened with FFmpeg: video.unreadable, and video.frame_count against
+// `data_rows` (the data parquet's rows; nullopt when there is no readable data file).
+void CheckVideoFiles(const Task& task, const EpisodeEntry& episode, std::optional<int64_t> data_rows,
+                     FindingSink& sink);
 
 // True for the data parquet key columns of contract §7.1 / multi-device §3.
 bool IsKeyColumn(const std::string& name);

@@ -312,13 +312,18 @@ void CheckCompression(const Task& task, const EpisodeEntry& e, FindingSink& sink
 void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
   std::optional<EpisodeRow> row = CheckRow(task, e, sink);
   CheckVideos(e, task.info(), sink);
-  if (e.data_path.empty()) return;  // deleted after upload: the row stays, data goes
+  if (e.data_path.empty()) {  // deleted after upload: the row stays, data goes
+    CheckVideoFiles(task, e, std::nullopt, sink);
+    return;
+  }
   auto table = ReadParquetTable(task.fs(), task.Path(e.data_path), {}, false);
   if (!table.ok()) {
     sink.Add("data.unreadable", e.data_path, table.status().message());
+    CheckVideoFiles(task, e, std::nullopt, sink);
     return;
   }
   const arrow::Table& t = **table;
+  CheckVideoFiles(task, e, t.num_rows(), sink);
   CheckCompression(task, e, sink);
   CheckKeyColumns(t, e, task.info(), sink);
   CheckColumns(t, e, task.info(), sink);

@@ -127,6 +127,12 @@ const std::vector<RuleInfo>& Rules() {
        "camera is in video_extensions; extensions are mp4 or mkv"},
       {"video.depth_in_cameras", S::kError, "contract §3; multi-device §4.8",
        "depth slots are never listed in cameras"},
+      {"video.unreadable", S::kError, "contract §8",
+       "every video file opens (FFmpeg demuxer and packet index) and holds a video stream with a "
+       "decoder; a depth .mkv is read by its FFV1 stream"},
+      {"video.frame_count", S::kError, "contract §7.3, §8",
+       "every video of an episode has exactly as many frames as its data parquet has rows "
+       "(row i = frame i)"},
   };
   return rules;
 }
