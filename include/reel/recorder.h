@@ -88,6 +88,9 @@ struct VideoOptions {
   // Depth as FFV1 gray16le .mkv (lossless mm) instead of 12-bit log-code HEVC .mp4.
   // Chosen automatically when this FFmpeg has no 12-bit HEVC encoder.
   bool depth_ffv1 = false;
+  // x265 preset of 12-bit HEVC depth: "fast" as the reference collector; "ultrafast"
+  // costs about a third of the CPU (see docs/benchmarks.md).
+  std::string depth_preset = "fast";
   QueueFullPolicy queue_full = QueueFullPolicy::kBlock;
   // Frames a slot may hold waiting for its encoder: bounds the recorder's memory.
   int queue_frames = 8;

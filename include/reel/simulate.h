@@ -45,4 +45,9 @@ Status SimulateEpisode(EpisodeWriter& writer, const SimulateOptions& options, in
 Status SimulateRows(const SimulateOptions& options, int64_t episode,
                     const std::function<Status(const FrameRow&)>& sink);
 
+// Appends rows made by SimulateRows, pushing the rig's video frames before each (so
+// a benchmark can time the recorder, video included, without the row generation).
+Status AppendSimulatedRows(EpisodeWriter& writer, const SimulateOptions& options,
+                           const std::vector<FrameRow>& rows);
+
 }  // namespace reel

@@ -41,7 +41,11 @@ from .test_recorder_common import (
     simulate,
 )
 
-SIM_ARGS = ("--episodes", 50, "--seconds", 0.2, "--fps", 10)
+# Video on, tiny (the crash points of interest are the files, not the pixels): every
+# committed episode must have all eight slot files, a rolled-back one none.
+SIM_ARGS = ("--episodes", 50, "--seconds", 0.2, "--fps", 10, "--video-size", "32x24")
+VIDEO_SLOTS = 8
+VIDEO_RE = re.compile(r"^videos/chunk-(\d{3})/[a-z0-9_]+/episode-(\d{3})\.(mp4|mkv)$")
 TIMING_EPISODES = 10
 MARKER = "meta/recycled_episode.json"
 JOURNAL_RE = re.compile(r"\.commit-(\d+)\.json$")
@@ -59,16 +63,21 @@ def pending_journals(task: Path) -> set:
 
 
 def visible_episodes(task: Path) -> dict:
-    """N -> (sha256 of data parquet, sha256 of episodes row) for every committed episode:
-    both files present and no journal pending for N (what readers show)."""
+    """N -> (sha256 of data parquet, of episodes row, of each video) for every committed
+    episode: all its files present and no journal pending for N (what readers show)."""
     data, rows, pending = set(data_numbers(task)), set(row_numbers(task)), pending_journals(task)
+    videos: dict = {}
+    for rel in listing(task, "videos"):
+        if m := VIDEO_RE.match(rel):
+            videos.setdefault(int(m.group(1)) * 1000 + int(m.group(2)) + 1, []).append(rel)
     out = {}
-    for n in sorted((data | rows) - pending):
-        assert n in data and n in rows, (
-            f"N={n} is half there (data: {n in data}, episodes row: {n in rows}) and no journal is pending: "
-            f"{listing(task, 'data')} / {listing(task, 'meta/episodes')}"
+    for n in sorted((data | rows | set(videos)) - pending):
+        vids = sorted(videos.get(n, []))
+        assert n in data and n in rows and len(vids) == VIDEO_SLOTS, (
+            f"N={n} is half there (data: {n in data}, episodes row: {n in rows}, videos: {len(vids)}/{VIDEO_SLOTS}) "
+            f"and no journal is pending: {listing(task, 'data')} / {listing(task, 'meta/episodes')} / {vids}"
         )
-        out[n] = (sha256(Path(task) / data_rel(n)), sha256(Path(task) / row_rel(n)))
+        out[n] = (sha256(Path(task) / data_rel(n)), sha256(Path(task) / row_rel(n)), *(sha256(Path(task) / v) for v in vids))
     return out
 
 

@@ -18,7 +18,7 @@ struct SimulateArgs {
   int64_t watermark = 0;
   bool abort_last = false, json = false, profile = false, no_video = false, depth_ffv1 = false,
        queue_drop = false;
-  std::string video_size = "320x240";
+  std::string video_size = "320x240", depth_preset = "fast";
   VideoEncoderOptions rgb;
   SimulateOptions sim;
 };
@@ -36,7 +36,8 @@ double WallSeconds() {
 }
 
 // Appends the episode's rows. With `profile`, the rows are generated first and only
-// the recorder's part (append + commit) is timed into record_cpu / record_wall.
+// the recorder's part (append + commit, with the video frames pushed and encoded) is
+// timed into record_cpu / record_wall.
 Status RecordEpisode(EpisodeWriter& episode, const SimulateArgs& a, double* record_cpu,
                      double* record_wall) {
   if (!a.profile) return SimulateEpisode(episode, a.sim, episode.episode_index());
@@ -46,7 +47,7 @@ Status RecordEpisode(EpisodeWriter& episode, const SimulateArgs& a, double* reco
     return Status::OK();
   }));
   const double cpu0 = CpuSeconds(), wall0 = WallSeconds();
-  for (const FrameRow& row : rows) REEL_RETURN_IF_ERROR(episode.AppendFrame(row));
+  REEL_RETURN_IF_ERROR(AppendSimulatedRows(episode, a.sim, rows));
   *record_cpu += CpuSeconds() - cpu0;
   *record_wall += WallSeconds() - wall0;
   return Status::OK();
@@ -60,6 +61,7 @@ int RunSimulate(SimulateArgs a) {
   TaskWriterOptions options = SimulatedRigOptions(BaseName(a.task), a.sim);
   options.video.rgb = a.rgb;
   options.video.depth_ffv1 = a.depth_ffv1;
+  options.video.depth_preset = a.depth_preset;
   if (a.queue_drop) options.video.queue_full = QueueFullPolicy::kDrop;
   options.progress_watermark = a.watermark;
   auto writer = TaskWriter::Open(a.task, options);
@@ -120,6 +122,7 @@ void AddRecordCommands(CLI::App& app, int& exit_code) {
   sim->add_option("--preset", a->rgb.preset, "x264/x265 preset")->capture_default_str();
   sim->add_option("--crf", a->rgb.crf, "RGB constant rate factor")->capture_default_str();
   sim->add_option("--gop", a->rgb.gop, "keyframe interval")->capture_default_str();
+  sim->add_option("--depth-preset", a->depth_preset, "x265 preset of 12-bit HEVC depth")->capture_default_str();
   sim->add_flag("--depth-ffv1", a->depth_ffv1, "depth as FFV1 .mkv (lossless mm) instead of 12-bit HEVC");
   sim->add_flag("--queue-drop", a->queue_drop,
                 "drop (and count) frames when an encoder falls behind instead of waiting");

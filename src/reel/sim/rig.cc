@@ -151,38 +151,69 @@ TaskWriterOptions SimulatedRigOptions(const std::string& task_name, const Simula
   return o;
 }
 
-Status SimulateEpisode(EpisodeWriter& writer, const SimulateOptions& options, int64_t episode) {
-  if (!options.video)
-    return SimulateRows(options, episode, [&writer](const FrameRow& row) { return writer.AppendFrame(row); });
+namespace {
+
+// Pushes the rig's video frames for row i, then appends the row.
+class RigAppender {
+ public:
+  RigAppender(EpisodeWriter& writer, const SimulateOptions& options) : writer_(writer), options_(options) {}
+
+  Status Open() {
+    for (const VideoSlotOptions& s : RigVideoSlots(options_)) {
+      REEL_ASSIGN_OR_RETURN(VideoStream * stream, writer_.Video(s.slot));
+      sources_.push_back({stream, s.depth, static_cast<int>(sources_.size())});
+    }
+    const size_t pixels = static_cast<size_t>(options_.video_width) * options_.video_height;
+    rgb_.resize(pixels * 3);
+    depth_.resize(pixels);
+    return Status::OK();
+  }
+
+  Status Append(const FrameRow& row) {
+    const int w = options_.video_width, h = options_.video_height;
+    for (const Source& src : sources_) {
+      if (src.depth) {
+        // The D435 depth source misses the frames its depth_dup column marks.
+        if (src.stream->slot() == "d435_depth" && i_ % 29 == 28) continue;
+        DepthFrame(i_ + src.pattern * 7, w, h, depth_.data());
+        REEL_RETURN_IF_ERROR(src.stream->PushDepth(depth_));
+      } else {
+        RgbFrame(i_, src.pattern, w, h, rgb_.data());
+        REEL_RETURN_IF_ERROR(src.stream->PushRgb(rgb_));
+      }
+    }
+    ++i_;
+    return writer_.AppendFrame(row);
+  }
+
+ private:
   struct Source {
     VideoStream* stream;
     bool depth;
     int pattern;
   };
-  std::vector<Source> sources;
-  for (const VideoSlotOptions& s : RigVideoSlots(options)) {
-    REEL_ASSIGN_OR_RETURN(VideoStream * stream, writer.Video(s.slot));
-    sources.push_back({stream, s.depth, static_cast<int>(sources.size())});
-  }
-  const int w = options.video_width, h = options.video_height;
-  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
-  std::vector<uint16_t> depth(static_cast<size_t>(w) * h);
-  int64_t i = 0;
-  return SimulateRows(options, episode, [&](const FrameRow& row) -> Status {
-    for (const Source& src : sources) {
-      if (src.depth) {
-        // The D435 depth source misses the frames its depth_dup column marks.
-        if (src.stream->slot() == "d435_depth" && i % 29 == 28) continue;
-        DepthFrame(i + src.pattern * 7, w, h, depth.data());
-        REEL_RETURN_IF_ERROR(src.stream->PushDepth(depth));
-      } else {
-        RgbFrame(i, src.pattern, w, h, rgb.data());
-        REEL_RETURN_IF_ERROR(src.stream->PushRgb(rgb));
-      }
-    }
-    ++i;
-    return writer.AppendFrame(row);
-  });
+  EpisodeWriter& writer_;
+  const SimulateOptions& options_;
+  std::vector<Source> sources_;
+  std::vector<uint8_t> rgb_;
+  std::vector<uint16_t> depth_;
+  int64_t i_ = 0;
+};
+
+}  // namespace
+
+Status SimulateEpisode(EpisodeWriter& writer, const SimulateOptions& options, int64_t episode) {
+  RigAppender appender(writer, options);
+  REEL_RETURN_IF_ERROR(appender.Open());
+  return SimulateRows(options, episode, [&](const FrameRow& row) { return appender.Append(row); });
+}
+
+Status AppendSimulatedRows(EpisodeWriter& writer, const SimulateOptions& options,
+                           const std::vector<FrameRow>& rows) {
+  RigAppender appender(writer, options);
+  REEL_RETURN_IF_ERROR(appender.Open());
+  for (const FrameRow& row : rows) REEL_RETURN_IF_ERROR(appender.Append(row));
+  return Status::OK();
 }
 
 Status SimulateRows(const SimulateOptions& options, int64_t episode,

@@ -1,6 +1,7 @@
 // VideoEncoder (see reel/video.h): one stream, one file, frame i at pts i.
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -88,6 +89,7 @@ struct VideoEncoder::Impl {
   video::CodecContextPtr ctx;
   AVStream* stream = nullptr;
   video::FramePtr frame;    // the frame being sent (kept: Repeat() sends it again)
+  video::FramePtr staging;  // RGB24 input, padded for swscale
   video::PacketPtr packet;
   video::SwsPtr sws;        // RGB24 -> yuv420p
   int64_t frames = 0;
@@ -176,13 +178,19 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::Open(const std::string& path
     case VideoKind::kRgb:
       av_dict_set(&opts, "preset", options.preset.c_str(), 0);
       av_dict_set(&opts, "crf", std::to_string(options.crf).c_str(), 0);
-      if (options.codec == "hevc")
-        av_dict_set(&opts, "x265-params", (kX265Common + gop).c_str(), 0);
+      if (options.codec == "hevc") {
+        // x265 3.5's cuTree writes past its lookahead arrays on frames smaller than a
+        // 64x64 CTU (valgrind: invalid writes, then heap corruption); such small frames
+        // are encoded without it.
+        const bool tiny = options.width < 64 || options.height < 64;
+        av_dict_set(&opts, "x265-params", ((tiny ? "cutree=0:" : "") + kX265Common + gop).c_str(), 0);
+      }
       break;
     case VideoKind::kDepthHevc:
-      // reference-behaviour.md: -preset fast -x265-params qp=6:range=full, gray12le.
+      // reference-behaviour.md: -preset fast -x265-params qp=6:range=full, gray12le (the
+      // recorder passes "fast" unless told otherwise).
       c->color_range = AVCOL_RANGE_JPEG;
-      av_dict_set(&opts, "preset", "fast", 0);
+      av_dict_set(&opts, "preset", options.preset.c_str(), 0);
       av_dict_set(&opts, "x265-params", ("qp=6:range=full:" + kX265Common + gop).c_str(), 0);
       break;
     case VideoKind::kDepthFfv1:
@@ -219,6 +227,13 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::Open(const std::string& path
     impl->sws.reset(sws_getContext(c->width, c->height, AV_PIX_FMT_RGB24, c->width, c->height,
                                    AV_PIX_FMT_YUV420P, SWS_BICUBIC, nullptr, nullptr, nullptr));
     if (!impl->sws) return Status::IOError(path + ": cannot create the RGB to YUV converter");
+    impl->staging.reset(av_frame_alloc());
+    if (!impl->staging) return Status::IOError(path + ": out of memory");
+    impl->staging->format = AV_PIX_FMT_RGB24;
+    impl->staging->width = c->width;
+    impl->staging->height = c->height;
+    rc = av_frame_get_buffer(impl->staging.get(), 64);  // 64-byte aligned, padded lines
+    if (rc < 0) return impl->Error("allocating frame", rc);
   }
   return std::unique_ptr<VideoEncoder>(new VideoEncoder(std::move(impl)));
 }
@@ -240,9 +255,14 @@ Status VideoEncoder::AddRgb(std::span<const uint8_t> rgb) {
                            std::to_string(rgb.size()) + " bytes; " + std::to_string(m.options.width) +
                            "x" + std::to_string(m.options.height) + " RGB24 needs " + std::to_string(want));
   REEL_RETURN_IF_ERROR(m.Writable());
-  const uint8_t* src[1] = {rgb.data()};
-  const int stride[1] = {m.options.width * 3};
-  sws_scale(m.sws.get(), src, stride, 0, m.options.height, m.frame->data, m.frame->linesize);
+  // swscale's SIMD reads up to 16 bytes past the end of each source line, so the caller's
+  // tightly packed frame is staged into a padded, aligned one first (a memcpy, small
+  // beside the encode).
+  const size_t line = static_cast<size_t>(m.options.width) * 3;
+  for (int y = 0; y < m.options.height; ++y)
+    std::memcpy(m.staging->data[0] + y * m.staging->linesize[0], rgb.data() + y * line, line);
+  sws_scale(m.sws.get(), m.staging->data, m.staging->linesize, 0, m.options.height, m.frame->data,
+            m.frame->linesize);
   return m.SendCurrent();
 }
 
@@ -314,6 +334,7 @@ std::string VideoEncoder::DescribeJson() const {
     case VideoKind::kDepthHevc:
       j["codec"] = "HEVC (Rext) gray12le";
       j["qp"] = 6;
+      j["preset"] = o.preset;
       j["format"] = "12bit log codes";
       break;
     case VideoKind::kDepthFfv1:

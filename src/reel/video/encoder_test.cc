@@ -17,7 +17,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-std::string Run(const std::string& cmd) {
+std::string Shell(const std::string& cmd) {
   std::string out;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return out;
@@ -30,7 +30,7 @@ std::string Run(const std::string& cmd) {
 
 // "codec_name,pix_fmt,width,height,nb_read_packets" of the first video stream.
 std::string Probe(const std::string& path) {
-  std::string s = Run("ffprobe -v error -count_packets -select_streams v:0 -show_entries "
+  std::string s = Shell("ffprobe -v error -count_packets -select_streams v:0 -show_entries "
                       "stream=codec_name,pix_fmt,width,height,nb_read_packets -of csv=p=0 '" + path + "'");
   while (!s.empty() && (s.back() == '\n' || s.back() == ',')) s.pop_back();
   return s;
@@ -86,7 +86,7 @@ TEST_F(VideoEncoderTest, DepthFfv1IsExactMillimetres) {
   ASSERT_TRUE((*enc)->AddDepth(mm).ok());
   ASSERT_TRUE((*enc)->Finish().ok());
   EXPECT_EQ(Probe(path), "ffv1,31,9,gray16le,1");
-  const std::string raw = Run("ffmpeg -v error -i '" + path + "' -f rawvideo -pix_fmt gray16le -");
+  const std::string raw = Shell("ffmpeg -v error -i '" + path + "' -f rawvideo -pix_fmt gray16le -");
   ASSERT_EQ(raw.size(), mm.size() * 2);
   EXPECT_EQ(std::memcmp(raw.data(), mm.data(), raw.size()), 0);
 }
@@ -104,7 +104,7 @@ TEST_F(VideoEncoderTest, DepthHevcHoldsLogCodes) {
   ASSERT_TRUE((*enc)->AddDepth(mm).ok());
   ASSERT_TRUE((*enc)->Finish().ok());
   EXPECT_EQ(Probe(path), "hevc,32,16,gray12le,1");
-  const std::string raw = Run("ffmpeg -v error -i '" + path + "' -f rawvideo -pix_fmt gray12le -");
+  const std::string raw = Shell("ffmpeg -v error -i '" + path + "' -f rawvideo -pix_fmt gray12le -");
   ASSERT_EQ(raw.size(), mm.size() * 2);
   const uint16_t want = DepthMmToCode(1000);  // rint(ln 10 * 4095 / ln 50) = 2410
   EXPECT_EQ(want, 2410);

@@ -81,6 +81,7 @@ Result<std::unique_ptr<EpisodeVideos>> EpisodeVideos::Open(FileSystem* fs, const
     o.slot = s.slot;
     o.encoder = options.video.rgb;
     o.encoder.kind = s.depth ? depth_kind : VideoKind::kRgb;
+    if (s.depth) o.encoder.preset = options.video.depth_preset;
     o.encoder.width = s.width;
     o.encoder.height = s.height;
     o.encoder.fps = options.fps;

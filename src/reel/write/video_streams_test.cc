@@ -85,21 +85,21 @@ TEST_F(SlotStreamTest, WrongFrameSizeOrKindIsInvalid) {
   EXPECT_EQ((*s)->PushDepth(depth).code(), StatusCode::kInvalid);
 }
 
-// A slow encoder (HEVC "slower" at 640x480) and rows arriving at once: with kBlock every
+// A slow encoder (HEVC "medium" at 320x240) and rows arriving at once: with kBlock every
 // pushed frame is encoded; with kDrop the queue overflows, frames are counted as dropped,
 // and the file still holds one frame per row.
 TEST_F(SlotStreamTest, QueuePoliciesKeepOneFramePerRow) {
   for (QueueFullPolicy policy : {QueueFullPolicy::kBlock, QueueFullPolicy::kDrop}) {
     const bool drop = policy == QueueFullPolicy::kDrop;
-    SlotStreamOptions o = Options(drop ? "drop.mp4" : "block.mp4", 640, 480);
+    SlotStreamOptions o = Options(drop ? "drop.mp4" : "block.mp4", 320, 240);
     o.encoder.codec = "hevc";
-    o.encoder.preset = "slower";
+    o.encoder.preset = "medium";
     o.queue_frames = 1;
     o.queue_full = policy;
     auto s = SlotStream::Open(o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
-    std::vector<uint8_t> frame(640 * 480 * 3);
-    const int rows = 12;
+    std::vector<uint8_t> frame(320 * 240 * 3);
+    const int rows = 10;
     for (int i = 0; i < rows; ++i) {
       for (size_t k = 0; k < frame.size(); ++k) frame[k] = static_cast<uint8_t>((k * 7 + i * 13) & 255);
       ASSERT_TRUE((*s)->PushRgb(frame).ok());
@@ -110,7 +110,7 @@ TEST_F(SlotStreamTest, QueuePoliciesKeepOneFramePerRow) {
     EXPECT_EQ(ProbeFrames(o.temp_path), rows);
     const SlotDrops d = (*s)->drops();
     if (drop) {
-      EXPECT_GT(d.queue_dropped, 0) << "the encoder kept up with 640x480 HEVC 'slower' at once";
+      EXPECT_GT(d.queue_dropped, 0) << "the encoder kept up with 320x240 HEVC 'medium' at once";
     } else {
       EXPECT_EQ(d.queue_dropped, 0);
     }
