@@ -61,6 +61,7 @@ demo: build python
 
 bench: build python
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_foundation.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_recorder.py
 
 clean:
 	rm -rf build out
