@@ -107,8 +107,12 @@ struct TaskWriterOptions {
   // The caller's progress watermark (completed recordings + 1, possibly synced from a
   // server); 0 = none.
   int64_t progress_watermark = 0;
-  // Rows per parquet row group: the most rows the recorder holds in memory.
+  // A parquet row group ends after row_group_rows rows or once its rows hold about
+  // row_group_bytes of values, whichever comes first: this bounds the recorder's memory
+  // (force matrices are 375 KB a row at the int16 tiers, and writing a row group takes
+  // about three times its size again for parquet's list levels).
   int64_t row_group_rows = 256;
+  int64_t row_group_bytes = 16 << 20;
   VideoOptions video;
   FileSystem* fs = nullptr;  // null = DefaultFileSystem()
 };

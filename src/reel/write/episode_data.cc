@@ -212,6 +212,23 @@ Result<EpisodeData::Column*> EpisodeData::Ensure(const std::string& name, Column
   return raw;
 }
 
+int64_t EpisodeData::ApproxRowBytes(const FrameRow& row) const {
+  int64_t bytes = 8 * 8;  // key columns
+  for (const auto& [name, values] : row.fixed()) bytes += 4 * static_cast<int64_t>(values.size());
+  bytes += 8 * static_cast<int64_t>(row.scalars().size());
+  for (const auto& [name, value] : row.statuses()) bytes += static_cast<int64_t>(value.size()) + 4;
+  bytes += 32 * static_cast<int64_t>(row.imu().ts_ns.size());
+  for (const auto& [name, slam] : row.slam())
+    bytes += 8 * static_cast<int64_t>(slam.points.size() + slam.ns.size());
+  for (const auto& [name, frame] : row.force_matrices()) {
+    auto it = options_.force_matrix_specs.find(name);
+    const bool raw = it != options_.force_matrix_specs.end() &&
+                     it->second.encoding != ForceMatrixEncoding::kRowDiffQuantized;
+    bytes += (raw ? 4 : 2) * static_cast<int64_t>(frame.size());
+  }
+  return bytes;
+}
+
 Status EpisodeData::Append(const FrameRow& row) {
   const int64_t r = rows_;
   auto key = [&](const char* name, ColumnFamily family, std::shared_ptr<arrow::DataType> type) {
@@ -376,7 +393,9 @@ Status EpisodeData::Append(const FrameRow& row) {
       it->second->AddZeros(1);
   }
   ++rows_;
-  if (rows_ - flushed_rows_ >= options_.row_group_rows) REEL_RETURN_IF_ERROR(FlushRowGroup());
+  buffered_bytes_ += ApproxRowBytes(row);
+  if (rows_ - flushed_rows_ >= options_.row_group_rows || buffered_bytes_ >= options_.row_group_bytes)
+    REEL_RETURN_IF_ERROR(FlushRowGroup());
   return Status::OK();
 }
 
@@ -424,6 +443,7 @@ Status EpisodeData::FlushRowGroup() {
   arrow::Status st = seg.writer->WriteTable(**table, n);
   if (!st.ok()) return Status::IOError(seg.path + ": " + st.ToString());
   flushed_rows_ = rows_;
+  buffered_bytes_ = 0;
   return Status::OK();
 }
 

@@ -29,6 +29,8 @@ class EpisodeData {
     std::string final_path;  // absolute path of data/chunk-CCC/episode-FFF.parquet
     int64_t episode_index = 0;
     int64_t row_group_rows = 256;
+    // ...or sooner, once the buffered rows hold about this many bytes of values.
+    int64_t row_group_bytes = 16 << 20;
     std::map<std::string, ForceMatrixSpec> force_matrix_specs;  // column -> tier spec
   };
   explicit EpisodeData(Options options);
@@ -57,6 +59,8 @@ class EpisodeData {
   Result<Column*> Ensure(const std::string& name, ColumnFamily family, int32_t width,
                          std::shared_ptr<arrow::DataType> type);
   Status FlushRowGroup();
+  // The value bytes `row` adds to the builders (an estimate for row_group_bytes).
+  int64_t ApproxRowBytes(const FrameRow& row) const;
   Status OpenSegment();
   Status CloseSegment();
   Result<std::string> MergeSegments();
@@ -65,6 +69,7 @@ class EpisodeData {
   Options options_;
   int64_t rows_ = 0;           // rows appended
   int64_t flushed_rows_ = 0;   // rows already written to segments
+  int64_t buffered_bytes_ = 0; // ApproxRowBytes of the rows not yet flushed
   std::vector<std::unique_ptr<Column>> columns_;
   std::map<std::string, Column*> by_name_;
   struct Segment;

@@ -3,6 +3,8 @@
 
 #include <arrow/api.h>
 #include <gtest/gtest.h>
+#include <parquet/file_reader.h>
+#include <parquet/metadata.h>
 #include <stdlib.h>
 
 #include "reel/task.h"
@@ -110,6 +112,27 @@ TEST_F(EpisodeDataTest, NoRowsNoFile) {
   auto path = data.Finish();
   ASSERT_TRUE(path.ok());
   EXPECT_TRUE(path->empty());
+}
+
+// A row group also ends once its rows hold row_group_bytes of values: 10 glove rows of
+// 1 KiB each with a 3 KiB budget give groups of 3, 3, 3 and 1 rows.
+TEST_F(EpisodeDataTest, RowGroupsEndAtTheByteBudget) {
+  EpisodeData::Options o;
+  o.fs = DefaultFileSystem();
+  o.final_path = dir_ + "/data/chunk-000/episode-000.parquet";
+  o.episode_index = 1;
+  o.row_group_rows = 256;
+  o.row_group_bytes = 3 * 1024;
+  EpisodeData data(std::move(o));
+  for (int64_t i = 0; i < 10; ++i) ASSERT_TRUE(data.Append(Row(i, true)).ok());
+  auto path = data.Finish();
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  auto file = parquet::ParquetFileReader::OpenFile(*path);
+  auto meta = file->metadata();
+  ASSERT_EQ(meta->num_rows(), 10);
+  std::vector<int64_t> groups;
+  for (int g = 0; g < meta->num_row_groups(); ++g) groups.push_back(meta->RowGroup(g)->num_rows());
+  EXPECT_EQ(groups, (std::vector<int64_t>{3, 3, 3, 1}));
 }
 
 }  // namespace

@@ -337,6 +337,7 @@ Result<std::unique_ptr<TaskWriter>> TaskWriter::Open(const std::string& root,
   if (options.task_name.empty()) options.task_name = BaseName(root);
   if (!(options.fps > 0)) return Status::Invalid("fps must be positive");
   if (options.row_group_rows < 1) return Status::Invalid("row_group_rows must be >= 1");
+  if (options.row_group_bytes < 1) return Status::Invalid("row_group_bytes must be >= 1");
   for (const auto& [column, tier] : options.force_matrix_tiers) {
     if (ClassifyColumn(column, {}) != ColumnFamily::kForceMatrix)
       return Status::Invalid("force_matrix_tiers: \"" + column + "\" is not a *_force_matrix column");
@@ -416,6 +417,7 @@ Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() {
   data_options.final_path = JoinPath(root_, impl->data_rel);
   data_options.episode_index = impl->n;
   data_options.row_group_rows = options_.row_group_rows;
+  data_options.row_group_bytes = options_.row_group_bytes;
   data_options.force_matrix_specs = impl->fm_specs;
   impl->data = std::make_unique<internal::EpisodeData>(std::move(data_options));
   std::unique_ptr<EpisodeWriter> episode(new EpisodeWriter(std::move(impl)));
