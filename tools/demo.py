@@ -3,8 +3,9 @@
 
 `reel simulate` drives the C++ recorder (reel::TaskWriter) with a virtual rig: two UMI grippers
 (force, state, int16x100 force matrices, SLAM), an ego S80C head with a 400 Hz IMU and its own
-trajectory, two USB gloves, a D435 and a UVC camera. Then `reel info | ls | show | stats | check`.
-Video is not recorded yet (the video issue adds it).
+trajectory, two USB gloves, a D435 and a UVC camera, with eight video streams (six RGB H.264, two
+12-bit HEVC depth). Then `reel info | ls | show | stats | check`, and `reel frames` decodes a few
+frames of two cameras to PNG.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ def main() -> int:
         shutil.rmtree(out)
     task = str(out / "桌面抓取_demo")
     rc = 0
+    frames = str(out / "frames")
     for cmd in (["simulate", task, "--episodes", "3", "--seconds", "3"], ["info", task], ["ls", task],
-                ["show", task, "2"], ["stats", task], ["check", task]):
+                ["show", task, "2"], ["stats", task], ["check", task],
+                ["frames", task, "2", "--slot", "stereo_left", "--at", "0,45,89", "-o", frames],
+                ["frames", task, "2", "--slot", "stereo_depth", "--at", "45", "-o", frames]):
         rc |= run(args.reel, *cmd)
     return rc
 
