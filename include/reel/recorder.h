@@ -210,21 +210,6 @@ class TaskWriter {
  private:
   friend class EpisodeWriter;
 
-// The frame source of one video slot during an episode. Push() may be called from
-// any thread (a camera's capture thread), concurrently with AppendFrame(). At each
-// AppendFrame the slot writes one frame: the latest pushed since the previous row,
-// or, when none came, the previous frame again (counted in drop_stats as
-// "ext:<slot>", the longest such gap as "<slot>_gap_ms"). Frames pushed and then
-// superseded before a row are counted as "superseded:<slot>".
-class VideoStream {
- public:
-  virtual ~VideoStream() = default;
-  virtual const std::string& slot() const = 0;
-  // RGB slots: width*height*3 bytes of packed RGB24.
-  virtual Status PushRgb(std::span<const uint8_t> rgb) = 0;
-  // Depth slots: width*height millimetres (0 = no depth).
-  virtual Status PushDepth(std::span<const uint16_t> mm) = 0;
-};
   TaskWriter() = default;
   std::string root_;
   TaskWriterOptions options_;

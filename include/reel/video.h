@@ -168,4 +168,10 @@ struct TimestampTarget {
 Status ReadRgbAtTimestamps(std::span<const TimestampTarget> targets, std::span<uint8_t> out,
                            double tolerance_s = -1, double cluster_gap_s = 1.0);
 
+// ---- images ------------------------------------------------------------------------------
+// One PNG through libavcodec's encoder: 8-bit RGB from packed RGB24 (width*height*3
+// bytes), or 16-bit gray (e.g. depth millimetres; width*height values).
+Result<std::string> EncodePngRgb(int width, int height, std::span<const uint8_t> rgb);
+Result<std::string> EncodePngGray16(int width, int height, std::span<const uint16_t> gray);
+
 }  // namespace reel

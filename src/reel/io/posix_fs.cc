@@ -74,6 +74,17 @@ class PosixFileLock final : public FileLock {
   int fd_;
 };
 
+// Opens `path` read-only (plus `flags`) and fsyncs it.
+Status FsyncPath(const std::string& path, int flags, const std::string& what) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
+  if (fd < 0) return ErrnoStatus("open " + what, path, errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoStatus("fsync " + what, path, err);
+  return Status::OK();
+}
+
 class PosixFileSystem final : public FileSystem {
  public:
   Result<FileInfo> Stat(const std::string& path) override {
@@ -161,25 +172,8 @@ class PosixFileSystem final : public FileSystem {
     return Status::OK();
   }
 
-  Status SyncDir(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("open directory", path, errno);
-    int rc = ::fsync(fd);
-    int err = errno;
-    ::close(fd);
-    if (rc != 0) return ErrnoStatus("fsync directory", path, err);
-    return Status::OK();
-  }
-
-  Status SyncFile(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("open", path, errno);
-    int rc = ::fsync(fd);
-    int err = errno;
-    ::close(fd);
-    if (rc != 0) return ErrnoStatus("fsync", path, err);
-    return Status::OK();
-  }
+  Status SyncDir(const std::string& path) override { return FsyncPath(path, O_DIRECTORY, "directory"); }
+  Status SyncFile(const std::string& path) override { return FsyncPath(path, 0, "file"); }
 
   Status RemoveFile(const std::string& path) override {
     if (::unlink(path.c_str()) != 0) return ErrnoStatus("unlink", path, errno);
