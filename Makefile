@@ -62,6 +62,7 @@ demo: build python
 bench: build python
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_foundation.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_recorder.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_video.py
 
 clean:
 	rm -rf build out

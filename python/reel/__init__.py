@@ -7,13 +7,21 @@ This package is a thin layer over the C++ core (``reel._core``)::
     task.info["fps"]                      # parsed meta/info.json
     for ep in task.episodes(): ...        # one dict per episode
     task.force_matrix(1, 0, "observation.gripper_left_force_matrix")  # (250,250,3) float32
+    task.frames(1, "cam_rgb", [0, 10, 20])  # (3, H, W, 3) uint8 RGB (depth: (3, H, W) uint16 mm)
     reel.check("data/recordings")         # conformance findings
+
+    with reel.VideoReader("episode-000.mp4") as v:
+        v.info["frames"]                  # width, height, frames, fps, codec, pix_fmt, depth, ...
+        v.read_rgb([5, 0, 5])             # (3, H, W, 3) uint8, frame i = row i of the episode
+        v.read_rgb_at([0.5, 1.0])         # nearest frames to these times (s)
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterable
+
+import numpy as np
 
 from . import _core
 from ._errors import (
@@ -30,7 +38,7 @@ from ._errors import (
 __version__ = _core.__version__
 
 __all__ = [
-    "Task", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
+    "Task", "VideoReader", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
     "CorruptionError", "PermissionDeniedError", "IOError", "NotSupportedError",
     "AlreadyExistsError",
 ]
@@ -72,9 +80,108 @@ class Task:
         """Decoded (250, 250, 3) float32 force matrix in mN, using the episode's own scale."""
         return self._core.force_matrix(episode_index, row, column)
 
+    def frames(self, episode_index: int, slot: str, rows: Iterable[int]) -> np.ndarray:
+        """Frames ``rows`` of episode N's video for ``slot`` (an image_key, e.g. "cam_rgb").
+
+        Row i of the episode's data is frame i of its videos. Returns uint8 (n, H, W, 3) RGB,
+        or uint16 (n, H, W) millimetres when the slot's file is a depth stream (12-bit log-code
+        HEVC or FFV1). ``rows`` may be in any order and repeat. Opens the file for this call;
+        for many calls on one file use :class:`VideoReader`. Raises NotFoundError for an
+        unknown episode or slot (the message lists the episode's slots), InvalidError for a
+        row outside the video."""
+        return self._core.frames(int(episode_index), str(slot), _indices(rows))
+
     def check(self) -> list[dict[str, Any]]:
         """Conformance findings for this task."""
         return self._core.check()
+
+
+def _indices(indices: Iterable[int]) -> np.ndarray:
+    """Frame indices as the contiguous int64 array the core takes. Integers only: a float
+    index is a caller's mistake, not something to round."""
+    a = np.asarray(indices)
+    if a.ndim != 1:
+        raise TypeError(f"indices must be a 1-D sequence of ints, got an array of shape {a.shape}")
+    if a.size and a.dtype.kind not in "iu":
+        raise TypeError(f"indices must be ints, got {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+class VideoReader:
+    """One video file opened for decoding, by frame index or by time.
+
+    ``VideoReader(path, threads=0)`` opens the file (threads: decoder threads, 0 = FFmpeg's
+    choice). The decoder stays open between calls: reading forward decodes forward, and it
+    seeks back to a keyframe only when that is cheaper than decoding up to the target. Output
+    is pixel-identical to ``ffmpeg -i FILE -f rawvideo -pix_fmt rgb24 -``. Decoding releases
+    the GIL; one reader serves one call at a time (use one reader per thread for parallelism).
+    Errors raise :class:`reel.Error` subclasses whose message names the file: NotFoundError
+    (FileNotFoundError) for a missing file, CorruptionError for an unreadable one, InvalidError
+    (ValueError) for an index or time outside the video or a read of the wrong kind.
+    Usable as a context manager; :meth:`close` releases the file."""
+
+    def __init__(self, path: str, threads: int = 0):
+        self._core = _core.VideoReader.open(str(path), int(threads))
+
+    @property
+    def path(self) -> str:
+        return self._core.path
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """{"width", "height", "frames", "fps", "codec", "pix_fmt", "depth", "time_base",
+        "stream_index"}: frames counted from the packet index; fps the average frame rate;
+        codec/pix_fmt native (e.g. "h264"/"yuv420p", "hevc"/"gray12le", "ffv1"/"gray16le");
+        depth True for a depth stream; time_base (num, den) of the stream; stream_index the
+        stream read (the FFV1 one of a dual-stream .mkv)."""
+        return self._core.info
+
+    def __len__(self) -> int:
+        return int(self._core.info["frames"])
+
+    def read_rgb(self, indices: Iterable[int]) -> np.ndarray:
+        """Frames ``indices`` (any order, repeats allowed; no negative indexing) as a new uint8
+        array (n, H, W, 3), RGB24, in the order asked. Raises InvalidError on a depth stream."""
+        return self._core.read_rgb(_indices(indices))
+
+    def read_depth(self, indices: Iterable[int]) -> np.ndarray:
+        """Depth frames ``indices`` as a new uint16 array (n, H, W) in millimetres: 12-bit
+        HEVC through the inverse log code (holes read as 100 mm), FFV1 gray16le as stored.
+        Raises InvalidError on an RGB stream."""
+        return self._core.read_depth(_indices(indices))
+
+    def read_rgb_at(self, times_s: Iterable[float], tolerance_s: float | None = None) -> np.ndarray:
+        """The frames nearest to each time in ``times_s`` (seconds of stream time), uint8
+        (n, H, W, 3) in the order asked. Raises InvalidError naming the target when no frame
+        lies within ``tolerance_s`` (default: half a frame period)."""
+        t = np.ascontiguousarray(np.asarray(times_s, dtype=np.float64).reshape(-1))
+        tol = -1.0 if tolerance_s is None else float(tolerance_s)
+        if tolerance_s is not None and not tol >= 0:
+            raise InvalidError(f"{self.path}: tolerance_s must be >= 0, got {tolerance_s}")
+        return self._core.read_rgb_at(t, tol)
+
+    def frame_time(self, index: int) -> float:
+        """Presentation time of frame ``index`` in seconds (pts x time_base)."""
+        return self._core.frame_time(int(index))
+
+    def close(self) -> None:
+        """Closes the file; ``info`` stays readable, reads raise InvalidError."""
+        self._core.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._core.closed
+
+    def __enter__(self) -> "VideoReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        i = self._core.info
+        return (f"reel.VideoReader({self.path!r}, {i['codec']} {i['pix_fmt']} {i['width']}x{i['height']}, "
+                f"{i['frames']} frames at {i['fps']:g} fps{', closed' if self.closed else ''})")
 
 
 def open(path: str) -> Task:  # noqa: A001 - the natural name, like io.open

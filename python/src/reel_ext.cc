@@ -8,6 +8,7 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include "binding.h"
 #include "reel/check.h"
 #include "reel/decode.h"
 #include "reel/layout.h"
@@ -17,10 +18,10 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace reel {
-namespace {
+namespace py {
 
 // Status -> the exception classes defined in reel/_errors.py.
-[[noreturn]] void RaiseStatus(const Status& st) {
+void RaiseStatus(const Status& st) {
   const char* cls = "Error";
   switch (st.code()) {
     case StatusCode::kNotFound: cls = "NotFoundError"; break;
@@ -37,11 +38,11 @@ namespace {
   throw nb::python_error();
 }
 
-template <typename T>
-T Unwrap(Result<T> r) {
-  if (!r.ok()) RaiseStatus(r.status());
-  return std::move(r).value();
+nb::object NumpyEmpty(nb::tuple shape, const char* dtype) {
+  return nb::module_::import_("numpy").attr("empty")(shape, dtype);
 }
+
+namespace {
 
 nb::dict EpisodeDict(const EpisodeEntry& e, const Result<EpisodeRow>& row,
                      const Result<std::shared_ptr<arrow::Schema>>& schema) {
@@ -138,8 +139,7 @@ nb::object DecodeRowDiffFrames(EncodedFrames encoded, double scale) {
                                 std::to_string(encoded.shape(1))));
   if (!(scale > 0)) RaiseStatus(Status::Invalid("scale must be positive"));
   const size_t k = encoded.shape(0);
-  nb::object result = nb::module_::import_("numpy").attr("empty")(nb::make_tuple(k, 250, 250, 3),
-                                                                 "float32");
+  nb::object result = NumpyEmpty(nb::make_tuple(k, 250, 250, 3), "float32");
   float* out = nb::cast<FloatBuffer>(result).data();
   {
     nb::gil_scoped_release release;
@@ -151,11 +151,13 @@ nb::object DecodeRowDiffFrames(EncodedFrames encoded, double scale) {
 }
 
 }  // namespace
+}  // namespace py
 }  // namespace reel
 
 NB_MODULE(_core, m) {
   using namespace reel;
-  m.doc() = "reel's C++ core (pooled_episodes_v1 reader and checker)";
+  using namespace reel::py;
+  m.doc() = "reel's C++ core (pooled_episodes_v1 reader, checker, video decoding)";
   m.attr("__version__") = REEL_VERSION;
 
   m.def(
@@ -218,5 +220,10 @@ NB_MODULE(_core, m) {
           "Every episode, sorted by N, as dicts (the fields of `reel ls --json`).")
       .def("force_matrix", &ForceMatrix, "episode_index"_a, "row"_a, "column"_a,
            "Decoded force matrix (250, 250, 3) float32 in mN, with the episode's own scale.")
+      .def("frames", &TaskFrames, "episode_index"_a, "slot"_a, "rows"_a,
+           "Frames `rows` (int64, any order, repeats allowed) of episode N's video for `slot`: "
+           "RGB uint8 (n, H, W, 3), or depth uint16 millimetres (n, H, W) for a depth stream.")
       .def("check", [](const Task& t) { return Check(t.root()); });
+
+  BindVideo(m);
 }

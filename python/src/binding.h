@@ -1,0 +1,46 @@
+// Shared by the binding files of reel._core: the Status -> exception table and
+// numpy allocation. Only the binding layer includes this.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <string>
+#include <utility>
+
+#include "reel/status.h"
+
+namespace reel {
+
+class Task;
+
+namespace py {
+
+namespace nb = nanobind;
+
+// Raises the reel._errors class of `st.code()` with st.message(). The one table.
+[[noreturn]] void RaiseStatus(const Status& st);
+
+template <typename T>
+T Unwrap(Result<T> r) {
+  if (!r.ok()) RaiseStatus(r.status());
+  return std::move(r).value();
+}
+
+// A new uninitialised numpy array (numpy.empty): numpy owns the memory and its
+// allocator asks for huge pages on large arrays. Call with the GIL held.
+nb::object NumpyEmpty(nb::tuple shape, const char* dtype);
+
+// Indices / times as handed over by the Python layer (int64 / float64, 1-D, contiguous).
+using IndexArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using TimeArray = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// video_ext.cc: reel._core.VideoReader and reel._core.encode_rgb.
+void BindVideo(nb::module_& m);
+// Task.frames: rows of an episode's video for `slot`; RGB uint8 (n, H, W, 3) or
+// depth uint16 millimetres (n, H, W), decided by the file.
+nb::object TaskFrames(const Task& task, int64_t episode_index, const std::string& slot,
+                      IndexArray rows);
+
+}  // namespace py
+}  // namespace reel

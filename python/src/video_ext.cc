@@ -1,0 +1,235 @@
+// reel._core video bindings: VideoReader (frames by index or by time, RGB or
+// depth), Task.frames, and encode_rgb (benchmarks and tests). Type conversion,
+// the GIL released around decoding and encoding, errors through RaiseStatus.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include "binding.h"
+#include "reel/metadata.h"
+#include "reel/task.h"
+#include "reel/video.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace reel {
+namespace py {
+namespace {
+
+using U8Buffer = nb::ndarray<uint8_t, nb::c_contig, nb::device::cpu>;
+using U16Buffer = nb::ndarray<uint16_t, nb::c_contig, nb::device::cpu>;
+using RgbFrames = nb::ndarray<const uint8_t, nb::ndim<4>, nb::c_contig, nb::device::cpu>;
+
+// A VideoReader is used from one thread at a time (reel/video.h); the GIL is
+// released while it decodes, so the mutex keeps two Python threads off one reader.
+// close() drops the decoder and the file; info stays readable.
+struct PyVideoReader {
+  std::unique_ptr<VideoReader> reader;
+  std::string path;
+  VideoInfo info;
+  std::mutex mu;
+};
+
+Status ClosedError(const std::string& path) { return Status::Invalid(path + ": the reader is closed"); }
+
+nb::dict InfoDict(const VideoInfo& v) {
+  nb::dict d;
+  d["width"] = v.width;
+  d["height"] = v.height;
+  d["frames"] = v.frames;
+  d["fps"] = v.fps;
+  d["codec"] = v.codec;
+  d["pix_fmt"] = v.pix_fmt;
+  d["depth"] = v.depth;
+  d["time_base"] = nb::make_tuple(v.time_base_num, v.time_base_den);
+  d["stream_index"] = v.stream_index;
+  return d;
+}
+
+// Decodes `indices` into a new numpy array: RGB uint8 (n, H, W, 3) or depth
+// uint16 (n, H, W). Called with the GIL held; releases it to decode. The sizes
+// come from r.info (a copy), so a close() from another thread cannot pull the
+// reader away before the lock is taken.
+nb::object ReadFrames(PyVideoReader& r, IndexArray indices, bool depth) {
+  if (!r.reader) RaiseStatus(ClosedError(r.path));
+  const size_t n = indices.shape(0);
+  const size_t pixels = static_cast<size_t>(r.info.width) * r.info.height;
+  nb::object out = depth ? NumpyEmpty(nb::make_tuple(n, r.info.height, r.info.width), "uint16")
+                         : NumpyEmpty(nb::make_tuple(n, r.info.height, r.info.width, 3), "uint8");
+  const std::span<const int64_t> wanted(indices.data(), n);
+  uint16_t* mm = depth ? nb::cast<U16Buffer>(out).data() : nullptr;
+  uint8_t* rgb = depth ? nullptr : nb::cast<U8Buffer>(out).data();
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (!r.reader)
+      st = ClosedError(r.path);
+    else if (depth)
+      st = r.reader->ReadDepth(wanted, std::span<uint16_t>(mm, n * pixels));
+    else
+      st = r.reader->ReadRgb(wanted, std::span<uint8_t>(rgb, n * pixels * 3));
+  }
+  if (!st.ok()) RaiseStatus(st);
+  return out;
+}
+
+std::unique_ptr<PyVideoReader> OpenReader(const std::string& path, int threads) {
+  Result<std::unique_ptr<VideoReader>> r = Status::OK();
+  {
+    nb::gil_scoped_release release;
+    VideoReaderOptions options;
+    options.threads = threads;
+    r = VideoReader::Open(path, options);
+  }
+  auto out = std::make_unique<PyVideoReader>();
+  out->reader = Unwrap(std::move(r));
+  out->path = path;
+  out->info = out->reader->info();
+  return out;
+}
+
+nb::object ReadRgbAt(PyVideoReader& r, TimeArray times, double tolerance_s) {
+  if (!r.reader) RaiseStatus(ClosedError(r.path));
+  const VideoInfo& info = r.info;
+  if (tolerance_s < 0) {  // default: half a frame period, as ReadRgbAtTimestamps
+    if (!(info.fps > 0))
+      RaiseStatus(Status::Invalid(r.path + ": no frame rate, so no default tolerance; pass one"));
+    tolerance_s = 0.5 / info.fps;
+  }
+  const size_t n = times.shape(0);
+  nb::object out = NumpyEmpty(nb::make_tuple(n, info.height, info.width, 3), "uint8");
+  uint8_t* dst = nb::cast<U8Buffer>(out).data();
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (!r.reader)
+      st = ClosedError(r.path);
+    else
+      st = r.reader->ReadRgbAt(std::span<const double>(times.data(), n), tolerance_s,
+                               std::span<uint8_t>(dst, n * info.width * info.height * 3));
+  }
+  if (!st.ok()) RaiseStatus(st);
+  return out;
+}
+
+// Encodes (n, H, W, 3) uint8 RGB frames to an H.264/HEVC .mp4 with VideoEncoder.
+int64_t EncodeRgb(const std::string& path, RgbFrames frames, double fps, const std::string& codec,
+                  const std::string& preset, int crf, int gop, int threads) {
+  if (frames.shape(3) != 3)
+    RaiseStatus(Status::Invalid(path + ": frames must be (n, height, width, 3) RGB, got last dimension " +
+                                std::to_string(frames.shape(3))));
+  VideoEncoderOptions o;
+  o.kind = VideoKind::kRgb;
+  o.height = static_cast<int>(frames.shape(1));
+  o.width = static_cast<int>(frames.shape(2));
+  o.fps = fps;
+  o.codec = codec;
+  o.preset = preset;
+  o.crf = crf;
+  o.gop = gop;
+  o.threads = threads;
+  const size_t n = frames.shape(0);
+  const size_t bytes = static_cast<size_t>(o.width) * o.height * 3;
+  Status st;
+  int64_t written = 0;
+  {
+    nb::gil_scoped_release release;
+    st = [&]() -> Status {
+      REEL_ASSIGN_OR_RETURN(auto encoder, VideoEncoder::Open(path, o));
+      for (size_t i = 0; i < n; ++i)
+        REEL_RETURN_IF_ERROR(encoder->AddRgb(std::span<const uint8_t>(frames.data() + i * bytes, bytes)));
+      REEL_RETURN_IF_ERROR(encoder->Finish());
+      written = encoder->frames();
+      return Status::OK();
+    }();
+  }
+  if (!st.ok()) RaiseStatus(st);
+  return written;
+}
+
+}  // namespace
+
+nb::object TaskFrames(const Task& task, int64_t episode_index, const std::string& slot, IndexArray rows) {
+  Result<std::unique_ptr<VideoReader>> reader = Status::OK();
+  {
+    nb::gil_scoped_release release;
+    reader = [&]() -> Result<std::unique_ptr<VideoReader>> {
+      REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(episode_index));
+      const std::string* rel = Lookup(e.videos, slot);
+      if (!rel) {
+        std::string slots;
+        for (const auto& [name, path] : e.videos) slots += (slots.empty() ? "" : ", ") + name;
+        return Status::NotFound(task.root() + ": episode " + std::to_string(episode_index) +
+                                " has no video for slot \"" + slot + "\" (its slots: " +
+                                (slots.empty() ? "none" : slots) + ")");
+      }
+      return VideoReader::Open(task.Path(*rel));
+    }();
+  }
+  PyVideoReader r;
+  r.reader = Unwrap(std::move(reader));
+  r.path = r.reader->path();
+  r.info = r.reader->info();
+  return ReadFrames(r, rows, r.info.depth);
+}
+
+void BindVideo(nb::module_& m) {
+  nb::class_<PyVideoReader>(m, "VideoReader",
+                            "One video file opened for decoding by frame index or by time. Keeps its "
+                            "demuxer and decoder open between calls; one call at a time per reader.")
+      .def_static("open", &OpenReader, "path"_a, "threads"_a = 0,
+                  "Opens `path` (threads: decoder threads, 0 = FFmpeg's choice).")
+      .def_prop_ro("path", [](const PyVideoReader& r) { return r.path; })
+      .def_prop_ro("info", [](const PyVideoReader& r) { return InfoDict(r.info); },
+                   "width, height, frames, fps, codec, pix_fmt, depth, time_base (num, den), "
+                   "stream_index.")
+      .def_prop_ro("closed", [](const PyVideoReader& r) { return !r.reader; })
+      .def(
+          "read_rgb",
+          [](PyVideoReader& r, IndexArray indices) { return ReadFrames(r, indices, false); },
+          "indices"_a, "Frames `indices` (int64, any order, repeats allowed) as uint8 (n, H, W, 3) RGB24.")
+      .def(
+          "read_depth",
+          [](PyVideoReader& r, IndexArray indices) { return ReadFrames(r, indices, true); },
+          "indices"_a, "Depth frames `indices` as uint16 (n, H, W) millimetres.")
+      .def("read_rgb_at", &ReadRgbAt, "times_s"_a, "tolerance_s"_a = -1.0,
+           "The frames nearest to `times_s` (float64 seconds) as uint8 (n, H, W, 3); tolerance_s < 0 "
+           "means half a frame period.")
+      .def(
+          "frame_time",
+          [](PyVideoReader& r, int64_t index) {
+            Result<double> t = Status::OK();
+            {
+              nb::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(r.mu);
+              t = r.reader ? r.reader->FrameTime(index) : Result<double>(ClosedError(r.path));
+            }
+            return Unwrap(std::move(t));
+          },
+          "index"_a, "Presentation time of frame `index` in seconds.")
+      .def(
+          "close",
+          [](PyVideoReader& r) {
+            nb::gil_scoped_release release;
+            std::lock_guard<std::mutex> lock(r.mu);
+            r.reader.reset();
+          },
+          "Closes the file; later reads raise reel.InvalidError.");
+
+  m.def("encode_rgb", &EncodeRgb, "path"_a, "frames"_a, "fps"_a = 30.0, "codec"_a = "h264",
+        "preset"_a = "veryfast", "crf"_a = 20, "gop"_a = 2, "threads"_a = 1,
+        "Encodes (n, H, W, 3) uint8 RGB frames into an .mp4 with reel's VideoEncoder (libx264 / "
+        "libx265, yuv420p, frame i at pts i). Returns the frames written. For benchmarks and tests.");
+}
+
+}  // namespace py
+}  // namespace reel
