@@ -12,7 +12,7 @@ DEMO_DIR   := out/demo
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev \
-  nlohmann-json3-dev libcli11-dev libzip-dev libcpp-httplib-dev \
+  nlohmann-json3-dev libcli11-dev libzip-dev libcpp-httplib-dev libssl-dev curl \
   libgtest-dev libgmock-dev libbenchmark-dev
 
 .PHONY: all demo test deps venv build python unit e2e bench docs clean
