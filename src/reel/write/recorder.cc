@@ -19,6 +19,7 @@
 #include "reel/task.h"
 #include "write/commit.h"
 #include "write/episode_data.h"
+#include "write/task_files.h"
 #include "write/episode_videos.h"
 #include "write/fs_stream.h"
 
@@ -52,36 +53,19 @@ void FrameRow::SetForceMatrix(const std::string& column, std::vector<float> fram
 
 namespace {
 
-constexpr const char* kInfoPath = "meta/info.json";
-constexpr const char* kStatsPath = "meta/stats.json";
-constexpr const char* kTasksPath = "meta/tasks.jsonl";
-constexpr const char* kRecycledPath = "meta/recycled_episode.json";
-constexpr const char* kLockPath = "meta/episodes/.lock";
-
-double NowUnixSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using internal::kInfoPath;
+using internal::kLockPath;
+using internal::kRecycledPath;
+using internal::LoadInfo;
+using internal::NowUnixSeconds;
+using internal::RemoveStaleTemps;
+using internal::WriteTempFile;
 
 std::string IsoUtcNow() {
   std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
-}
-
-// The task's info.json, or a fresh one (contract §3 fixed keys) when the task is new.
-Result<InfoJson> LoadInfo(FileSystem* fs, const std::string& root) {
-  const std::string path = JoinPath(root, kInfoPath);
-  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(path));
-  if (st.type == FileType::kNotFound) {
-    InfoJson info;
-    info.format = "pooled_episodes_v1";
-    info.codebase_version = "v3.0";
-    info.created_at = NowUnixSeconds();
-    return info;
-  }
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
-  return ParseInfoJson(text, path);
 }
 
 // Numbers of live reservations (meta/episodes/.reserved-<N>.reel-<pid>-<k>.tmp).
@@ -95,35 +79,6 @@ std::set<int64_t> LiveReservations(FileSystem* fs, const std::string& root) {
     if (dot != std::string::npos) out.insert(std::atoll(e.name.substr(10, dot - 10).c_str()));
   }
   return out;
-}
-
-// Removes temp files left by writers that died (never a live writer's).
-void RemoveStaleTemps(FileSystem* fs, const std::string& root) {
-  std::vector<std::string> dirs = {"meta", "meta/episodes", "data"};
-  auto subdirs = [&](const std::string& parent) {
-    std::vector<std::string> out;
-    auto entries = fs->ListDir(JoinPath(root, parent));
-    if (!entries.ok()) return out;
-    for (const DirEntry& e : *entries)
-      if (e.type == FileType::kDirectory) out.push_back(parent + "/" + e.name);
-    return out;
-  };
-  for (const char* parent : {"data", "meta/episodes", "videos"})
-    for (const std::string& chunk : subdirs(parent)) {
-      if (!BaseName(chunk).starts_with("chunk-")) continue;
-      if (std::string(parent) != "videos") {
-        dirs.push_back(chunk);
-        continue;
-      }
-      for (const std::string& slot : subdirs(chunk)) dirs.push_back(slot);  // videos/chunk-c/<slot>/
-    }
-  for (const std::string& d : dirs) {
-    auto entries = fs->ListDir(JoinPath(root, d));
-    if (!entries.ok()) continue;
-    for (const DirEntry& e : *entries)
-      if (e.type == FileType::kFile && internal::IsStaleTemp(e.name))
-        (void)fs->RemoveFile(JoinPath(root, d + "/" + e.name));
-  }
 }
 
 // Highest N among data/video file groups and episodes rows (0 when none).
@@ -247,11 +202,6 @@ Result<std::string> PlanCalibration(const std::vector<DeviceOptions>& devices) {
   return internal::Dump(plan, -1);
 }
 
-Status WriteTempFile(FileSystem* fs, const std::string& path, std::string_view contents) {
-  REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(path)));
-  return WriteFileSynced(fs, path, contents);
-}
-
 Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow& row) {
   auto i64 = [](int64_t v) { return arrow::MakeArrayFromScalar(arrow::Int64Scalar(v), 1).ValueOrDie(); };
   auto f64 = [](double v) { return arrow::MakeArrayFromScalar(arrow::DoubleScalar(v), 1).ValueOrDie(); };
@@ -278,53 +228,6 @@ Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow
   if (st.ok()) st = sink->Close();
   if (!st.ok()) return Status::IOError(path + ": " + st.ToString());
   return Status::OK();
-}
-
-// Blocks without count (v1.1.0) are rebuilt from data/ once (contract §4).
-Result<StatsJson> RebuildCountlessBlocks(FileSystem* fs, const std::string& root, StatsJson stats) {
-  std::vector<std::string> names;
-  for (const auto& [name, b] : stats.blocks)
-    if (b.needs_rebuild() && name != "action") names.push_back(name);
-  if (names.empty()) return stats;
-  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
-  REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
-  for (const std::string& name : names) {
-    StatsBlock total;
-    total.count = 0;
-    bool first = true;
-    for (const EpisodeEntry& e : episodes) {
-      if (e.data_path.empty()) continue;
-      auto table = task->ReadData(e, {name});
-      if (!table.ok()) continue;  // this episode never had the column
-      auto column = (*table)->column(0);
-      for (const auto& chunk : column->chunks()) {
-        const arrow::Array* fixed = chunk.get();
-        int64_t rows = chunk->length(), offset = chunk->offset();
-        if (chunk->type_id() == arrow::Type::LIST) {  // observation.imu: per sample
-          const auto& list = static_cast<const arrow::ListArray&>(*chunk);
-          rows = list.value_offset(list.length()) - list.value_offset(0);
-          offset = list.values()->offset() + list.value_offset(0);
-          fixed = list.values().get();
-        }
-        if (fixed->type_id() != arrow::Type::FIXED_SIZE_LIST) continue;
-        const auto& fsl = static_cast<const arrow::FixedSizeListArray&>(*fixed);
-        const int32_t dim = fsl.list_type()->list_size();
-        // raw_values() already includes the child array's own offset.
-        const float* values =
-            static_cast<const arrow::FloatArray&>(*fsl.values()).raw_values() + offset * dim;
-        StatsBlock part = BlockFromValues(values, rows, dim);
-        if (first) {
-          total = part;
-          first = false;
-        } else {
-          REEL_ASSIGN_OR_RETURN(total, MergeBlocks(total, part));
-        }
-      }
-    }
-    for (auto& [n, b] : stats.blocks)
-      if (n == name) b = first ? EmptyBlock(static_cast<int64_t>(b.mean.size())) : total;
-  }
-  return stats;
 }
 
 }  // namespace
@@ -495,8 +398,6 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
   auto lock = fs->LockFile(JoinPath(root, kLockPath));
   if (!lock.ok()) return fail(lock.status());
   if (Status st = internal::RecoverCommits(fs, root); !st.ok()) return fail(st);
-  auto info = LoadInfo(fs, root);
-  if (!info.ok()) return fail(info.status());
 
   // What this episode declares (multi-device §6).
   InfoJson decl;
@@ -540,24 +441,6 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
   auto calibration = PlanCalibration(options.devices);
   if (!calibration.ok()) return fail(calibration.status());
   decl.calibration_json = *calibration;
-  InfoJson merged = MergeInfo(*info, decl, m.n);
-
-  // stats.json: the file is the accumulator (contract §4).
-  StatsJson stats;
-  const std::string stats_abs = JoinPath(root, kStatsPath);
-  auto stats_st = fs->Stat(stats_abs);
-  if (!stats_st.ok()) return fail(stats_st.status());
-  if (stats_st->type == FileType::kFile) {
-    auto text = fs->ReadFile(stats_abs);
-    if (!text.ok()) return fail(text.status());
-    auto parsed = ParseStatsJson(*text, stats_abs);
-    if (!parsed.ok()) return fail(parsed.status());
-    auto rebuilt = RebuildCountlessBlocks(fs, root, std::move(*parsed));
-    if (!rebuilt.ok()) return fail(rebuilt.status());
-    stats = std::move(*rebuilt);
-  }
-  auto merged_stats = MergeStats(stats, m.data->Stats());
-  if (!merged_stats.ok()) return fail(merged_stats.status());
 
   EpisodeRow row;
   row.episode_index = m.n;
@@ -588,29 +471,15 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
   Status st = WriteEpisodeRow(fs, row_tmp, row);
   if (!st.ok()) return fail_removing(st);
   renames.push_back({rel(row_tmp), m.row_rel});
-  auto info_text = SerializeInfoJson(merged);
-  if (!info_text.ok()) return fail_removing(info_text.status());
-  struct TaskFile {
-    const char* path;
-    std::string contents;
-  };
-  std::vector<TaskFile> task_files = {{kInfoPath, *info_text},
-                                      {kStatsPath, SerializeStatsJson(*merged_stats)}};
-  auto tasks_st = fs->Stat(JoinPath(root, kTasksPath));
-  if (tasks_st.ok() && tasks_st->type == FileType::kNotFound) {
-    // One line, written the way the reference's json.dumps writes it (contract §5).
-    task_files.push_back({kTasksPath, "{\"task_index\": 0, \"task\": " +
-                                          internal::Dump(Json(options.task_name), -1) + "}\n"});
-  }
-  for (const TaskFile& f : task_files) {
-    const std::string tmp = internal::TempPathFor(JoinPath(root, f.path), "commit");
-    st = WriteTempFile(fs, tmp, f.contents);
-    written.push_back(tmp);
-    if (!st.ok()) break;
-    renames.push_back({rel(tmp), f.path});
-  }
+  internal::EpisodeCommit commit;
+  commit.episode_index = m.n;
+  commit.episode_files = std::move(renames);
+  commit.declaration = std::move(decl);
+  commit.stats = m.data->Stats();
+  // One line, written the way the reference's json.dumps writes it (contract §5).
+  commit.tasks_jsonl = "{\"task_index\": 0, \"task\": " + internal::Dump(Json(options.task_name), -1) + "}\n";
   bool decided = false;
-  if (st.ok()) st = internal::CommitWithJournal(fs, root, m.n, renames, &decided);
+  st = internal::CommitEpisode(fs, root, commit, &decided);
   if (!st.ok() && !decided) return fail_removing(st);  // nothing visible: temps go, N is recycled
   if (!st.ok()) {
     // The journal decides: N appears (now or when the next writer rolls it forward); it is
