@@ -416,5 +416,21 @@ TEST(SliceRulesTest, RuleOfAndTheList) {
     EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
 }
 
+// docs/cli.md lists the rules in a table; it must not drift from SliceRules().
+TEST(SliceRulesTest, DocumentedInCliMd) {
+  const std::string doc_path =
+      (std::filesystem::path(__FILE__).parent_path() / "../../../docs/cli.md").lexically_normal();
+  auto doc = DefaultFileSystem()->ReadFile(doc_path);
+  ASSERT_TRUE(doc.ok()) << doc_path;
+  std::vector<std::string> documented;
+  for (size_t at = 0; (at = doc->find("\n| `zip.", at)) != std::string::npos; ++at) {
+    const size_t start = at + 4, end = doc->find('`', start);
+    documented.push_back(doc->substr(start, end - start));
+  }
+  std::vector<std::string> ids;
+  for (const SliceRule& r : SliceRules()) ids.push_back(r.id);
+  EXPECT_EQ(documented, ids);
+}
+
 }  // namespace
 }  // namespace reel
