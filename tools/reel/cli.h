@@ -27,5 +27,6 @@ void AddCheckCommand(CLI::App& app, int& exit_code);   // check
 void AddRecordCommands(CLI::App& app, int& exit_code);  // simulate, delete
 void AddFramesCommand(CLI::App& app, int& exit_code);   // frames
 void AddPackCommand(CLI::App& app, int& exit_code);     // pack
+void AddServeCommand(CLI::App& app, int& exit_code);    // serve
 
 }  // namespace reel::cli

@@ -1,0 +1,66 @@
+// Server (serve.h): prepares the root, then hands requests to the HTTP edge
+// (http_edge.cc), which hides cpp-httplib.
+#include <filesystem>
+
+#include "reel/serve.h"
+#include "serve/http_edge.h"
+#include "write/commit.h"
+#include "write/task_files.h"
+
+namespace reel {
+
+using serve::HttpEdge;
+
+struct Server::Impl {
+  ServeConfig config;
+  std::unique_ptr<HttpEdge> edge;
+};
+
+namespace {
+
+// Rolls interrupted commits of every task forward and clears scratch space left by a
+// previous run (a kill mid-import leaves staged files, never a partial episode).
+Status PrepareRoot(const ServeConfig& config) {
+  FileSystem* fs = DefaultFileSystem();
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(config.root));
+  REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(config.root));
+  for (const DirEntry& e : entries) {
+    if (e.type != FileType::kDirectory || e.name.starts_with(".")) continue;
+    const std::string task = JoinPath(config.root, e.name);
+    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(task, "meta")));
+    if (info.type != FileType::kDirectory) continue;
+    REEL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(task, "meta/episodes")));
+    REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(task, internal::kLockPath)));
+    REEL_RETURN_IF_ERROR(internal::RecoverCommits(fs, task));
+    internal::RemoveStaleTemps(fs, task);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(JoinPath(config.root, ".staging"), ec);
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Create(const ServeConfig& config) {
+  if (config.root.empty()) return Status::Invalid("serve: no root directory given");
+  if (config.port < 0 || config.port > 65535)
+    return Status::Invalid("serve: port " + std::to_string(config.port) + " is out of range");
+  if (config.workers < 1) return Status::Invalid("serve: workers must be at least 1");
+  REEL_RETURN_IF_ERROR(PrepareRoot(config));
+  std::unique_ptr<Server> server(new Server());
+  server->impl_ = std::make_unique<Impl>();
+  server->impl_->config = config;
+  REEL_ASSIGN_OR_RETURN(server->impl_->edge, HttpEdge::Make(config));
+  return server;
+}
+
+Server::~Server() {
+  if (impl_) Stop();
+}
+
+Status Server::Listen() { return impl_->edge->Listen(); }
+int Server::port() const { return impl_->edge->port(); }
+bool Server::WaitUntilListening(double timeout_s) const { return impl_->edge->WaitUntilListening(timeout_s); }
+void Server::Stop() { impl_->edge->Stop(); }
+
+}  // namespace reel

@@ -1,0 +1,56 @@
+// Internal: the resumable-upload spool (tus 1.0.0 core + creation; docs/serve.md).
+// Each upload is <dir>/<id>.json (what it is for, written atomically), <id>.part (the
+// bytes received so far: its size is the offset) and, once imported, <id>.result.json
+// (the answer, so a repeated import call returns it again). Server scratch space, not
+// task data: a crash loses at most the bytes of the PATCH in flight.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "reel/status.h"
+
+namespace reel::serve {
+
+struct SpoolUpload {
+  std::string id;                  // 32 hex digits
+  uint64_t length = 0;             // Upload-Length
+  uint64_t offset = 0;             // bytes received
+  std::string name;                // form `name`
+  std::string project;             // the task directory it goes to
+  int64_t form_episode_index = -1;
+  std::string principal;           // who created it; only they may continue it
+};
+
+// Thread safe; callers serialise work on one upload with LockFor(id).
+class Spool {
+ public:
+  explicit Spool(std::string dir) : dir_(std::move(dir)) {}
+
+  // Creates the directory and drops uploads untouched for longer than `max_age_s`.
+  Status Init(int64_t max_age_s);
+  Result<SpoolUpload> Create(const SpoolUpload& what);
+  // NotFound for an unknown or malformed id.
+  Result<SpoolUpload> Get(const std::string& id);
+  // Appends `data` to the part file and fsyncs it; returns the new offset. The caller
+  // holds LockFor(id) and has checked that the data fits in `length`.
+  Result<uint64_t> Append(const SpoolUpload& upload, const std::string& data);
+  std::string PartPath(const std::string& id) const { return dir_ + "/" + id + ".part"; }
+  Status SaveResult(const std::string& id, const std::string& json);
+  std::optional<std::string> LoadResult(const std::string& id);
+  void RemovePart(const std::string& id);
+  std::mutex& LockFor(const std::string& id);
+
+ private:
+  std::string dir_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<std::mutex>> locks_;
+};
+
+bool IsUploadId(const std::string& id);
+
+}  // namespace reel::serve
