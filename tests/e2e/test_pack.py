@@ -137,6 +137,13 @@ def test_replaces_an_existing_zip_and_a_failure_keeps_it(reel_bin, sim_task, tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.zip"]
 
 
+def test_missing_output_directory_is_refused(reel_bin, sim_task, tmp_path):
+    out = tmp_path / "no" / "such" / "dir" / "x.zip"
+    rc, _, err = pack(reel_bin, sim_task, 1, "-o", out)
+    assert rc == 2 and "does not exist" in err and str(out.parent) in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_chunk_rollover_numbering(reel_bin, tmp_path):
     task = tmp_path / "roll"
     eps = simulate(reel_bin, task, "--episodes", 1, "--watermark", 1001, "--no-video", *SIM_ARGS)

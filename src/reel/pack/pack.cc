@@ -153,6 +153,10 @@ Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_ind
                                const std::string& zip_path, const PackOptions& options) {
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {fs, 0}));
+  // Checked up front: libzip would only fail at zip_close, naming its own temp file.
+  REEL_ASSIGN_OR_RETURN(FileInfo out_dir, fs->Stat(DirName(zip_path)));
+  if (out_dir.type != FileType::kDirectory)
+    return Status::NotFound(zip_path + ": output directory " + DirName(zip_path) + " does not exist");
   const std::string temp = internal::TempPathFor(zip_path, "pack");
   auto result = PackInto(*task, episode_index, zip_path, temp, options);
   if (!result.ok()) {
