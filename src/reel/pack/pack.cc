@@ -152,6 +152,9 @@ Result<PackResult> PackInto(const Task& task, int64_t n, const std::string& zip_
 Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_index,
                                const std::string& zip_path, const PackOptions& options) {
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  if (options.precompress && (options.precompress_crf < 0 || options.precompress_crf > 51))
+    return Status::Invalid("precompress CRF must be 0..51, got " +
+                           std::to_string(options.precompress_crf));
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {fs, 0}));
   // Checked up front: libzip would only fail at zip_close, naming its own temp file.
   REEL_ASSIGN_OR_RETURN(FileInfo out_dir, fs->Stat(DirName(zip_path)));
