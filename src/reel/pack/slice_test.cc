@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "pack/slice_rules.h"
 #include "reel/pack.h"
 
 namespace reel {
@@ -94,6 +95,24 @@ std::vector<RawEntry> GoodEntries() {
           {"meta/tasks.jsonl", "{\"task_index\": 0, \"task\": \"t\"}\n"}};
 }
 
+// Writes `entries` with libzip's own writer (names, data and, when not the default,
+// the Unix mode), each entry compressed with `method`.
+void WriteWithLibzip(const std::string& path, const std::vector<RawEntry>& entries, int32_t method) {
+  int err = 0;
+  zip_t* za = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  ASSERT_NE(za, nullptr);
+  for (const RawEntry& e : entries) {
+    zip_source_t* src = zip_source_buffer(za, e.data.data(), e.data.size(), 0);
+    const zip_int64_t idx = zip_file_add(za, e.name.c_str(), src, ZIP_FL_ENC_UTF_8);
+    ASSERT_GE(idx, 0) << e.name;
+    ASSERT_EQ(zip_set_file_compression(za, idx, method, 9), 0);
+    if (e.unix_mode != RawEntry{}.unix_mode) {
+      ASSERT_EQ(zip_file_set_external_attributes(za, idx, 0, ZIP_OPSYS_UNIX, e.unix_mode << 16), 0);
+    }
+  }
+  ASSERT_EQ(zip_close(za), 0);
+}
+
 class SliceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -167,20 +186,10 @@ TEST_F(SliceTest, GoodSliceExtractsByteIdentically) {
 }
 
 TEST_F(SliceTest, LibzipWrittenDeflatedSliceIsAccepted) {
-  int err = 0;
-  zip_t* za = zip_open(zip_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  ASSERT_NE(za, nullptr);
-  std::vector<RawEntry> entries = GoodEntries();
-  for (const RawEntry& e : entries) {
-    zip_source_t* src = zip_source_buffer(za, e.data.data(), e.data.size(), 0);
-    const zip_int64_t idx = zip_file_add(za, e.name.c_str(), src, ZIP_FL_ENC_UTF_8);
-    ASSERT_GE(idx, 0);
-    ASSERT_EQ(zip_set_file_compression(za, idx, ZIP_CM_DEFLATE, 9), 0);
-  }
-  ASSERT_EQ(zip_close(za), 0);
+  WriteWithLibzip(zip_, GoodEntries(), ZIP_CM_DEFLATE);
   auto extracted = ExtractSlice(zip_, dir_);
   ASSERT_TRUE(extracted.ok()) << extracted.status().ToString();
-  for (const RawEntry& e : entries)
+  for (const RawEntry& e : GoodEntries())
     EXPECT_EQ(*DefaultFileSystem()->ReadFile(JoinPath(dir_, e.name)), e.data);
 }
 
@@ -236,19 +245,9 @@ TEST_F(SliceTest, SymlinkAndOtherTypes) {
 }
 
 TEST_F(SliceTest, LibzipWrittenSymlinkAttributes) {
-  int err = 0;
-  zip_t* za = zip_open(zip_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  ASSERT_NE(za, nullptr);
   auto entries = GoodEntries();
-  for (size_t i = 0; i < entries.size(); ++i) {
-    zip_source_t* src = zip_source_buffer(za, entries[i].data.data(), entries[i].data.size(), 0);
-    const zip_int64_t idx = zip_file_add(za, entries[i].name.c_str(), src, 0);
-    ASSERT_GE(idx, 0);
-    if (i == 3) {
-      ASSERT_EQ(zip_file_set_external_attributes(za, idx, 0, ZIP_OPSYS_UNIX, 0120777u << 16), 0);
-    }
-  }
-  ASSERT_EQ(zip_close(za), 0);
+  entries[3].unix_mode = 0120777;
+  WriteWithLibzip(zip_, entries, ZIP_CM_STORE);
   ExpectRefused("zip.symlink");
 }
 
@@ -291,35 +290,17 @@ TEST_F(SliceTest, Ratio) {
 }
 
 TEST_F(SliceTest, DeflateBombByRatio) {
-  int err = 0;
-  zip_t* za = zip_open(zip_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  ASSERT_NE(za, nullptr);
   auto entries = GoodEntries();
   entries[0].data = std::string(4 << 20, '\0');  // ~4 KB deflated: ratio ~1000
-  for (const RawEntry& e : entries) {
-    zip_source_t* src = zip_source_buffer(za, e.data.data(), e.data.size(), 0);
-    const zip_int64_t idx = zip_file_add(za, e.name.c_str(), src, 0);
-    ASSERT_GE(idx, 0);
-    ASSERT_EQ(zip_set_file_compression(za, idx, ZIP_CM_DEFLATE, 9), 0);
-  }
-  ASSERT_EQ(zip_close(za), 0);
+  WriteWithLibzip(zip_, entries, ZIP_CM_DEFLATE);
   ExpectRefused("zip.ratio");
 }
 
 TEST_F(SliceTest, LyingUncompressedSizeIsCaughtWhileExtracting) {
   // A deflated entry whose headers claim 100 bytes but which inflates to 64 KiB.
-  int err = 0;
-  zip_t* za = zip_open(zip_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  ASSERT_NE(za, nullptr);
   auto entries = GoodEntries();
   entries[2].data = std::string(64 << 10, 'a');
-  for (const RawEntry& e : entries) {
-    zip_source_t* src = zip_source_buffer(za, e.data.data(), e.data.size(), 0);
-    const zip_int64_t idx = zip_file_add(za, e.name.c_str(), src, 0);
-    ASSERT_GE(idx, 0);
-    ASSERT_EQ(zip_set_file_compression(za, idx, ZIP_CM_DEFLATE, 9), 0);
-  }
-  ASSERT_EQ(zip_close(za), 0);
+  WriteWithLibzip(zip_, entries, ZIP_CM_DEFLATE);
   std::string bytes = *DefaultFileSystem()->ReadFile(zip_);
   // Patch the uncompressed size of the data entry in its local (offset 22) and
   // central (offset 24) headers.
@@ -414,6 +395,24 @@ TEST(SliceRulesTest, RuleOfAndTheList) {
                          "zip.overlap", "zip.not_allowed", "zip.mixed_episode", "zip.missing",
                          "zip.format"})
     EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+}
+
+TEST(SliceRulesTest, ImageKeys) {
+  auto video = [](const std::string& key) {
+    return internal::ClassifySlicePath("videos/chunk-000/" + key + "/episode-000.mp4");
+  };
+  for (const char* ok : {"d435_rgb", "stereo_left", "cam.1-b", "_x", "9", "头部相机_rgb"}) {
+    auto p = video(ok);
+    ASSERT_TRUE(p.ok()) << ok << ": " << p.status().ToString();
+    EXPECT_EQ(p->image_key, ok);
+    EXPECT_EQ(p->kind, internal::SlicePath::Kind::kVideo);
+  }
+  for (const char* bad : {"-x", "a b", "a$b", "a\xc2\x85" "b" /* U+0085 */, "cam\xe2\x80\xaergb" /* U+202E */,
+                          "\xe3\x80\x80" /* U+3000 */, "a\xef\xbb\xbf" /* U+FEFF */}) {
+    auto p = video(bad);
+    ASSERT_FALSE(p.ok()) << internal::QuoteName(bad);
+    EXPECT_EQ(RuleOf(p.status()), "zip.not_allowed");
+  }
 }
 
 // docs/cli.md lists the rules in a table; it must not drift from SliceRules().
