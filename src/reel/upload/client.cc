@@ -184,20 +184,25 @@ Result<UploadOutcome> UploadEpisode(const std::string& task_root, int64_t episod
   }
 }
 
+Result<std::vector<int64_t>> EpisodesToUpload(const std::string& task_root, FileSystem* fs) {
+  TaskOptions topt;
+  topt.fs = fs;
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, topt));
+  REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
+  std::vector<int64_t> out;
+  for (const EpisodeEntry& e : episodes)
+    if (!e.data_path.empty()) out.push_back(e.episode_index);
+  return out;
+}
+
 std::vector<Result<UploadOutcome>> UploadEpisodes(const std::string& task_root,
                                                   const std::vector<int64_t>& episode_indices,
                                                   const UploadOptions& options) {
   std::vector<int64_t> todo = episode_indices;
   if (todo.empty()) {
-    TaskOptions topt;
-    topt.fs = options.fs;
-    auto task = Task::Open(task_root, topt);
-    if (!task.ok()) return {task.status()};
-    auto episodes = (*task)->ListEpisodes();
-    if (!episodes.ok()) return {episodes.status()};
-    // Every committed episode that still has its data (deleted ones were uploaded).
-    for (const EpisodeEntry& e : *episodes)
-      if (!e.data_path.empty()) todo.push_back(e.episode_index);
+    auto all = EpisodesToUpload(task_root, options.fs);
+    if (!all.ok()) return {all.status()};
+    todo = std::move(*all);
   }
   std::vector<Result<UploadOutcome>> out;
   out.reserve(todo.size());

@@ -1,6 +1,9 @@
 #include "upload/http.h"
 
 #include <arrow/buffer.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <arrow/io/interfaces.h>
 #include <httplib.h>
 
@@ -86,6 +89,42 @@ class BodyWriter {
   }
 
   const RequestBody& body_;
+};
+
+// Writing to a socket the peer has closed raises SIGPIPE, whose default action ends the
+// process; httplib sends without MSG_NOSIGNAL. Changing the process's disposition is not
+// a library's business, so SIGPIPE is blocked in the calling thread for the duration of
+// a request, and one it raised (thread-directed, so pending on this thread) is consumed
+// before the old mask is restored. The failed write itself reports EPIPE to httplib.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    blocked_ = pthread_sigmask(SIG_BLOCK, &pipe_, &old_) == 0;
+  }
+  ~SigpipeGuard() {
+    if (!blocked_) return;
+    if (!was_pending_) {
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        const timespec zero{0, 0};
+        sigtimedwait(&pipe_, nullptr, &zero);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+  bool blocked_ = false;
 };
 
 }  // namespace
@@ -213,6 +252,7 @@ HttpResponse HttpSession::SendOnce(const std::string& method, const std::string&
 
 HttpResponse HttpSession::Send(const std::string& method, const std::string& path,
                                const HeaderList& headers, const RequestBody* body) {
+  SigpipeGuard sigpipe;
   const bool login = !impl_->options.username.empty();
   bool fresh_login = false;
   if (login && impl_->cookie.empty()) {
