@@ -6,6 +6,9 @@
 #include <time.h>
 #include <arrow/io/interfaces.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
@@ -18,6 +21,21 @@ namespace {
 
 // File bytes are read and handed to the socket in blocks of this size.
 constexpr size_t kSendBlock = 256 << 10;
+// GET and HEAD (landed check, tus offset) answer quickly on a healthy server; waiting the
+// full io_timeout_s (meant for a server slowly reading or importing a large slice) for
+// them would stall the retry loop, so they use at most this read timeout.
+constexpr double kControlReadTimeoutS = 120;
+
+// TCP keepalive: a peer that vanished silently (a NAT dropped the flow, the server host
+// died) is noticed after about 60 + 15 * 4 s instead of Linux's default two hours; the
+// reference collector had an upload thread hang silently without it.
+void KeepAliveSocketOptions(socket_t sock) {
+  int on = 1, idle = 60, interval = 15, count = 4;
+  ::setsockopt(sock, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  ::setsockopt(sock, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(sock, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(sock, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
 
 void SetTimeout(httplib::Client& client, void (httplib::Client::*setter)(time_t, time_t),
                 double seconds) {
@@ -187,6 +205,7 @@ Result<std::unique_ptr<HttpSession>> HttpSession::Open(const HttpOptions& option
   SetTimeout(c, &httplib::Client::set_read_timeout, options.io_timeout_s);
   SetTimeout(c, &httplib::Client::set_write_timeout, options.io_timeout_s);
   c.set_keep_alive(true);
+  c.set_socket_options(KeepAliveSocketOptions);
   if (!options.ca_cert_path.empty()) c.set_ca_cert_path(options.ca_cert_path);
   return std::unique_ptr<HttpSession>(new HttpSession(std::move(impl), std::move(server)));
 }
@@ -226,8 +245,13 @@ HttpResponse HttpSession::SendOnce(const std::string& method, const std::string&
   if (!impl_->cookie.empty()) headers.emplace("Cookie", impl_->cookie);
   httplib::Client& c = *impl_->client;
   try {
-    if (method == "GET") return FromResult(c.Get(path, headers));
-    if (method == "HEAD") return FromResult(c.Head(path, headers));
+    if (method == "GET" || method == "HEAD") {
+      SetTimeout(c, &httplib::Client::set_read_timeout,
+                 std::min(impl_->options.io_timeout_s, kControlReadTimeoutS));
+      HttpResponse r = FromResult(method == "GET" ? c.Get(path, headers) : c.Head(path, headers));
+      SetTimeout(c, &httplib::Client::set_read_timeout, impl_->options.io_timeout_s);
+      return r;
+    }
     const bool post = method == "POST";
     if (method != "PATCH" && !post) {
       HttpResponse r;
