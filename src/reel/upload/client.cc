@@ -95,7 +95,9 @@ upload::HttpOptions HttpOptionsOf(const UploadOptions& o) {
 Result<UploadOutcome> UploadPacked(const std::string& task_root, int64_t n, const UploadOptions& options,
                                    FileSystem* fs) {
   const std::string ep = "episode " + std::to_string(n);
-  REEL_ASSIGN_OR_RETURN(auto http, HttpSession::Open(HttpOptionsOf(options)));
+  auto opened = HttpSession::Open(HttpOptionsOf(options));
+  if (!opened.ok()) return opened.status().WithContext(ep);
+  std::unique_ptr<HttpSession> http = std::move(opened).value();
   REEL_ASSIGN_OR_RETURN(ScratchDir scratch, ScratchDir::Make(fs, options.work_dir));
   upload::Slice slice;
   slice.name = options.name.empty() ? TaskDirName(task_root) : options.name;

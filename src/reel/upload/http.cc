@@ -278,18 +278,23 @@ HttpResponse HttpSession::Send(const std::string& method, const std::string& pat
                                const HeaderList& headers, const RequestBody* body) {
   SigpipeGuard sigpipe;
   const bool login = !impl_->options.username.empty();
-  bool fresh_login = false;
   if (login && impl_->cookie.empty()) {
     HttpResponse r = Login();
-    if (r.status != 200) return r;
-    fresh_login = true;
+    if (r.status != 200) {
+      r.login_failed = "POST /api/v1/auth/login";
+      return r;
+    }
   }
   HttpResponse r = SendOnce(method, path, headers, body);
-  if (r.status == 401 && login && !fresh_login) {
-    // The session expired (or the server restarted): log in again, once.
+  if (r.status == 401 && login) {
+    // The session expired (or the server restarted, even since the login just made):
+    // log in again, once per request, so a server that never accepts us cannot loop.
     impl_->cookie.clear();
     HttpResponse again = Login();
-    if (again.status != 200) return again;
+    if (again.status != 200) {
+      again.login_failed = "POST /api/v1/auth/login";
+      return again;
+    }
     r = SendOnce(method, path, headers, body);
   }
   return r;

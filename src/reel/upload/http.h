@@ -43,6 +43,9 @@ struct HttpResponse {
   std::string transport_error;  // "Connection", "Read", "Write", "ConnectionTimeout", ...
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Set when this is the answer to the login the session made first (the request itself
+  // was not sent): "POST /api/v1/auth/login".
+  std::string login_failed;
 
   // The first header named `name` (case-insensitive), or "".
   std::string Header(const std::string& name) const;

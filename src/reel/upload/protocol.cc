@@ -56,7 +56,8 @@ std::string HeaderSafe(std::string s) {
 
 }  // namespace
 
-Failure JudgeAnswer(const HttpResponse& r, const std::string& what) {
+Failure JudgeAnswer(const HttpResponse& r, const std::string& request) {
+  const std::string what = r.login_failed.empty() ? request : request + ": " + r.login_failed;
   Failure f;
   if (r.status == 0) {
     f.retryable = true;
