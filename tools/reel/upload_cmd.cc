@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "cli.h"
 #include "reel/upload.h"
@@ -54,6 +55,10 @@ class ProgressPrinter {
     char head[96];
     std::snprintf(head, sizeof head, "episode %lld%s", static_cast<long long>(p.episode_index),
                   p.attempt > 1 ? (" (attempt " + std::to_string(p.attempt) + ")").c_str() : "");
+    // 100% is reported more than once (last block sent, then confirmed): print it once.
+    const std::pair<int64_t, int> key{p.episode_index, p.attempt};
+    if (done && done_key_ == key) return;
+    if (done) done_key_ = key;
     if (tty_) {
       if (!done && now - last_ < std::chrono::milliseconds(100)) return;
       constexpr int kWidth = 30;
@@ -64,10 +69,8 @@ class ProgressPrinter {
       std::cerr.flush();
     } else {
       if (!done && now - last_ < std::chrono::seconds(5)) return;
-      if (done && last_done_ == p.episode_index) return;
       std::cerr << head << ": " << static_cast<int>(pct) << "% (" << Mib(p.sent) << " of " << Mib(p.total)
                 << ")\n";
-      if (done) last_done_ = p.episode_index;
     }
     last_ = now;
   }
@@ -75,7 +78,7 @@ class ProgressPrinter {
  private:
   bool tty_;
   std::chrono::steady_clock::time_point last_{};
-  int64_t last_done_ = -1;
+  std::pair<int64_t, int> done_key_{-1, 0};
 };
 
 Json OutcomeJson(const UploadOutcome& o) {
@@ -127,7 +130,10 @@ int RunUpload(UploadArgs a) {
       continue;
     }
     if (!r.ok()) {
-      std::cout << "episode " << n << ": FAILED: " << r.status().message() << "\n";
+      std::string why = r.status().message();
+      const std::string prefix = "episode " + std::to_string(n) + ": ";
+      if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());  // said once is enough
+      std::cout << prefix << "FAILED: " << why << "\n";
     } else {
       std::cout << "episode " << n << ": " << (r->already_present ? "already on the server" : "uploaded")
                 << " as session " << r->session_id << " (" << r->bytes << " bytes, " << r->attempts
