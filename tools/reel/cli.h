@@ -26,6 +26,7 @@ void AddInfoCommands(CLI::App& app, int& exit_code);   // info, ls, show, stats
 void AddCheckCommand(CLI::App& app, int& exit_code);   // check
 void AddRecordCommands(CLI::App& app, int& exit_code);  // simulate, delete
 void AddFramesCommand(CLI::App& app, int& exit_code);   // frames
+void AddPackCommand(CLI::App& app, int& exit_code);     // pack
 void AddUploadCommand(CLI::App& app, int& exit_code);   // upload
 
 }  // namespace reel::cli

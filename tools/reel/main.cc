@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   reel::cli::AddCheckCommand(app, exit_code);
   reel::cli::AddRecordCommands(app, exit_code);
   reel::cli::AddFramesCommand(app, exit_code);
+  reel::cli::AddPackCommand(app, exit_code);
   reel::cli::AddUploadCommand(app, exit_code);
   try {
     app.parse(argc, argv);

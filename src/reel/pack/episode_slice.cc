@@ -1,0 +1,43 @@
+#include "pack/episode_slice.h"
+
+#include <arrow/api.h>
+#include <parquet/arrow/writer.h>
+#include <parquet/properties.h>
+
+#include "reel/metadata.h"
+#include "reel/task.h"
+#include "write/fs_stream.h"
+
+namespace reel::internal {
+
+Status WriteSingleRowSlice(FileSystem* fs, const std::string& shard_path, int64_t episode_index,
+                           const std::string& out_path) {
+  REEL_ASSIGN_OR_RETURN(auto table, ReadParquetFile(fs, shard_path));
+  // Rows are located by the episode_index column, never by position or file name
+  // (contract §12); EpisodeRowsFromTable keeps the table's row order.
+  REEL_ASSIGN_OR_RETURN(auto rows, EpisodeRowsFromTable(*table, shard_path));
+  int64_t found = -1;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].episode_index != episode_index) continue;
+    if (found >= 0)
+      return Status::Invalid(shard_path + ": legacy shard holds several rows with episode_index " +
+                             std::to_string(episode_index));
+    found = static_cast<int64_t>(i);
+  }
+  if (found < 0)
+    return Status::NotFound(shard_path + ": legacy shard has no row with episode_index " +
+                            std::to_string(episode_index));
+  auto row = table->Slice(found, 1);
+  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(out_path));
+  auto sink = std::make_shared<FsOutputStream>(std::move(file), out_path);
+  auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
+  // store_schema keeps the shard's Arrow schema (field metadata included) on the slice.
+  auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+  arrow::Status st =
+      parquet::arrow::WriteTable(*row, arrow::default_memory_pool(), sink, 1, props, arrow_props);
+  if (st.ok()) st = sink->Close();  // Close() fsyncs
+  if (!st.ok()) return Status::IOError(out_path + ": " + st.ToString());
+  return Status::OK();
+}
+
+}  // namespace reel::internal

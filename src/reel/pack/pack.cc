@@ -1,0 +1,168 @@
+// PackEpisode: the upload zip slice of one episode (contract §9).
+#include "reel/pack.h"
+
+#include <zip.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "pack/episode_slice.h"
+#include "pack/precompress.h"
+#include "pack/scratch_dir.h"
+#include "pack/zip_handle.h"
+#include "reel/layout.h"
+#include "reel/task.h"
+#include "write/commit.h"
+
+namespace reel {
+
+int64_t UploadEpisodeIndex(int64_t episode_index) {
+  // The reference's fixed 1000 (reference-behaviour.md "Numbering"), not the task's
+  // chunks_size: the form field is a display number that must equal the file stem.
+  return EpisodeFileSuffix(episode_index, 1000);
+}
+
+std::string DefaultSliceName(const std::string& task_name, int64_t episode_index) {
+  char suffix[32];
+  std::snprintf(suffix, sizeof(suffix), "_ep%06lld.zip",
+                static_cast<long long>(UploadEpisodeIndex(episode_index)));
+  return task_name + suffix;
+}
+
+namespace {
+
+// One zip entry: where its bytes come from (absolute) and its name in the zip.
+struct Source {
+  std::string arcname;
+  std::string path;
+  bool recompressed = false;
+};
+
+std::string EpisodeName(const std::string& root, int64_t n) {
+  return root + ": episode " + std::to_string(n);
+}
+
+// The entries of the slice, in the order of pack.h, generating the single-row
+// episodes slice and the re-encoded videos into `scratch`.
+Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const PackOptions& options,
+                                           const std::string& scratch) {
+  FileSystem* fs = task.fs();
+  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
+  REEL_ASSIGN_OR_RETURN(const std::string data_path, task.DataPathOf(n));
+  if (e.data_path.empty())
+    return Status::NotFound(EpisodeName(task.root(), n) + " has no data parquet (" + data_path +
+                            " is missing; deleted after upload?)");
+  if (e.row_source == RowSource::kMissing)
+    return Status::NotFound(EpisodeName(task.root(), n) + " has no episodes row (neither " +
+                            *task.EpisodesPathOf(n) + " nor a legacy shard holds it)");
+
+  std::vector<Source> out;
+  int k = 0;
+  for (const auto& [image_key, rel] : e.videos) {  // sorted by image_key
+    Source s{rel, task.Path(rel), false};
+    const bool rgb_slot = Lookup(task.info().cameras, image_key) != nullptr;
+    if (options.precompress && rgb_slot && rel.ends_with(".mp4")) {
+      internal::PrecompressOptions po{options.precompress_crf, options.precompress_preset,
+                                      options.precompress_threads};
+      const std::string copy = JoinPath(scratch, "video-" + std::to_string(k++) + ".mp4");
+      auto outcome = internal::PrecompressRgbVideo(s.path, copy, po);
+      if (!outcome.ok()) return outcome.status().WithContext("precompress " + rel);
+      if (*outcome == internal::PrecompressOutcome::kRecompressed) {
+        s.path = copy;
+        s.recompressed = true;
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  out.push_back({e.data_path, task.Path(e.data_path), false});
+
+  REEL_ASSIGN_OR_RETURN(const std::string episodes_path, task.EpisodesPathOf(n));
+  if (e.row_source == RowSource::kEpisodeFile) {
+    out.push_back({e.row_path, task.Path(e.row_path), false});
+  } else {
+    const std::string slice = JoinPath(scratch, "episodes-row.parquet");
+    REEL_RETURN_IF_ERROR(internal::WriteSingleRowSlice(fs, task.Path(e.row_path), n, slice));
+    out.push_back({episodes_path, slice, false});
+  }
+  for (const char* meta : {"meta/info.json", "meta/stats.json", "meta/tasks.jsonl"})
+    out.push_back({meta, task.Path(meta), false});
+
+  // Every source must exist now: libzip reads them only at zip_close, and a
+  // missing task file must be an error that names it, not libzip's "No such file".
+  for (const Source& s : out) {
+    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(s.path));
+    if (info.type != FileType::kFile)
+      return Status::NotFound(EpisodeName(task.root(), n) + ": " + s.path +
+                              (info.type == FileType::kNotFound ? " is missing" : " is not a file"));
+  }
+  return out;
+}
+
+// Writes `sources` as ZIP_STORED entries to `path` (created; must not exist).
+Status WriteZip(const std::string& path, const std::vector<Source>& sources) {
+  int err = 0;
+  internal::ZipArchive za(zip_open(path.c_str(), ZIP_CREATE | ZIP_EXCL, &err));
+  if (!za) return Status::IOError(path + ": cannot create zip: " + internal::ZipErrorText(err));
+  for (const Source& s : sources) {
+    zip_source_t* src = zip_source_file(za.get(), s.path.c_str(), 0, 0 /* to the end */);
+    if (src == nullptr)
+      return Status::IOError(s.path + ": cannot read for zip: " + internal::ZipErrorText(za.get()));
+    const zip_int64_t idx = zip_file_add(za.get(), s.arcname.c_str(), src, ZIP_FL_ENC_UTF_8);
+    if (idx < 0) {
+      zip_source_free(src);  // not taken over by the archive on failure
+      return Status::IOError(path + ": cannot add " + s.arcname + ": " +
+                             internal::ZipErrorText(za.get()));
+    }
+    // Stored, never deflated (reference-behaviour.md "Likely mistakes" 8): the
+    // server streams entries out unchanged and video/parquet do not shrink anyway.
+    if (zip_set_file_compression(za.get(), static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0) != 0)
+      return Status::IOError(path + ": cannot store " + s.arcname + ": " +
+                             internal::ZipErrorText(za.get()));
+  }
+  if (zip_close(za.get()) != 0)
+    return Status::IOError(path + ": cannot write zip: " + internal::ZipErrorText(za.get()));
+  za.release();  // zip_close freed it
+  return Status::OK();
+}
+
+Result<PackResult> PackInto(const Task& task, int64_t n, const std::string& zip_path,
+                            const std::string& temp, const PackOptions& options) {
+  FileSystem* fs = task.fs();
+  REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create("reel-pack"));
+  REEL_ASSIGN_OR_RETURN(auto sources, CollectSources(task, n, options, scratch->path()));
+  REEL_RETURN_IF_ERROR(WriteZip(temp, sources));
+  REEL_RETURN_IF_ERROR(fs->SyncFile(temp));
+
+  PackResult result;
+  result.zip_path = zip_path;
+  result.episode_index = n;
+  result.upload_episode_index = UploadEpisodeIndex(n);
+  for (const Source& s : sources) {
+    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(s.path));
+    result.entries.push_back({s.arcname, info.size, s.recompressed});
+  }
+  REEL_ASSIGN_OR_RETURN(FileInfo zip_info, fs->Stat(temp));
+  result.zip_bytes = zip_info.size;
+  REEL_RETURN_IF_ERROR(fs->Rename(temp, zip_path));
+  return result;
+}
+
+}  // namespace
+
+Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_index,
+                               const std::string& zip_path, const PackOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {fs, 0}));
+  const std::string temp = internal::TempPathFor(zip_path, "pack");
+  auto result = PackInto(*task, episode_index, zip_path, temp, options);
+  if (!result.ok()) {
+    // The temp (and libzip's own temp beside it, which zip_discard removes) must
+    // not outlive a failure; nothing in the task was touched.
+    (void)fs->RemoveFile(temp);
+    return result.status();
+  }
+  REEL_RETURN_IF_ERROR(fs->SyncDir(DirName(zip_path)));
+  return result;
+}
+
+}  // namespace reel
