@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -91,6 +92,8 @@ class FakeServer {
   int fail_sessions = 0;             // answer the next fail_sessions landed checks with 500
   int expire_cookies_on_post = 0;    // forget every session at the next N upload POSTs (401)
   int half_patches = 0;              // PATCHes after the first: store half the chunk, answer 500
+  int lose_tail_at_patch = 0;        // before PATCH #k: drop the last half of the stored bytes
+  int forget_at_patch = 0;           // before PATCH #k: forget the upload (expired: 404)
 
   // What happened.
   std::mutex mu;
@@ -190,11 +193,13 @@ class FakeServer {
       std::lock_guard<std::mutex> lock(mu);
       Note(q);
       ++patches;
+      if (patches == forget_at_patch) tus_bytes.erase(q.matches[1]);
       auto it = tus_bytes.find(q.matches[1]);
       if (it == tus_bytes.end()) return Error(r, 404, "tus.expired", "no such upload");
       if (q.get_header_value("Tus-Resumable") != "1.0.0" ||
           q.get_header_value("Content-Type") != "application/offset+octet-stream")
         return Error(r, 400, "tus.headers", "bad headers");
+      if (patches == lose_tail_at_patch) it->second.resize(it->second.size() / 2);
       if (q.get_header_value("Upload-Offset") != std::to_string(it->second.size()))
         return Error(r, 409, "tus.offset", "offset mismatch");
       if (patches > 1 && half_patches > 0) {
@@ -681,6 +686,39 @@ TEST_F(UploadClientTest, UploadResumableResumesFromHeadOffset) {
   EXPECT_TRUE(resumed_report) << "attempt 2 should start at the server's offset " << resume_at;
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen.back().sent, want.size());
+}
+
+TEST_F(UploadClientTest, UploadResumableConflictAsksHeadAndExpiredUploadStartsOver) {
+  const std::string root = JoinPath(*dir_, "base/pick");
+  const std::string want = PackedBytes(root, 1);
+  UploadOptions o = Options("");
+  o.resumable_threshold = 0;
+  o.chunk_bytes = want.size() / 4 + 1;
+  {
+    // The server lost bytes it had acknowledged: PATCH #3 gets 409, HEAD says where to go on.
+    FakeServer server;
+    server.lose_tail_at_patch = 3;
+    o.server = server.url();
+    auto r = UploadEpisode(root, 1, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->attempts, 1);  // a 409 is answered by HEAD within the attempt
+    EXPECT_EQ(server.tus_meta.size(), 1u);
+    EXPECT_EQ(server.tus_bytes.begin()->second, want);
+    EXPECT_EQ(server.checks, 0);
+    EXPECT_NE(std::find(server.log.begin(), server.log.end(), "HEAD /api/v1/uploads/u1"), server.log.end());
+  }
+  {
+    // The upload expired mid-way (404 on PATCH #2): a new upload from offset 0.
+    FakeServer server;
+    server.forget_at_patch = 2;
+    o.server = server.url();
+    auto r = UploadEpisode(root, 1, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(server.tus_meta.size(), 2u);
+    ASSERT_EQ(server.tus_bytes.count("u2"), 1u);
+    EXPECT_EQ(server.tus_bytes.at("u2"), want);
+    EXPECT_EQ(server.imported.at({"pick", 1}), want);
+  }
 }
 
 TEST_F(UploadClientTest, UploadProgressIsMonotoneAndEndsAtTotal) {
