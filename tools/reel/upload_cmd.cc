@@ -67,6 +67,7 @@ class ProgressPrinter {
                 << static_cast<int>(pct) << "% " << Mib(p.sent) << " / " << Mib(p.total) << "\033[K";
       if (done) std::cerr << "\n";
       std::cerr.flush();
+      open_line_ = !done;
     } else {
       if (!done && now - last_ < std::chrono::seconds(5)) return;
       std::cerr << head << ": " << static_cast<int>(pct) << "% (" << Mib(p.sent) << " of " << Mib(p.total)
@@ -74,11 +75,17 @@ class ProgressPrinter {
     }
     last_ = now;
   }
+  // Ends a bar left unfinished (an episode that failed part-way) before the result line.
+  void EndLine() {
+    if (open_line_) std::cerr << "\n";
+    open_line_ = false;
+  }
 
  private:
   bool tty_;
   std::chrono::steady_clock::time_point last_{};
   std::pair<int64_t, int> done_key_{-1, 0};
+  bool open_line_ = false;
 };
 
 Json OutcomeJson(const UploadOutcome& o) {
@@ -120,6 +127,7 @@ int RunUpload(UploadArgs a) {
   bool all_ok = true;
   for (int64_t n : todo) {
     auto r = UploadEpisode(a.task, n, o);
+    if (printer) printer->EndLine();
     all_ok = all_ok && r.ok();
     if (a.json) {
       list.push_back(r.ok() ? OutcomeJson(*r)
