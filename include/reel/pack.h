@@ -95,7 +95,10 @@ struct SliceManifest {
 // case folding); no encryption; a name that is one of the allowed slice paths (the
 // three meta files, or an episode file under data/, meta/episodes/ or videos/ whose
 // chunk and file are the same for every entry); the limits above; exactly one data
-// parquet, one episodes file and meta/info.json.
+// parquet, one episodes file and meta/info.json. It also reads meta/info.json (its
+// bytes counted against max_meta_bytes, its CRC checked) and refuses a slice whose
+// "format" is not "pooled_episodes_v1" (zip.format; NotSupported for another format).
+// Entry names are the raw bytes of the zip: a name is never re-encoded from CP437.
 Result<SliceManifest> InspectSlice(const std::string& zip_path, const SliceLimits& limits = {});
 
 // Inspects, then extracts every entry under `dir` (created; must not exist yet),

@@ -137,6 +137,13 @@ def test_replaces_an_existing_zip_and_a_failure_keeps_it(reel_bin, sim_task, tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.zip"]
 
 
+def test_missing_output_directory_is_refused(reel_bin, sim_task, tmp_path):
+    out = tmp_path / "no" / "such" / "dir" / "x.zip"
+    rc, _, err = pack(reel_bin, sim_task, 1, "-o", out)
+    assert rc == 2 and "does not exist" in err and str(out.parent) in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_chunk_rollover_numbering(reel_bin, tmp_path):
     task = tmp_path / "roll"
     eps = simulate(reel_bin, task, "--episodes", 1, "--watermark", 1001, "--no-video", *SIM_ARGS)
@@ -186,6 +193,23 @@ def test_legacy_shard_row_becomes_a_single_row_slice(reel_bin, tmp_path):
     assert [f.type for f in row.schema] == [f.type for f in shard.schema]
     want = [r for r in shard.to_pylist() if r["episode_index"] == 2]
     assert row.to_pylist() == want
+
+
+def test_chinese_task_and_slot_names(reel_bin, tmp_path):
+    name, slot = "D435-裸手_3D手部关键点识别", "头部相机_rgb"
+    fixture = write_task(tmp_path / "rec", name, [EpisodeSpec(1, videos={slot: "mp4", "d435_depth": "mkv"})])
+    work = tmp_path / "work"
+    work.mkdir()
+    rc, out, err = pack(reel_bin, fixture.path, 1, cwd=work)
+    assert rc == 0, err
+    zip_path = work / f"{name}_ep000000.zip"
+    assert [p.name for p in work.iterdir()] == [zip_path.name]
+    names = assert_slice(zip_path, fixture.path, 1)
+    assert video_rel(1, slot, "mp4") in names
+    with zipfile.ZipFile(zip_path) as zf:
+        for i in zf.infolist():
+            if not i.filename.isascii():
+                assert i.flag_bits & 0x800, f"{i.filename}: UTF-8 name without the UTF-8 flag"
 
 
 # --------------------------------------------------------------------------- pre-compression

@@ -58,7 +58,9 @@ void AddPackCommand(CLI::App& app, int& exit_code) {
   pack->add_option("-o,--output", a->output, "zip to write (default ./<task>_ep{(N-1)%1000:06d}.zip)");
   pack->add_flag("--precompress", a->options.precompress,
                  "re-encode RGB .mp4 that is not HEVC to HEVC (hvc1) first; depth is never touched");
-  pack->add_option("--crf", a->options.precompress_crf, "CRF of --precompress")->capture_default_str();
+  pack->add_option("--crf", a->options.precompress_crf, "CRF of --precompress (0..51)")
+      ->check(CLI::Range(0, 51))
+      ->capture_default_str();
   pack->add_option("--preset", a->options.precompress_preset, "x265 preset of --precompress")
       ->capture_default_str();
   pack->add_flag("--json", a->json, "machine-readable output");

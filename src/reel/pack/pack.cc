@@ -49,22 +49,48 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
   FileSystem* fs = task.fs();
   REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
   REEL_ASSIGN_OR_RETURN(const std::string data_path, task.DataPathOf(n));
+  REEL_ASSIGN_OR_RETURN(const std::string episodes_path, task.EpisodesPathOf(n));
   if (e.data_path.empty())
     return Status::NotFound(EpisodeName(task.root(), n) + " has no data parquet (" + data_path +
                             " is missing; deleted after upload?)");
   if (e.row_source == RowSource::kMissing)
     return Status::NotFound(EpisodeName(task.root(), n) + " has no episodes row (neither " +
-                            *task.EpisodesPathOf(n) + " nor a legacy shard holds it)");
+                            episodes_path + " nor a legacy shard holds it)");
 
+  // Task files first, as they are on disk; a legacy row's source is its shard for now.
   std::vector<Source> out;
-  int k = 0;
-  for (const auto& [image_key, rel] : e.videos) {  // sorted by image_key
-    Source s{rel, task.Path(rel), false};
-    const bool rgb_slot = Lookup(task.info().cameras, image_key) != nullptr;
-    if (options.precompress && rgb_slot && rel.ends_with(".mp4")) {
-      internal::PrecompressOptions po{options.precompress_crf, options.precompress_preset,
-                                      options.precompress_threads};
-      const std::string copy = JoinPath(scratch, "video-" + std::to_string(k++) + ".mp4");
+  for (const auto& [image_key, rel] : e.videos) out.push_back({rel, task.Path(rel), false});
+  out.push_back({e.data_path, task.Path(e.data_path), false});
+  const size_t row_entry = out.size();
+  out.push_back({e.row_source == RowSource::kEpisodeFile ? e.row_path : episodes_path,
+                 task.Path(e.row_path), false});
+  for (const char* meta : {"meta/info.json", "meta/stats.json", "meta/tasks.jsonl"})
+    out.push_back({meta, task.Path(meta), false});
+
+  // Every file must exist now, before any re-encoding: libzip reads sources only at
+  // zip_close, and a missing task file must be an error that names it.
+  for (const Source& s : out) {
+    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(s.path));
+    if (info.type != FileType::kFile)
+      return Status::NotFound(EpisodeName(task.root(), n) + ": " + s.path +
+                              (info.type == FileType::kNotFound ? " is missing" : " is not a file"));
+  }
+
+  if (e.row_source == RowSource::kLegacyShard) {
+    const std::string slice = JoinPath(scratch, "episodes-row.parquet");
+    REEL_RETURN_IF_ERROR(internal::WriteSingleRowSlice(fs, out[row_entry].path, n, slice));
+    out[row_entry].path = slice;
+  }
+  if (options.precompress) {
+    const internal::PrecompressOptions po{options.precompress_crf, options.precompress_preset,
+                                          options.precompress_threads};
+    size_t i = 0;
+    for (const auto& [image_key, rel] : e.videos) {  // out[i] is this video
+      Source& s = out[i];
+      const std::string copy = JoinPath(scratch, "video-" + std::to_string(i++) + ".mp4");
+      // RGB slots are those in info.json cameras (depth never is); the decoder
+      // double-checks the stream itself. .mkv is always depth (FFV1).
+      if (Lookup(task.info().cameras, image_key) == nullptr || !rel.ends_with(".mp4")) continue;
       auto outcome = internal::PrecompressRgbVideo(s.path, copy, po);
       if (!outcome.ok()) return outcome.status().WithContext("precompress " + rel);
       if (*outcome == internal::PrecompressOutcome::kRecompressed) {
@@ -72,28 +98,6 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
         s.recompressed = true;
       }
     }
-    out.push_back(std::move(s));
-  }
-  out.push_back({e.data_path, task.Path(e.data_path), false});
-
-  REEL_ASSIGN_OR_RETURN(const std::string episodes_path, task.EpisodesPathOf(n));
-  if (e.row_source == RowSource::kEpisodeFile) {
-    out.push_back({e.row_path, task.Path(e.row_path), false});
-  } else {
-    const std::string slice = JoinPath(scratch, "episodes-row.parquet");
-    REEL_RETURN_IF_ERROR(internal::WriteSingleRowSlice(fs, task.Path(e.row_path), n, slice));
-    out.push_back({episodes_path, slice, false});
-  }
-  for (const char* meta : {"meta/info.json", "meta/stats.json", "meta/tasks.jsonl"})
-    out.push_back({meta, task.Path(meta), false});
-
-  // Every source must exist now: libzip reads them only at zip_close, and a
-  // missing task file must be an error that names it, not libzip's "No such file".
-  for (const Source& s : out) {
-    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(s.path));
-    if (info.type != FileType::kFile)
-      return Status::NotFound(EpisodeName(task.root(), n) + ": " + s.path +
-                              (info.type == FileType::kNotFound ? " is missing" : " is not a file"));
   }
   return out;
 }
@@ -152,7 +156,14 @@ Result<PackResult> PackInto(const Task& task, int64_t n, const std::string& zip_
 Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_index,
                                const std::string& zip_path, const PackOptions& options) {
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  if (options.precompress && (options.precompress_crf < 0 || options.precompress_crf > 51))
+    return Status::Invalid("precompress CRF must be 0..51, got " +
+                           std::to_string(options.precompress_crf));
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {fs, 0}));
+  // Checked up front: libzip would only fail at zip_close, naming its own temp file.
+  REEL_ASSIGN_OR_RETURN(FileInfo out_dir, fs->Stat(DirName(zip_path)));
+  if (out_dir.type != FileType::kDirectory)
+    return Status::NotFound(zip_path + ": output directory " + DirName(zip_path) + " does not exist");
   const std::string temp = internal::TempPathFor(zip_path, "pack");
   auto result = PackInto(*task, episode_index, zip_path, temp, options);
   if (!result.ok()) {

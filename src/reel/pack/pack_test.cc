@@ -54,6 +54,47 @@ constexpr const char* kInfo = R"({
   "video_extensions": {"zeta_rgb": "mp4", "alpha_depth": "mkv"}, "total_episodes": 1002
 })";
 
+// Wraps DefaultFileSystem(): logs every mutating call's path and fails the one op
+// named in `fail` ("SyncFile" or "Rename") with IOError.
+class RecordingFileSystem final : public FileSystem {
+ public:
+  explicit RecordingFileSystem(std::string fail = "") : fail_(std::move(fail)) {}
+  std::vector<std::string> log;
+
+  Result<FileInfo> Stat(const std::string& p) override { return base_->Stat(p); }
+  Result<std::vector<DirEntry>> ListDir(const std::string& p) override { return base_->ListDir(p); }
+  Result<std::string> ReadFile(const std::string& p) override { return base_->ReadFile(p); }
+  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(const std::string& p) override {
+    return base_->OpenRandomAccess(p);
+  }
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
+    log.push_back(p);
+    return base_->NewWritableFile(p);
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    log.push_back(to);
+    if (fail_ == "Rename") return Status::IOError(from + ": injected rename fault");
+    return base_->Rename(from, to);
+  }
+  Status SyncDir(const std::string& p) override { return base_->SyncDir(p); }
+  Status RemoveFile(const std::string& p) override {
+    log.push_back(p);
+    return base_->RemoveFile(p);
+  }
+  Status CreateDirs(const std::string& p) override {
+    log.push_back(p);
+    return base_->CreateDirs(p);
+  }
+  Status SyncFile(const std::string& p) override {
+    if (fail_ == "SyncFile") return Status::IOError(p + ": injected fsync fault");
+    return base_->SyncFile(p);
+  }
+
+ private:
+  FileSystem* base_ = DefaultFileSystem();
+  std::string fail_;
+};
+
 class PackTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -242,6 +283,32 @@ TEST_F(PackTest, ReplacesAnExistingZipWhole) {
   ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), zip, "old").ok());
   ASSERT_TRUE(PackEpisode(root_, 2, zip).ok());
   EXPECT_EQ(Unzip(zip).size(), 7u);
+}
+
+TEST_F(PackTest, FaultsLeaveNoZipNoTempAndNeverTouchTheTask) {
+  for (const char* op : {"SyncFile", "Rename"}) {
+    SCOPED_TRACE(op);
+    RecordingFileSystem fs(op);
+    PackOptions options;
+    options.fs = &fs;
+    const std::string zip = JoinPath(tmp_, "x.zip");
+    auto packed = PackEpisode(root_, 1, zip, options);  // legacy shard: a generated entry too
+    ASSERT_FALSE(packed.ok());
+    EXPECT_EQ(packed.status().code(), StatusCode::kIOError);
+    for (const auto& e : std::filesystem::directory_iterator(tmp_))
+      EXPECT_TRUE(e.is_directory()) << e.path();
+    for (const std::string& p : fs.log) EXPECT_NE(p.rfind(root_, 0), 0u) << "wrote into the task: " << p;
+  }
+}
+
+TEST_F(PackTest, ExtractionWritesOnlyUnderItsDirectory) {
+  const std::string zip = JoinPath(tmp_, "x.zip");
+  ASSERT_TRUE(PackEpisode(root_, 2, zip).ok());
+  RecordingFileSystem fs;
+  const std::string dir = JoinPath(tmp_, "in/x");
+  ASSERT_TRUE(ExtractSlice(zip, dir, {}, &fs).ok());
+  ASSERT_FALSE(fs.log.empty());
+  for (const std::string& p : fs.log) EXPECT_EQ(p.rfind(dir, 0), 0u) << p;
 }
 
 }  // namespace

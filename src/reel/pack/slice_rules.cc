@@ -30,7 +30,8 @@ const std::vector<SliceRule>& SliceRules() {
       {"zip.not_allowed", "a name that is not a slice path: meta/info.json, meta/stats.json, "
                           "meta/tasks.jsonl, data/chunk-CCC/episode-FFF.parquet, "
                           "meta/episodes/chunk-CCC/episode-FFF.parquet, "
-                          "videos/chunk-CCC/<image_key>/episode-FFF.<mp4|mkv>; no dotfiles"},
+                          "videos/chunk-CCC/<image_key>/episode-FFF.<mp4|mkv> (image_key: "
+                          "[A-Za-z0-9_][A-Za-z0-9_.-]* plus visible non-ASCII letters); no dotfiles"},
       {"zip.mixed_episode", "episode entries naming different (chunk, file)"},
       {"zip.missing", "no data parquet, no episodes file or no meta/info.json"},
       {"zip.format", "meta/info.json is not a JSON object with format \"pooled_episodes_v1\" "
@@ -139,13 +140,30 @@ bool ParseNumbered(std::string_view s, std::string_view prefix, std::string_view
   return true;
 }
 
+// A slot name: [A-Za-z0-9_][A-Za-z0-9_.-]*, widened to non-ASCII letters because
+// slot names may be Chinese (contract §1, tests/e2e/test_unicode.py). Code points that
+// are invisible or reorder text (C1 controls, U+2000-U+206F spaces and bidi marks,
+// specials) are refused so a name cannot disguise itself. `key` is valid UTF-8.
 bool IsImageKey(std::string_view key) {
   if (key.empty()) return false;
-  for (size_t i = 0; i < key.size(); ++i) {
-    const char c = key[i];
-    const bool word = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                      c == '_';
-    if (!word && (i == 0 || (c != '.' && c != '-'))) return false;
+  for (size_t i = 0; i < key.size();) {
+    const unsigned char c = static_cast<unsigned char>(key[i]);
+    if (c < 0x80) {
+      const bool word = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                        c == '_';
+      if (!word && (i == 0 || (c != '.' && c != '-'))) return false;
+      ++i;
+      continue;
+    }
+    const int len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : 4;
+    if (i + static_cast<size_t>(len) > key.size()) return false;
+    uint32_t cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+    for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(key[i + k]) & 0x3f);
+    const bool hidden = cp < 0xa0 || (cp >= 0x2000 && cp <= 0x206f) || cp == 0x3000 ||
+                        (cp >= 0xfe00 && cp <= 0xfe0f) || cp == 0xfeff || (cp >= 0xfff0 && cp <= 0xffff) ||
+                        cp >= 0xe0000;
+    if (hidden) return false;
+    i += static_cast<size_t>(len);
   }
   return true;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "pack/slice_rules.h"
 #include "reel/pack.h"
 
 namespace reel {
@@ -394,6 +395,24 @@ TEST(SliceRulesTest, RuleOfAndTheList) {
                          "zip.overlap", "zip.not_allowed", "zip.mixed_episode", "zip.missing",
                          "zip.format"})
     EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+}
+
+TEST(SliceRulesTest, ImageKeys) {
+  auto video = [](const std::string& key) {
+    return internal::ClassifySlicePath("videos/chunk-000/" + key + "/episode-000.mp4");
+  };
+  for (const char* ok : {"d435_rgb", "stereo_left", "cam.1-b", "_x", "9", "头部相机_rgb"}) {
+    auto p = video(ok);
+    ASSERT_TRUE(p.ok()) << ok << ": " << p.status().ToString();
+    EXPECT_EQ(p->image_key, ok);
+    EXPECT_EQ(p->kind, internal::SlicePath::Kind::kVideo);
+  }
+  for (const char* bad : {"-x", "a b", "a$b", "a\xc2\x85" "b" /* U+0085 */, "cam\xe2\x80\xaergb" /* U+202E */,
+                          "\xe3\x80\x80" /* U+3000 */, "a\xef\xbb\xbf" /* U+FEFF */}) {
+    auto p = video(bad);
+    ASSERT_FALSE(p.ok()) << internal::QuoteName(bad);
+    EXPECT_EQ(RuleOf(p.status()), "zip.not_allowed");
+  }
 }
 
 // docs/cli.md lists the rules in a table; it must not drift from SliceRules().
