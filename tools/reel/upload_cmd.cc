@@ -60,6 +60,8 @@ class ProgressPrinter {
     if (done && done_key_ == key) return;
     if (done) done_key_ = key;
     if (tty_) {
+      if (open_line_ && bar_key_ != key) EndLine();  // the previous attempt stopped part-way
+      bar_key_ = key;
       if (!done && now - last_ < std::chrono::milliseconds(100)) return;
       constexpr int kWidth = 30;
       const int fill = static_cast<int>(pct / 100.0 * kWidth);
@@ -75,7 +77,7 @@ class ProgressPrinter {
     }
     last_ = now;
   }
-  // Ends a bar left unfinished (an episode that failed part-way) before the result line.
+  // Ends a bar left unfinished (an episode that failed part-way) before the results.
   void EndLine() {
     if (open_line_) std::cerr << "\n";
     open_line_ = false;
@@ -85,6 +87,7 @@ class ProgressPrinter {
   bool tty_;
   std::chrono::steady_clock::time_point last_{};
   std::pair<int64_t, int> done_key_{-1, 0};
+  std::pair<int64_t, int> bar_key_{-1, 0};
   bool open_line_ = false;
 };
 
@@ -123,11 +126,15 @@ int RunUpload(UploadArgs a) {
     printer = std::make_unique<ProgressPrinter>(::isatty(STDERR_FILENO) == 1);
     o.progress = [p = printer.get()](const UploadProgress& u) { p->Update(u); };
   }
+  // One call for the batch: one HTTP session (one login, a kept-alive connection).
+  std::vector<Result<UploadOutcome>> results;
+  if (!todo.empty()) results = UploadEpisodes(a.task, todo, o);
+  if (printer) printer->EndLine();
   Json list = Json::array();
   bool all_ok = true;
-  for (int64_t n : todo) {
-    auto r = UploadEpisode(a.task, n, o);
-    if (printer) printer->EndLine();
+  for (size_t i = 0; i < results.size(); ++i) {
+    const int64_t n = todo[i];
+    const Result<UploadOutcome>& r = results[i];
     all_ok = all_ok && r.ok();
     if (a.json) {
       list.push_back(r.ok() ? OutcomeJson(*r)
@@ -148,7 +155,6 @@ int RunUpload(UploadArgs a) {
                 << (r->attempts == 1 ? " attempt" : " attempts") << (r->resumable ? ", resumable" : "")
                 << (r->deleted ? ", local data deleted" : "") << ")\n";
     }
-    std::cout.flush();
   }
   if (a.json) PrintJson(Json{{"episodes", list}, {"all_landed", all_ok}});
   else if (todo.empty()) std::cout << "nothing to upload\n";

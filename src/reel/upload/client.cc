@@ -92,12 +92,11 @@ upload::HttpOptions HttpOptionsOf(const UploadOptions& o) {
   return h;
 }
 
-Result<UploadOutcome> UploadPacked(const std::string& task_root, int64_t n, const UploadOptions& options,
-                                   FileSystem* fs) {
+// Packs, sends and confirms episode N through `http` (shared by the episodes of one
+// UploadEpisodes call: one login, one kept-alive connection).
+Result<UploadOutcome> UploadPacked(HttpSession* http, const std::string& task_root, int64_t n,
+                                   const UploadOptions& options, FileSystem* fs) {
   const std::string ep = "episode " + std::to_string(n);
-  auto opened = HttpSession::Open(HttpOptionsOf(options));
-  if (!opened.ok()) return opened.status().WithContext(ep);
-  std::unique_ptr<HttpSession> http = std::move(opened).value();
   REEL_ASSIGN_OR_RETURN(ScratchDir scratch, ScratchDir::Make(fs, options.work_dir));
   upload::Slice slice;
   slice.name = options.name.empty() ? TaskDirName(task_root) : options.name;
@@ -174,16 +173,34 @@ Result<UploadOutcome> UploadPacked(const std::string& task_root, int64_t n, cons
   return outcome;
 }
 
+// Uploads each N through one HTTP session; a server URL that cannot be used fails every
+// episode with the same error.
+std::vector<Result<UploadOutcome>> UploadAll(const std::string& task_root, const std::vector<int64_t>& todo,
+                                             const UploadOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  std::vector<Result<UploadOutcome>> out;
+  out.reserve(todo.size());
+  auto http = HttpSession::Open(HttpOptionsOf(options));
+  for (int64_t n : todo) {
+    const std::string ep = "episode " + std::to_string(n);
+    if (!http.ok()) {
+      out.push_back(http.status().WithContext(ep));
+      continue;
+    }
+    try {  // nothing thrown below (httplib, std::filesystem) escapes the library
+      out.push_back(UploadPacked(http->get(), task_root, n, options, fs));
+    } catch (const std::exception& e) {
+      out.push_back(Status::IOError(ep + ": upload: " + e.what()));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<UploadOutcome> UploadEpisode(const std::string& task_root, int64_t episode_index,
                                     const UploadOptions& options) {
-  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
-  try {  // nothing thrown below (httplib, std::filesystem) escapes the library
-    return UploadPacked(task_root, episode_index, options, fs);
-  } catch (const std::exception& e) {
-    return Status::IOError("episode " + std::to_string(episode_index) + ": upload: " + e.what());
-  }
+  return std::move(UploadAll(task_root, {episode_index}, options).front());
 }
 
 Result<std::vector<int64_t>> EpisodesToUpload(const std::string& task_root, FileSystem* fs) {
@@ -206,10 +223,7 @@ std::vector<Result<UploadOutcome>> UploadEpisodes(const std::string& task_root,
     if (!all.ok()) return {all.status()};
     todo = std::move(*all);
   }
-  std::vector<Result<UploadOutcome>> out;
-  out.reserve(todo.size());
-  for (int64_t n : todo) out.push_back(UploadEpisode(task_root, n, options));
-  return out;
+  return UploadAll(task_root, todo, options);
 }
 
 }  // namespace reel

@@ -636,6 +636,17 @@ TEST_F(UploadClientTest, UploadLoginCookieFlowAndReloginOn401) {
   ASSERT_GE(server.log.size(), 1u);
   EXPECT_EQ(server.log[0], "POST /api/v1/auth/login");
 
+  // A batch shares one session: one login for two episodes.
+  FakeServer batch;
+  batch.user = "alice";
+  batch.password = "s3cret";
+  o.server = batch.url();
+  auto both = UploadEpisodes(JoinPath(*dir_, "base/pick"), {1, 2}, o);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_TRUE(both[0].ok() && both[1].ok());
+  EXPECT_EQ(batch.logins, 1);
+  EXPECT_EQ(batch.imported.size(), 2u);
+
   // Wrong password: a final 401 after one login, no upload.
   FakeServer strict;
   strict.user = "alice";
