@@ -80,7 +80,8 @@ Result<UploadOutcome> UploadEpisode(const std::string& task_root, int64_t episod
 Result<std::vector<int64_t>> EpisodesToUpload(const std::string& task_root, FileSystem* fs = nullptr);
 
 // Uploads each N in order (every committed episode when `episode_indices` is empty),
-// continuing after a failure; one Result per episode.
+// continuing after a failure; one Result per episode. The episodes share one HTTP
+// session (one login, a kept-alive connection).
 std::vector<Result<UploadOutcome>> UploadEpisodes(const std::string& task_root,
                                                   const std::vector<int64_t>& episode_indices,
                                                   const UploadOptions& options);

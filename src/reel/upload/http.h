@@ -3,8 +3,8 @@
 //
 // Authentication: a bearer token is sent on every request when set. With a username,
 // the session logs in first (POST /api/v1/auth/login, JSON {"username","password"}),
-// keeps the cookies the answer sets and sends them on every later request; a 401 on a
-// later request logs in again once and resends.
+// keeps the cookies the answer sets and sends them on every later request; a 401 to a
+// request logs in again and resends it, once per request.
 //
 // No call throws: transport failures (refused connection, timeout, dropped socket, TLS)
 // come back as an HttpResponse with status 0 and `transport_error` set.
