@@ -74,8 +74,14 @@ struct UploadOutcome {
 Result<UploadOutcome> UploadEpisode(const std::string& task_root, int64_t episode_index,
                                     const UploadOptions& options);
 
+// The episodes UploadEpisodes sends when given none: every committed episode that still
+// has its data parquet (one deleted after an earlier upload has not), in order of N.
+// Errors: those of Task::Open and ListEpisodes.
+Result<std::vector<int64_t>> EpisodesToUpload(const std::string& task_root, FileSystem* fs = nullptr);
+
 // Uploads each N in order (every committed episode when `episode_indices` is empty),
-// continuing after a failure; one Result per episode.
+// continuing after a failure; one Result per episode. The episodes share one HTTP
+// session (one login, a kept-alive connection).
 std::vector<Result<UploadOutcome>> UploadEpisodes(const std::string& task_root,
                                                   const std::vector<int64_t>& episode_indices,
                                                   const UploadOptions& options);

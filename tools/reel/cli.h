@@ -28,5 +28,6 @@ void AddRecordCommands(CLI::App& app, int& exit_code);  // simulate, delete
 void AddFramesCommand(CLI::App& app, int& exit_code);   // frames
 void AddPackCommand(CLI::App& app, int& exit_code);     // pack
 void AddServeCommand(CLI::App& app, int& exit_code);    // serve
+void AddUploadCommand(CLI::App& app, int& exit_code);   // upload
 
 }  // namespace reel::cli

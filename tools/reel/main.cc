@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   reel::cli::AddFramesCommand(app, exit_code);
   reel::cli::AddPackCommand(app, exit_code);
   reel::cli::AddServeCommand(app, exit_code);
+  reel::cli::AddUploadCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

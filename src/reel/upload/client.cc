@@ -1,0 +1,229 @@
+// UploadEpisode(s) (include/reel/upload.h): pack, send, retry with the landed check,
+// delete after a confirmed upload. The wire protocol is in protocol.cc and tus.cc.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "reel/pack.h"
+#include "reel/recorder.h"
+#include "reel/task.h"
+#include "reel/upload.h"
+#include "upload/http.h"
+#include "upload/protocol.h"
+
+namespace reel {
+namespace {
+
+using upload::AttemptResult;
+using upload::Failure;
+using upload::HttpSession;
+
+// Retry-After values beyond this are not believed (a misconfigured proxy must not park
+// the collector for a day).
+constexpr double kMaxRetryAfterS = 3600;
+
+// A private directory for the packed slice, removed (with whatever is in it) when this
+// goes out of scope, whether the upload succeeded or not.
+class ScratchDir {
+ public:
+  static Result<ScratchDir> Make(FileSystem* fs, const std::string& parent_option) {
+    std::string parent = parent_option;
+    if (parent.empty()) {
+      const char* tmp = ::getenv("TMPDIR");
+      parent = tmp && *tmp ? tmp : "/tmp";
+    } else {
+      REEL_RETURN_IF_ERROR(fs->CreateDirs(parent));
+    }
+    std::string tmpl = JoinPath(parent, ".reel-upload-XXXXXX");
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      return Status::IOError("upload: cannot create a work directory under '" + parent + "'");
+    return ScratchDir(tmpl);
+  }
+  ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ScratchDir& operator=(ScratchDir&&) = delete;
+  ~ScratchDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);  // best effort: nothing to report it to
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// The task directory's name: the last non-empty component of `root`.
+std::string TaskDirName(std::string root) {
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  return BaseName(root);
+}
+
+// Seconds to wait before attempt `attempt + 1`: exponential from backoff_initial_s,
+// capped at backoff_max_s, with "equal jitter" (half fixed, half random) so that many
+// collectors failing together do not retry together; at least the server's Retry-After.
+double BackoffSeconds(const UploadOptions& o, int attempt, double retry_after_s) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const double exp = o.backoff_initial_s * std::pow(2.0, std::min(attempt - 1, 30));
+  const double cap = std::max(0.0, std::min(o.backoff_max_s, exp));
+  const double wait = cap / 2 + std::uniform_real_distribution<double>(0, cap / 2)(rng);
+  return std::max(wait, std::min(retry_after_s, kMaxRetryAfterS));
+}
+
+void Sleep(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+upload::HttpOptions HttpOptionsOf(const UploadOptions& o) {
+  upload::HttpOptions h;
+  h.server = o.server;
+  h.token = o.token;
+  h.username = o.username;
+  h.password = o.password;
+  h.ca_cert_path = o.ca_cert_path;
+  h.connect_timeout_s = o.connect_timeout_s;
+  h.io_timeout_s = o.io_timeout_s;
+  return h;
+}
+
+// Packs, sends and confirms episode N through `http` (shared by the episodes of one
+// UploadEpisodes call: one login, one kept-alive connection).
+Result<UploadOutcome> UploadPacked(HttpSession* http, const std::string& task_root, int64_t n,
+                                   const UploadOptions& options, FileSystem* fs) {
+  const std::string ep = "episode " + std::to_string(n);
+  REEL_ASSIGN_OR_RETURN(ScratchDir scratch, ScratchDir::Make(fs, options.work_dir));
+  upload::Slice slice;
+  slice.name = options.name.empty() ? TaskDirName(task_root) : options.name;
+  slice.filename = slice.name + ".zip";
+  slice.episode_index = n;
+  slice.project_id = options.project_id;
+
+  PackOptions pack;
+  pack.fs = fs;
+  pack.precompress = options.precompress;
+  const std::string zip_path = JoinPath(scratch.path(), DefaultSliceName(slice.name, n));
+  auto packed = PackEpisode(task_root, n, zip_path, pack);
+  if (!packed.ok()) return packed.status().WithContext(ep + ": pack");
+  auto file = fs->OpenRandomAccess(zip_path);
+  if (!file.ok()) return file.status().WithContext(ep + ": open the packed slice");
+  slice.file = *file;
+  slice.size = packed->zip_bytes;
+
+  UploadOutcome outcome;
+  outcome.episode_index = n;
+  outcome.bytes = slice.size;
+  outcome.resumable = slice.size > options.resumable_threshold;
+
+  int attempt = 1;
+  uint64_t reported = 0;  // progress is monotone within an attempt
+  auto report = [&](uint64_t sent) {
+    if (!options.progress) return;
+    reported = std::max(reported, std::min(sent, slice.size));
+    options.progress(UploadProgress{n, reported, slice.size, attempt});
+  };
+  upload::TusState tus;
+  std::optional<upload::Imported> imported;
+  const int max_attempts = std::max(1, options.max_attempts);
+  while (!imported) {
+    outcome.attempts = attempt;
+    reported = 0;
+    AttemptResult r = outcome.resumable ? TusUpload(*http, tus, slice, options.chunk_bytes, report)
+                                        : PostMultipart(*http, slice, report);
+    if (r.imported) {
+      imported = r.imported;
+      break;
+    }
+    Failure last = r.failure;
+    // Retryable: before sending again, find out whether the failed attempt landed. A
+    // failed check is retried too (within the attempt budget), never taken as "absent".
+    for (;;) {
+      if (!last.retryable) return last.status.WithContext(ep);
+      if (attempt >= max_attempts)
+        return last.status.WithContext(ep + ": gave up after " + std::to_string(attempt) + " attempts");
+      Sleep(BackoffSeconds(options, attempt, last.retry_after_s));
+      ++attempt;
+      outcome.attempts = attempt;
+      upload::LandedAnswer landed = upload::CheckLanded(*http, slice.name, n);
+      if (!landed.ok) {
+        last = landed.failure;
+        continue;
+      }
+      if (landed.session_id) imported = upload::Imported{*landed.session_id, /*already_present=*/true};
+      break;
+    }
+  }
+  outcome.session_id = imported->session_id;
+  outcome.already_present = imported->already_present;
+  reported = 0;
+  report(slice.size);  // confirmed: every byte is on the server
+
+  if (options.delete_after) {
+    // Only now: the server has confirmed the episode (an import answer or the landed check).
+    Status st = DeleteEpisode(task_root, n, fs);
+    if (!st.ok())
+      return st.WithContext(ep + ": uploaded as session " + outcome.session_id + " but delete_after failed");
+    outcome.deleted = true;
+  }
+  return outcome;
+}
+
+// Uploads each N through one HTTP session; a server URL that cannot be used fails every
+// episode with the same error.
+std::vector<Result<UploadOutcome>> UploadAll(const std::string& task_root, const std::vector<int64_t>& todo,
+                                             const UploadOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  std::vector<Result<UploadOutcome>> out;
+  out.reserve(todo.size());
+  auto http = HttpSession::Open(HttpOptionsOf(options));
+  for (int64_t n : todo) {
+    const std::string ep = "episode " + std::to_string(n);
+    if (!http.ok()) {
+      out.push_back(http.status().WithContext(ep));
+      continue;
+    }
+    try {  // nothing thrown below (httplib, std::filesystem) escapes the library
+      out.push_back(UploadPacked(http->get(), task_root, n, options, fs));
+    } catch (const std::exception& e) {
+      out.push_back(Status::IOError(ep + ": upload: " + e.what()));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<UploadOutcome> UploadEpisode(const std::string& task_root, int64_t episode_index,
+                                    const UploadOptions& options) {
+  return std::move(UploadAll(task_root, {episode_index}, options).front());
+}
+
+Result<std::vector<int64_t>> EpisodesToUpload(const std::string& task_root, FileSystem* fs) {
+  TaskOptions topt;
+  topt.fs = fs;
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, topt));
+  REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
+  std::vector<int64_t> out;
+  for (const EpisodeEntry& e : episodes)
+    if (!e.data_path.empty()) out.push_back(e.episode_index);
+  return out;
+}
+
+std::vector<Result<UploadOutcome>> UploadEpisodes(const std::string& task_root,
+                                                  const std::vector<int64_t>& episode_indices,
+                                                  const UploadOptions& options) {
+  std::vector<int64_t> todo = episode_indices;
+  if (todo.empty()) {
+    auto all = EpisodesToUpload(task_root, options.fs);
+    if (!all.ok()) return {all.status()};
+    todo = std::move(*all);
+  }
+  return UploadAll(task_root, todo, options);
+}
+
+}  // namespace reel

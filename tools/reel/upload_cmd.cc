@@ -1,0 +1,194 @@
+// reel upload: send episodes to an import server (include/reel/upload.h).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <utility>
+
+#include "cli.h"
+#include "reel/upload.h"
+
+namespace reel::cli {
+namespace {
+
+struct UploadArgs {
+  std::string task;
+  std::vector<int64_t> episodes;
+  std::string token_file, password_file;
+  std::string user;
+  bool no_progress = false, json = false;
+  UploadOptions options;
+};
+
+// The first line of a secret file, without surrounding whitespace.
+Result<std::string> ReadSecret(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(std::string(what) + " file '" + path + "' cannot be read");
+  std::string line;
+  std::getline(in, line);
+  const size_t b = line.find_first_not_of(" \t\r\n");
+  const size_t e = line.find_last_not_of(" \t\r\n");
+  if (b == std::string::npos) return Status::Invalid(std::string(what) + " file '" + path + "' is empty");
+  return line.substr(b, e - b + 1);
+}
+
+std::string Mib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+// Progress on stderr: a bar redrawn in place on a terminal, otherwise a plain line at
+// most every few seconds (and at 100%), so logs stay readable.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool tty) : tty_(tty) {}
+  void Update(const UploadProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool done = p.total > 0 && p.sent >= p.total;
+    const double pct = p.total ? 100.0 * static_cast<double>(p.sent) / static_cast<double>(p.total) : 100.0;
+    char head[96];
+    std::snprintf(head, sizeof head, "episode %lld%s", static_cast<long long>(p.episode_index),
+                  p.attempt > 1 ? (" (attempt " + std::to_string(p.attempt) + ")").c_str() : "");
+    // 100% is reported more than once (last block sent, then confirmed): print it once.
+    const std::pair<int64_t, int> key{p.episode_index, p.attempt};
+    if (done && done_key_ == key) return;
+    if (done) done_key_ = key;
+    if (tty_) {
+      if (open_line_ && bar_key_ != key) EndLine();  // the previous attempt stopped part-way
+      bar_key_ = key;
+      if (!done && now - last_ < std::chrono::milliseconds(100)) return;
+      constexpr int kWidth = 30;
+      const int fill = static_cast<int>(pct / 100.0 * kWidth);
+      std::cerr << "\r" << head << " [" << std::string(fill, '#') << std::string(kWidth - fill, ' ') << "] "
+                << static_cast<int>(pct) << "% " << Mib(p.sent) << " / " << Mib(p.total) << "\033[K";
+      if (done) std::cerr << "\n";
+      std::cerr.flush();
+      open_line_ = !done;
+    } else {
+      if (!done && now - last_ < std::chrono::seconds(5)) return;
+      std::cerr << head << ": " << static_cast<int>(pct) << "% (" << Mib(p.sent) << " of " << Mib(p.total)
+                << ")\n";
+    }
+    last_ = now;
+  }
+  // Ends a bar left unfinished (an episode that failed part-way) before the results.
+  void EndLine() {
+    if (open_line_) std::cerr << "\n";
+    open_line_ = false;
+  }
+
+ private:
+  bool tty_;
+  std::chrono::steady_clock::time_point last_{};
+  std::pair<int64_t, int> done_key_{-1, 0};
+  std::pair<int64_t, int> bar_key_{-1, 0};
+  bool open_line_ = false;
+};
+
+Json OutcomeJson(const UploadOutcome& o) {
+  return {{"episode_index", o.episode_index}, {"ok", true},         {"session_id", o.session_id},
+          {"already_present", o.already_present}, {"attempts", o.attempts}, {"resumable", o.resumable},
+          {"deleted", o.deleted},             {"bytes", o.bytes}};
+}
+
+int RunUpload(UploadArgs a) {
+  UploadOptions& o = a.options;
+  if (o.token.empty() && !a.token_file.empty()) {
+    auto t = ReadSecret(a.token_file, "--token-file");
+    if (!t.ok()) return Fail(t.status());
+    o.token = *t;
+  }
+  if (o.token.empty()) {
+    const char* env = std::getenv("REEL_TOKEN");
+    if (env) o.token = env;
+  }
+  if (!a.user.empty()) {
+    if (a.password_file.empty()) return Fail(Status::Invalid("--user needs --password-file"));
+    auto p = ReadSecret(a.password_file, "--password-file");
+    if (!p.ok()) return Fail(p.status());
+    o.username = a.user;
+    o.password = *p;
+  }
+  std::vector<int64_t> todo = a.episodes;
+  if (todo.empty()) {
+    auto all = EpisodesToUpload(a.task);
+    if (!all.ok()) return Fail(all.status());
+    todo = *all;
+  }
+  std::unique_ptr<ProgressPrinter> printer;
+  if (!a.no_progress) {
+    printer = std::make_unique<ProgressPrinter>(::isatty(STDERR_FILENO) == 1);
+    o.progress = [p = printer.get()](const UploadProgress& u) { p->Update(u); };
+  }
+  // One call for the batch: one HTTP session (one login, a kept-alive connection).
+  std::vector<Result<UploadOutcome>> results;
+  if (!todo.empty()) results = UploadEpisodes(a.task, todo, o);
+  if (printer) printer->EndLine();
+  Json list = Json::array();
+  bool all_ok = true;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const int64_t n = todo[i];
+    const Result<UploadOutcome>& r = results[i];
+    all_ok = all_ok && r.ok();
+    if (a.json) {
+      list.push_back(r.ok() ? OutcomeJson(*r)
+                            : Json{{"episode_index", n},
+                                   {"ok", false},
+                                   {"code", StatusCodeName(r.status().code())},
+                                   {"error", r.status().message()}});
+      continue;
+    }
+    if (!r.ok()) {
+      std::string why = r.status().message();
+      const std::string prefix = "episode " + std::to_string(n) + ": ";
+      if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());  // said once is enough
+      std::cout << prefix << "FAILED: " << why << "\n";
+    } else {
+      std::cout << "episode " << n << ": " << (r->already_present ? "already on the server" : "uploaded")
+                << " as session " << r->session_id << " (" << r->bytes << " bytes, " << r->attempts
+                << (r->attempts == 1 ? " attempt" : " attempts") << (r->resumable ? ", resumable" : "")
+                << (r->deleted ? ", local data deleted" : "") << ")\n";
+    }
+  }
+  if (a.json) PrintJson(Json{{"episodes", list}, {"all_landed", all_ok}});
+  else if (todo.empty()) std::cout << "nothing to upload\n";
+  return all_ok ? kExitOk : kExitUnreadable;
+}
+
+}  // namespace
+
+void AddUploadCommand(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<UploadArgs>();
+  UploadOptions& o = a->options;
+  auto* up = app.add_subcommand("upload", "Upload episodes to an import server (one zip slice each)");
+  up->add_option("task", a->task, "task directory")->required();
+  up->add_option("episodes", a->episodes, "global episode numbers N (default: every one that still has data)");
+  up->add_option("--server", o.server, "http(s)://host[:port] of the import server")->required();
+  auto* token = up->add_option("--token", o.token, "bearer token (or --token-file, or env REEL_TOKEN)");
+  up->add_option("--token-file", a->token_file, "file whose first line is the bearer token")->excludes(token);
+  auto* user = up->add_option("--user", a->user, "log in with this user name (session cookie)");
+  up->add_option("--password-file", a->password_file, "file whose first line is the password")->needs(user);
+  up->add_option("--project-id", o.project_id, "form field project_id (default: empty)");
+  up->add_option("--name", o.name, "form field name (default: the task directory's name)");
+  up->add_flag("--precompress", o.precompress, "re-encode RGB video to HEVC CRF 30 before packing");
+  up->add_flag("--delete-after", o.delete_after,
+               "delete each episode's data and videos once the server confirmed it");
+  up->add_option("--retries", o.max_attempts, "attempts per episode")->capture_default_str();
+  up->add_option("--resumable-threshold", o.resumable_threshold,
+                 "slices larger than this many bytes use the resumable protocol")
+      ->capture_default_str();
+  up->add_option("--chunk", o.chunk_bytes, "bytes per PATCH in the resumable protocol")->capture_default_str();
+  up->add_option("--work-dir", o.work_dir, "where slices are packed (default: a temp directory)");
+  up->add_option("--ca-cert", o.ca_cert_path, "extra CA bundle for https");
+  up->add_flag("--no-progress", a->no_progress, "no progress on stderr");
+  up->add_flag("--json", a->json, "machine-readable output");
+  up->callback([&exit_code, a] { exit_code = RunUpload(*a); });
+}
+
+}  // namespace reel::cli
