@@ -63,6 +63,7 @@ bench: build python
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_foundation.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_recorder.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_video.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_serve.py
 
 clean:
 	rm -rf build out

@@ -57,16 +57,17 @@ def write_config(reel_bin: str, path: Path, limits: dict | None = None, project_
 class ReelServer:
     """`reel serve --root ROOT --config CFG --port 0`; .url once listening; JSON-lines log in .log_path."""
 
-    def __init__(self, reel_bin: str, root: Path, config: Path, log_path: Path, extra=()):
+    def __init__(self, reel_bin: str, root: Path, config: Path, log_path: Path, extra=(), port: int = 0):
         self.reel_bin, self.root, self.config, self.log_path = reel_bin, Path(root), config, log_path
         self.extra = list(extra)
+        self.port = port
         self.proc = None
         self.url = None
 
     def start(self, timeout: float = 30.0) -> "ReelServer":
         self.stderr = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [self.reel_bin, "serve", "--root", str(self.root), "--config", str(self.config), "--port", "0",
+            [self.reel_bin, "serve", "--root", str(self.root), "--config", str(self.config), "--port", str(self.port),
              *self.extra],
             stdout=subprocess.DEVNULL, stderr=self.stderr)
         deadline = time.time() + timeout

@@ -398,3 +398,44 @@ def _quiet_upload(url, z, idx):
         upload(url, z, episode_index=idx)
     except requests.RequestException:
         pass
+
+
+def test_slow_trickle_is_cut_off_with_408(reel_bin, tmp_path):
+    """A client that sends its body a byte at a time, each within the read timeout, still
+    has to finish within request_timeout_s; the worker is freed and nothing is written."""
+    import socket
+    import time
+    from urllib.parse import urlparse
+    cfg = write_config(reel_bin, tmp_path / "slow.json", limits={"request_timeout_s": 1})
+    srv = ReelServer(reel_bin, tmp_path / "root", cfg, tmp_path / "serve.log").start()
+    try:
+        u = urlparse(srv.url)
+        boundary = "xyzboundary"
+        head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\ntask_a\r\n"
+                f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"t.zip\"\r\n"
+                f"Content-Type: application/zip\r\n\r\n").encode()
+        body_len = len(head) + 10000
+        s = socket.create_connection((u.hostname, u.port), timeout=30)
+        s.sendall((f"POST /api/v1/session/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN_ALL}\r\n"
+                   f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+                   f"Content-Length: {body_len}\r\n\r\n").encode() + head)
+        answer = b""
+        deadline = time.time() + 20
+        s.settimeout(0.2)
+        while time.time() < deadline and b"\r\n\r\n" not in answer:
+            try:
+                s.sendall(b"x" * 64)
+            except OSError:
+                pass
+            try:
+                answer += s.recv(65536)
+            except socket.timeout:
+                pass
+            except OSError:
+                break
+        s.close()
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert b"limit.request_time" in answer
+        assert not (srv.root / "task_a").exists()
+    finally:
+        srv.stop()

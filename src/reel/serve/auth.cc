@@ -1,25 +1,14 @@
 #include "serve/auth.h"
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #include <algorithm>
+
+#include "serve/serve_internal.h"
 
 namespace reel::serve {
 
 namespace {
-
-std::string RandomHex(size_t bytes) {
-  std::string raw(bytes, '\0');
-  RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes));
-  static const char* kDigits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
 
 bool SameSecret(const std::string& a, const std::string& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;

@@ -10,6 +10,7 @@
 
 #include "meta/json_util.h"
 #include "reel/serve.h"
+#include "serve/serve_internal.h"
 
 namespace reel {
 
@@ -18,16 +19,6 @@ namespace {
 using internal::Json;
 
 constexpr int kPbkdf2Iterations = 200000;
-
-std::string Hex(const unsigned char* data, size_t n) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[data[i] >> 4];
-    out[2 * i + 1] = kDigits[data[i] & 15];
-  }
-  return out;
-}
 
 bool FromHex(const std::string& hex, std::string* out) {
   if (hex.size() % 2) return false;
@@ -45,7 +36,7 @@ std::string Pbkdf2(const std::string& password, const std::string& salt, int ite
   PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
                     reinterpret_cast<const unsigned char*>(salt.data()), static_cast<int>(salt.size()),
                     iterations, EVP_sha256(), sizeof out, out);
-  return Hex(out, sizeof out);
+  return HexOf(out, sizeof out);
 }
 
 Status Unknown(const Json& obj, const std::set<std::string>& known, const std::string& where) {
@@ -77,18 +68,34 @@ Status ReadNumber(const Json& obj, const char* key, const std::string& where, T*
 
 }  // namespace
 
+std::string HexOf(const unsigned char* data, size_t n) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out(2 * n, '0');
+  for (size_t i = 0; i < n; ++i) {
+    out[2 * i] = kDigits[data[i] >> 4];
+    out[2 * i + 1] = kDigits[data[i] & 15];
+  }
+  return out;
+}
+
+std::string RandomHex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes));
+  return HexOf(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
+}
+
 std::string Sha256Hex(const std::string& data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   EVP_Digest(data.data(), data.size(), digest, &n, EVP_sha256(), nullptr);
-  return Hex(digest, n);
+  return HexOf(digest, n);
 }
 
 std::string HashPassword(const std::string& password) {
   unsigned char salt[16];
   RAND_bytes(salt, sizeof salt);
   const std::string salt_bytes(reinterpret_cast<const char*>(salt), sizeof salt);
-  return "pbkdf2-sha256$" + std::to_string(kPbkdf2Iterations) + "$" + Hex(salt, sizeof salt) + "$" +
+  return "pbkdf2-sha256$" + std::to_string(kPbkdf2Iterations) + "$" + HexOf(salt, sizeof salt) + "$" +
          Pbkdf2(password, salt_bytes, kPbkdf2Iterations);
 }
 
@@ -157,7 +164,7 @@ Result<ServeConfig> LoadServeConfig(const std::string& path) {
     const std::string where = path + ": limits";
     if (!l.is_object()) return Status::Invalid(where + " must be an object");
     REEL_RETURN_IF_ERROR(Unknown(l, {"max_request_bytes", "max_field_bytes", "max_entries", "max_entry_bytes",
-                                     "max_total_bytes", "max_ratio", "read_timeout_s", "write_timeout_s",
+                                     "max_total_bytes", "max_ratio", "read_timeout_s", "write_timeout_s", "request_timeout_s",
                                      "workers", "session_ttl_s"},
                                  where));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_request_bytes", where, &c.max_request_bytes));
@@ -168,6 +175,7 @@ Result<ServeConfig> LoadServeConfig(const std::string& path) {
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_ratio", where, &c.slice_limits.max_ratio));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "read_timeout_s", where, &c.read_timeout_s));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "write_timeout_s", where, &c.write_timeout_s));
+    REEL_RETURN_IF_ERROR(ReadNumber(l, "request_timeout_s", where, &c.request_timeout_s));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "workers", where, &c.workers));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "session_ttl_s", where, &c.session_ttl_s));
   }

@@ -303,6 +303,15 @@ class HttplibEdge final : public HttpEdge {
 
   static void TusHeaders(Response& res) { res.set_header("Tus-Resumable", "1.0.0"); }
 
+  // A body that trickles in slower than the read timeout can notice would hold a worker
+  // forever; the whole body must arrive within request_timeout_s.
+  bool PastDeadline() const {
+    return std::chrono::steady_clock::now() - ctx.start > std::chrono::seconds(config_.request_timeout_s);
+  }
+  std::string DeadlineDetail() const {
+    return "the request body did not arrive within " + std::to_string(config_.request_timeout_s) + " s";
+  }
+
   // Imports a received zip and answers; shared by the multipart and resumable paths.
   // Returns the answer's status and body, so the resumable path can store it.
   std::pair<int, Json> Import(const UploadFields& f, const std::string& zip_path) {
@@ -390,6 +399,7 @@ class HttplibEdge final : public HttpEdge {
         },
         [&](const char* data, size_t n) {
           ctx.bytes_in += n;
+          if (PastDeadline()) return fail(408, "limit.request_time", DeadlineDetail());
           if (current == "file") {
             bytes_received_ += n;
             Status st = file->Append(std::string_view(data, n));
@@ -527,6 +537,12 @@ class HttplibEdge final : public HttpEdge {
     const bool ok = reader([&](const char* data, size_t n) {
       ctx.bytes_in += n;
       bytes_received_ += n;
+      if (PastDeadline()) {
+        fail_status = 408;
+        fail_rule = "limit.request_time";
+        fail_detail = DeadlineDetail();
+        return false;
+      }
       if (cur.offset + buffer.size() + n > cur.length) {
         fail_status = 413;
         fail_rule = "tus.length";

@@ -1,6 +1,7 @@
 // Internal pieces of the import server shared by its files.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -10,6 +11,11 @@ namespace reel {
 // '.', no '/', '\' or control characters (UTF-8 otherwise allowed: task names may be
 // Chinese).
 bool IsValidProjectName(const std::string& name);
+
+// Lower-case hex of `n` bytes.
+std::string HexOf(const unsigned char* data, size_t n);
+// `bytes` random bytes from the system OpenSSL's CSPRNG, as hex (session and upload ids).
+std::string RandomHex(size_t bytes);
 
 // "<project>/<N>": the id the server answers for an imported episode.
 std::string SessionId(const std::string& project, int64_t episode_index);

@@ -1,7 +1,6 @@
 #include "serve/spool.h"
 
 #include <fcntl.h>
-#include <openssl/rand.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,24 +9,13 @@
 
 #include "meta/json_util.h"
 #include "reel/fs.h"
+#include "serve/serve_internal.h"
 
 namespace reel::serve {
 
 namespace {
 
 using internal::Json;
-
-std::string NewId() {
-  unsigned char raw[16];
-  RAND_bytes(raw, sizeof raw);
-  static const char* kDigits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -52,7 +40,7 @@ Status Spool::Init(int64_t max_age_s) {
 
 Result<SpoolUpload> Spool::Create(const SpoolUpload& what) {
   SpoolUpload up = what;
-  up.id = NewId();
+  up.id = RandomHex(16);
   up.offset = 0;
   Json j = {{"length", up.length}, {"name", up.name}, {"project", up.project},
             {"form_episode_index", up.form_episode_index}, {"principal", up.principal}};

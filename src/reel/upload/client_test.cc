@@ -2,13 +2,6 @@
 // speaks the protocol of docs/serve.md (simple multipart upload, landed check, tus
 // 1.0.0 resumable upload, login cookie) with injectable faults, and a TCP proxy that
 // can drop a connection part-way through a request. Tasks are recorded with the library.
-//
-// reel_core links libcpp-httplib, built with OpenSSL: the Request struct has an extra
-// member then, so this file must see the same configuration (the test target does not
-// get the pkg-config flags of cpp-httplib).
-#ifndef CPPHTTPLIB_OPENSSL_SUPPORT
-#define CPPHTTPLIB_OPENSSL_SUPPORT
-#endif
 #include <httplib.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
