@@ -73,6 +73,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=2.0, help="length of each simulated episode")
     ap.add_argument("--video-size", default="160x120")
     ap.add_argument("--workers", type=int, default=8, help="server worker threads")
+    ap.add_argument("--no-check", action="store_true", help="server skips the conformance checker (to see its cost)")
     ap.add_argument("--quick", action="store_true", help="8 episodes, 2 projects, 4 clients, 1 s")
     a = ap.parse_args()
     if a.quick:
@@ -95,7 +96,8 @@ def main():
                                "limits": {"workers": a.workers}}))
     root = WORK / "server_root"
     log = open(WORK / "serve.log", "wb")
-    srv = subprocess.Popen([os.environ["REEL_BIN"], "serve", "--root", root, "--config", cfg, "--port", "0"],
+    srv = subprocess.Popen([os.environ["REEL_BIN"], "serve", "--root", root, "--config", cfg, "--port", "0",
+                            *(["--no-check"] if a.no_check else [])],
                            stdout=subprocess.DEVNULL, stderr=log)
     url = None
     for _ in range(600):
@@ -169,7 +171,7 @@ def main():
     summary = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_avg": os.getloadavg()},
         "episodes": a.episodes, "projects": a.projects, "clients": a.clients, "server_workers": a.workers,
-        "episode_seconds": a.seconds, "video_size": a.video_size,
+        "episode_seconds": a.seconds, "video_size": a.video_size, "server_check": not a.no_check,
         "uploads": len(jobs), "wall_s": round(wall, 2),
         "uploads_per_s": round(len(jobs) / wall, 2),
         "mib_per_s": round(total_bytes / wall / 2**20, 2),
@@ -181,13 +183,14 @@ def main():
         "byte_identical": identical,
         "reel_check_exit_codes": checks,
     }
-    (WORK.parent / "serve.json").write_text(json.dumps(summary, indent=2))
-    md = ["| uploads | clients | uploads/s | MiB/s | p50 s | p99 s | errors | exactly once | reel check |",
-          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-          f"| {len(jobs)} | {a.clients} | {summary['uploads_per_s']} | {summary['mib_per_s']} | "
+    tag = "serve_nocheck" if a.no_check else "serve"
+    (WORK.parent / f"{tag}.json").write_text(json.dumps(summary, indent=2))
+    md = ["| server check | uploads | clients | uploads/s | MiB/s | p50 s | p99 s | errors | exactly once | reel check |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+          f"| {'off' if a.no_check else 'on'} | {len(jobs)} | {a.clients} | {summary['uploads_per_s']} | {summary['mib_per_s']} | "
           f"{summary['latency_p50_s']} | {summary['latency_p99_s']} | {len(errors)} | {exactly_once and identical} | "
           f"{'pass' if all(v == 0 for v in checks.values()) else checks} |"]
-    (WORK.parent / "serve.md").write_text("\n".join(md) + "\n")
+    (WORK.parent / f"{tag}.md").write_text("\n".join(md) + "\n")
     print(json.dumps(summary, indent=2))
     print("\n".join(md))
     for e in errors[:5]:
