@@ -38,7 +38,7 @@ from ._errors import (
 __version__ = _core.__version__
 
 __all__ = [
-    "Task", "VideoReader", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
+    "Task", "ArrowStream", "VideoReader", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
     "CorruptionError", "PermissionDeniedError", "IOError", "NotSupportedError",
     "AlreadyExistsError",
 ]
@@ -76,6 +76,24 @@ class Task:
         """One dict per episode, sorted by N (the fields of ``reel ls --json``)."""
         return self._core.episodes()
 
+    def data(self, episode_index: int, columns: Iterable[str] | None = None) -> "ArrowStream":
+        """Episode N's data parquet as an :class:`ArrowStream` (projected to ``columns``).
+
+        ``pyarrow.table(task.data(1))``, ``polars.from_arrow(...)`` or DuckDB read it through
+        the Arrow C stream interface, without copies. A column the episode lacks raises
+        NotFoundError (which columns exist is decided per episode); an episode whose data was
+        deleted after upload raises NotFoundError."""
+        cols = [] if columns is None else [str(c) for c in columns]
+        n = int(episode_index)
+        return ArrowStream(lambda: self._core.data_stream(n, cols), f"episode {n} of {self.root}")
+
+    def episodes_arrow(self) -> "ArrowStream":
+        """One row per episode as an :class:`ArrowStream`: episode_index, chunk, file, length,
+        duration_sec, task_index, created_at, has_data, row_source, data_path, video_slots,
+        video_codec, drop_stats (the episodes row's JSON strings as stored). Filter it with any
+        Arrow engine, then read the kept episodes' frames with :meth:`data`."""
+        return ArrowStream(self._core.episodes_stream, f"episodes of {self.root}")
+
     def force_matrix(self, episode_index: int, row: int, column: str):
         """Decoded (250, 250, 3) float32 force matrix in mN, using the episode's own scale."""
         return self._core.force_matrix(episode_index, row, column)
@@ -94,6 +112,32 @@ class Task:
     def check(self) -> list[dict[str, Any]]:
         """Conformance findings for this task."""
         return self._core.check()
+
+
+class ArrowStream:
+    """A table exposed through the Arrow PyCapsule interface (``__arrow_c_stream__``).
+
+    Each call of ``__arrow_c_stream__`` opens a fresh stream, so the object can be read more
+    than once. The C++ core exports its record batches as they are; nothing is copied, and
+    the extension does not depend on pyarrow's Python API. ``requested_schema`` is not
+    supported (the stream has the file's own schema)."""
+
+    def __init__(self, make, what: str):
+        self._make = make
+        self._what = what
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        if requested_schema is not None:
+            raise NotSupportedError(f"{self._what}: a requested_schema cast is not supported")
+        return self._make()
+
+    def to_arrow(self):
+        """The whole stream as a ``pyarrow.Table`` (imports pyarrow)."""
+        import pyarrow as pa
+        return pa.table(self)
+
+    def __repr__(self) -> str:
+        return f"reel.ArrowStream({self._what})"
 
 
 def _indices(indices: Iterable[int]) -> np.ndarray:

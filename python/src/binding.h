@@ -35,6 +35,8 @@ nb::object NumpyEmpty(nb::tuple shape, const char* dtype);
 using IndexArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using TimeArray = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
+// arrow_ext.cc: Task.data_stream / Task.episodes_stream, tables as Arrow C stream capsules.
+void BindArrow(nb::class_<Task>& task);
 // video_ext.cc: reel._core.VideoReader and reel._core.encode_rgb.
 void BindVideo(nb::module_& m);
 // Task.frames: rows of an episode's video for `slot`; RGB uint8 (n, H, W, 3) or

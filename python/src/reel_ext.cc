@@ -179,7 +179,8 @@ NB_MODULE(_core, m) {
   m.def("check", &Check, "path"_a,
         "Checks a task (or a folder of tasks); returns the findings as dicts.");
 
-  nb::class_<Task>(m, "Task", "A pooled_episodes_v1 task opened for reading.")
+  nb::class_<Task> task_cls(m, "Task", "A pooled_episodes_v1 task opened for reading.");
+  task_cls
       .def_static(
           "open",
           [](const std::string& path) {
@@ -224,6 +225,7 @@ NB_MODULE(_core, m) {
            "Frames `rows` (int64, any order, repeats allowed) of episode N's video for `slot`: "
            "RGB uint8 (n, H, W, 3), or depth uint16 millimetres (n, H, W) for a depth stream.")
       .def("check", [](const Task& t) { return Check(t.root()); });
+  BindArrow(task_cls);
 
   BindVideo(m);
 }
