@@ -24,6 +24,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import _core
+from ._writer import Episode, TaskWriter
 from ._errors import (
     AlreadyExistsError,
     CorruptionError,
@@ -38,7 +39,7 @@ from ._errors import (
 __version__ = _core.__version__
 
 __all__ = [
-    "Task", "ArrowStream", "VideoReader", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
+    "Task", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
     "CorruptionError", "PermissionDeniedError", "IOError", "NotSupportedError",
     "AlreadyExistsError",
 ]

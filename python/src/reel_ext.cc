@@ -228,4 +228,5 @@ NB_MODULE(_core, m) {
   BindArrow(task_cls);
 
   BindVideo(m);
+  BindWriter(m);
 }
