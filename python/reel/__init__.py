@@ -95,6 +95,19 @@ class Task:
         Arrow engine, then read the kept episodes' frames with :meth:`data`."""
         return ArrowStream(self._core.episodes_stream, f"episodes of {self.root}")
 
+    def imu(self, episode_index: int) -> dict[str, np.ndarray]:
+        """Episode N's IMU samples, flattened: ``row`` int64 (k,) the frame row each sample
+        hangs on, ``ts_ns`` int64 (k,) (empty when the episode has no imu_ts_ns), ``values``
+        float32 (k, 6). Rows may carry any number of samples (contract §7.2)."""
+        return self._core.imu(int(episode_index))
+
+    def slam(self, episode_index: int, column: str) -> dict[str, np.ndarray]:
+        """A SLAM trajectory column of episode N: ``points`` float64 (k, 8) [t, x, y, z, qx,
+        qy, qz, qw], ``ns`` int64 (k,) host stamps (0 = none), ``row`` int64 (k,) the row each
+        point hangs on, ``frame`` int64 (k,) the frame whose hardware_ns is nearest to ns
+        (multi-device §8.2.4; -1 without a stamp)."""
+        return self._core.slam(int(episode_index), str(column))
+
     def force_matrix(self, episode_index: int, row: int, column: str):
         """Decoded (250, 250, 3) float32 force matrix in mN, using the episode's own scale."""
         return self._core.force_matrix(episode_index, row, column)

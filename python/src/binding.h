@@ -37,6 +37,8 @@ using TimeArray = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::devic
 
 // arrow_ext.cc: Task.data_stream / Task.episodes_stream, tables as Arrow C stream capsules.
 void BindArrow(nb::class_<Task>& task);
+// samples_ext.cc: Task.imu / Task.slam (decode.h into numpy).
+void BindSamples(nb::class_<Task>& task);
 // writer_ext.cc: reel._core.TaskWriter and EpisodeWriter (the recorder).
 void BindWriter(nb::module_& m);
 // video_ext.cc: reel._core.VideoReader and reel._core.encode_rgb.

@@ -226,6 +226,7 @@ NB_MODULE(_core, m) {
            "RGB uint8 (n, H, W, 3), or depth uint16 millimetres (n, H, W) for a depth stream.")
       .def("check", [](const Task& t) { return Check(t.root()); });
   BindArrow(task_cls);
+  BindSamples(task_cls);
 
   BindVideo(m);
   BindWriter(m);

@@ -1,0 +1,130 @@
+// Task.imu / Task.slam: the variable-length sample families (contract §7.2; multi-device
+// §4.6, §8.2.4) decoded by the C++ core (decode.h) into flat numpy arrays.
+#include <arrow/api.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <cstring>
+
+#include "binding.h"
+#include "reel/decode.h"
+#include "reel/task.h"
+
+namespace reel {
+namespace py {
+
+using namespace nb::literals;
+
+namespace {
+
+template <typename T>
+nb::object ToNumpy(const T* data, size_t n, nb::tuple shape, const char* dtype) {
+  nb::object out = NumpyEmpty(shape, dtype);
+  if (n) {
+    auto buf = nb::cast<nb::ndarray<T, nb::c_contig>>(out);
+    std::memcpy(buf.data(), data, n * sizeof(T));
+  }
+  return out;
+}
+
+// The hardware_ns of every frame row (for pairing sample stamps to frames).
+Result<std::vector<int64_t>> FrameNs(const arrow::Table& table, const std::string& where) {
+  auto col = table.GetColumnByName("hardware_ns");
+  if (!col) return Status::NotFound(where + ": no hardware_ns column to pair samples with");
+  std::vector<int64_t> out;
+  for (const auto& chunk : col->chunks()) {
+    if (chunk->type_id() != arrow::Type::INT64) return Status::Invalid(where + ": hardware_ns is not int64");
+    const auto& a = static_cast<const arrow::Int64Array&>(*chunk);
+    for (int64_t i = 0; i < a.length(); ++i) out.push_back(a.IsNull(i) ? 0 : a.Value(i));
+  }
+  return out;
+}
+
+nb::dict Imu(const Task& task, int64_t n) {
+  ImuSamples s;
+  std::vector<int64_t> rows;
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    st = [&]() -> Status {
+      REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
+      const std::string where = task.Path(e.data_path) + " (episode " + std::to_string(n) + ")";
+      REEL_ASSIGN_OR_RETURN(auto schema, task.ReadDataSchema(e));
+      std::vector<std::string> cols = {"observation.imu"};
+      const bool has_ts = schema->GetFieldByName("imu_ts_ns") != nullptr;
+      if (has_ts) cols.push_back("imu_ts_ns");
+      REEL_ASSIGN_OR_RETURN(auto table, task.ReadData(e, cols));
+      auto ts = has_ts ? table->GetColumnByName("imu_ts_ns") : nullptr;
+      auto decoded = DecodeImu(*table->GetColumnByName("observation.imu"), ts.get());
+      if (!decoded.ok()) return decoded.status().WithContext(where);
+      s = std::move(*decoded);
+      for (size_t r = 0; r + 1 < s.row_offsets.size(); ++r)
+        for (int64_t k = s.row_offsets[r]; k < s.row_offsets[r + 1]; ++k) rows.push_back(static_cast<int64_t>(r));
+      return Status::OK();
+    }();
+  }
+  if (!st.ok()) RaiseStatus(st);
+  const size_t k = s.values.size();
+  nb::dict d;
+  d["row"] = ToNumpy(rows.data(), k, nb::make_tuple(k), "int64");
+  d["ts_ns"] = ToNumpy(s.ts_ns.data(), s.ts_ns.size(), nb::make_tuple(s.ts_ns.size()), "int64");
+  d["values"] = ToNumpy(reinterpret_cast<const float*>(s.values.data()), k * 6, nb::make_tuple(k, 6), "float32");
+  return d;
+}
+
+nb::dict Slam(const Task& task, int64_t n, const std::string& column) {
+  std::vector<SlamPoint> points;
+  std::vector<int64_t> frames;
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    st = [&]() -> Status {
+      REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
+      const std::string where = task.Path(e.data_path) + " (episode " + std::to_string(n) + ")";
+      REEL_ASSIGN_OR_RETURN(auto schema, task.ReadDataSchema(e));
+      std::vector<std::string> cols = {column, "hardware_ns"};
+      const bool has_ns = schema->GetFieldByName(column + "_ns") != nullptr;
+      if (has_ns) cols.push_back(column + "_ns");
+      REEL_ASSIGN_OR_RETURN(auto table, task.ReadData(e, cols));
+      auto ns = has_ns ? table->GetColumnByName(column + "_ns") : nullptr;
+      auto decoded = DecodeSlam(*table->GetColumnByName(column), ns.get());
+      if (!decoded.ok()) return decoded.status().WithContext(where + ": column \"" + column + "\"");
+      points = std::move(*decoded);
+      REEL_ASSIGN_OR_RETURN(auto frame_ns, FrameNs(*table, where));
+      std::vector<int64_t> sample_ns;
+      for (const SlamPoint& p : points) sample_ns.push_back(p.ns);
+      frames = PairToFrames(frame_ns, sample_ns);
+      return Status::OK();
+    }();
+  }
+  if (!st.ok()) RaiseStatus(st);
+  const size_t k = points.size();
+  std::vector<double> flat;
+  std::vector<int64_t> ns, rows;
+  flat.reserve(k * 8);
+  for (const SlamPoint& p : points) {
+    flat.insert(flat.end(), {p.t, p.x, p.y, p.z, p.qx, p.qy, p.qz, p.qw});
+    ns.push_back(p.ns);
+    rows.push_back(p.row);
+  }
+  nb::dict d;
+  d["points"] = ToNumpy(flat.data(), flat.size(), nb::make_tuple(k, 8), "float64");
+  d["ns"] = ToNumpy(ns.data(), k, nb::make_tuple(k), "int64");
+  d["row"] = ToNumpy(rows.data(), k, nb::make_tuple(k), "int64");
+  d["frame"] = ToNumpy(frames.data(), frames.size(), nb::make_tuple(frames.size()), "int64");
+  return d;
+}
+
+}  // namespace
+
+void BindSamples(nb::class_<Task>& task) {
+  task.def("imu", &Imu, "episode_index"_a,
+           "Episode N's IMU samples: {row (k,), ts_ns (k,) or empty, values (k, 6) float32}.")
+      .def("slam", &Slam, "episode_index"_a, "column"_a,
+           "A SLAM trajectory column of episode N: {points (k, 8) float64 [t,x,y,z,qx,qy,qz,qw], "
+           "ns (k,), row (k,) the row it hangs on, frame (k,) the row whose hardware_ns is nearest "
+           "to ns (-1 without a stamp)}.");
+}
+
+}  // namespace py
+}  // namespace reel
