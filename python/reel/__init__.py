@@ -123,6 +123,27 @@ class Task:
         row outside the video."""
         return self._core.frames(int(episode_index), str(slot), _indices(rows))
 
+    def frame_images(self, episode_index: int, rows: Iterable[int], slots: Iterable[str]) -> dict[str, np.ndarray]:
+        """Frames ``rows`` of several RGB slots of episode N: {slot: uint8 (n, H, W, 3)}.
+        Raises InvalidError for a depth slot (use :meth:`depth`)."""
+        idx = _indices(rows)
+        out = {}
+        for slot in slots:
+            frames = self.frames(episode_index, slot, idx)
+            if frames.dtype != np.uint8:
+                raise InvalidError(f"{self.root}: episode {episode_index} slot {slot!r} is a depth stream; "
+                                   f"use Task.depth")
+            out[slot] = frames
+        return out
+
+    def depth(self, episode_index: int, rows: Iterable[int], slot: str) -> np.ndarray:
+        """Depth frames ``rows`` of episode N's depth slot: uint16 (n, H, W) millimetres.
+        Raises InvalidError for an RGB slot."""
+        frames = self.frames(episode_index, slot, rows)
+        if frames.dtype != np.uint16:
+            raise InvalidError(f"{self.root}: episode {episode_index} slot {slot!r} is an RGB stream, not depth")
+        return frames
+
     def check(self) -> list[dict[str, Any]]:
         """Conformance findings for this task."""
         return self._core.check()

@@ -99,3 +99,18 @@ def test_bad_arguments(reel_mod, tasks):
         ds[0]
     with pytest.raises(IndexError):
         FrameDataset(str(tasks[0]), columns=[STATE])[10**6]
+
+
+def test_frame_images_and_depth(reel_mod, tasks):
+    task = reel_mod.open(str(tasks[0]))
+    got = task.frame_images(1, [0, 5, 5], ["stereo_left", "d435_rgb"])
+    assert set(got) == {"stereo_left", "d435_rgb"}
+    for slot, frames in got.items():
+        with reel_mod.VideoReader(str(tasks[0] / f"videos/chunk-000/{slot}/episode-000.mp4")) as v:
+            assert np.array_equal(frames, v.read_rgb([0, 5, 5]))
+    mm = task.depth(1, [1, 2], "d435_depth")
+    assert mm.dtype == np.uint16 and mm.shape == (2, 24, 32)
+    with pytest.raises(reel_mod.InvalidError):
+        task.depth(1, [0], "stereo_left")
+    with pytest.raises(reel_mod.InvalidError):
+        task.frame_images(1, [0], ["d435_depth"])
