@@ -274,3 +274,16 @@ def test_force_matrix_truncated_data(reel_mod, tmp_path, unchanged):
         with pytest.raises(reel_mod.Error) as ei:
             reel_mod.open(str(task.path)).force_matrix(1, 0, COL)
     assert "episode-000.parquet" in str(ei.value)
+
+
+def test_type_stubs_are_generated_and_installed(reel_mod):
+    """reel/_core.pyi comes from nanobind's stubgen at build time (python/CMakeLists.txt),
+    so it names every binding with its C++-declared signature."""
+    from pathlib import Path
+    pkg = Path(reel_mod.__file__).parent
+    assert (pkg / "py.typed").is_file()
+    stub = (pkg / "_core.pyi").read_text(encoding="utf-8")
+    for name in ("class Task", "def data_stream(self, episode_index: int", "def episodes_stream",
+                 "class TaskWriter", "class EpisodeWriter", "class VideoReader", "def imu(self, episode_index: int)",
+                 "def check(path: str)"):
+        assert name in stub, name
