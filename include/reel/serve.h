@@ -18,7 +18,6 @@
 // task's lock file, so several servers (or threads) may import into the same root.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
