@@ -113,7 +113,9 @@ class Server {
   static Result<std::unique_ptr<Server>> Create(const ServeConfig& config);
   ~Server();
 
-  // Binds host:port and serves until Stop(). Returns an error if it cannot bind.
+  // Binds host:port and serves until Stop(). Returns an error if it cannot bind. The
+  // program should ignore SIGPIPE (`reel serve` does): a client that hangs up while its
+  // answer is written would otherwise end the process.
   Status Listen();
   // The bound port once listening (useful with port 0), else 0.
   int port() const;

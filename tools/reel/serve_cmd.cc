@@ -62,6 +62,9 @@ int RunServe(const ServeArgs& a) {
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // A client that hangs up while its answer is being written must cost one request,
+  // not the server: cpp-httplib's writes can raise SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
   std::thread announce([&] {
     if ((*server)->WaitUntilListening(30))
       std::cerr << "reel serve: listening on http://" << config.host << ":" << (*server)->port() << " (root "
