@@ -57,17 +57,18 @@ class FrameDataset(torch.utils.data.Dataset):
                 raise reel.InvalidError(f"delta_timestamps names {key!r}, which is neither a requested column "
                                         f"nor observation.images.<camera> of a requested camera")
         self.cache_episodes = int(cache_episodes)
-        # The index: (task position, N, length) per kept episode and cumulative starts.
+        # The index, built once: (task position, N, length) per kept episode, cumulative
+        # starts, and each episode's video paths (so workers never list a task again).
         self._episodes: list[tuple[int, int, int]] = []
+        self._videos: dict[tuple[int, int], dict[str, str]] = {}
         for ti, path in enumerate(self.tasks):
             task = reel.open(path)
             keep = None if episodes is None else set(int(n) for n in episodes.get(ti, ()))
-            table = pa.table(task.episodes_arrow())
-            for n, length, has_data in zip(table.column("episode_index").to_pylist(),
-                                           table.column("length").to_pylist(),
-                                           table.column("has_data").to_pylist()):
-                if has_data and length and (keep is None or n in keep):
-                    self._episodes.append((ti, int(n), int(length)))
+            for e in task.episodes():
+                n, length = int(e["episode_index"]), e["length"]
+                if e["has_data"] and length and (keep is None or n in keep):
+                    self._episodes.append((ti, n, int(length)))
+                    self._videos[(ti, n)] = {slot: f"{task.root}/{rel}" for slot, rel in e["videos"].items()}
         self._starts = np.cumsum([0] + [e[2] for e in self._episodes]).tolist()
         self._reset_worker_state()
 
@@ -112,12 +113,11 @@ class FrameDataset(torch.utils.data.Dataset):
         if key in self._readers:
             self._readers.move_to_end(key)
             return self._readers[key]
-        task = self._task(ti)
-        videos = next((e["videos"] for e in task.episodes() if e["episode_index"] == n), {})
+        videos = self._videos[(ti, n)]
         if slot not in videos:
             raise reel.NotFoundError(f"{self.tasks[ti]}: episode {n} has no video for camera {slot!r} "
                                      f"(its slots: {', '.join(sorted(videos)) or 'none'})")
-        reader = reel.VideoReader(f"{task.root}/{videos[slot]}")
+        reader = reel.VideoReader(videos[slot])
         self._readers[key] = reader
         while len(self._readers) > 4 * max(1, len(self.cameras)):
             self._readers.popitem(last=False)[1].close()

@@ -40,6 +40,27 @@ Result<std::vector<int64_t>> FrameNs(const arrow::Table& table, const std::strin
   return out;
 }
 
+// Episode N's `columns`, plus `optional` when the episode has it (a sample family's
+// parallel stamps column is optional), and a label naming the file for errors.
+struct EpisodeColumns {
+  std::shared_ptr<arrow::Table> table;
+  std::shared_ptr<arrow::ChunkedArray> optional;  // null when absent
+  std::string where;
+};
+
+Result<EpisodeColumns> ReadEpisodeColumns(const Task& task, int64_t n, std::vector<std::string> columns,
+                                          const std::string& optional) {
+  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
+  EpisodeColumns out;
+  out.where = task.Path(e.data_path) + " (episode " + std::to_string(n) + ")";
+  REEL_ASSIGN_OR_RETURN(auto schema, task.ReadDataSchema(e));
+  const bool has_optional = schema->GetFieldByName(optional) != nullptr;
+  if (has_optional) columns.push_back(optional);
+  REEL_ASSIGN_OR_RETURN(out.table, task.ReadData(e, columns));
+  if (has_optional) out.optional = out.table->GetColumnByName(optional);
+  return out;
+}
+
 nb::dict Imu(const Task& task, int64_t n) {
   ImuSamples s;
   std::vector<int64_t> rows;
@@ -47,16 +68,9 @@ nb::dict Imu(const Task& task, int64_t n) {
   {
     nb::gil_scoped_release release;
     st = [&]() -> Status {
-      REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
-      const std::string where = task.Path(e.data_path) + " (episode " + std::to_string(n) + ")";
-      REEL_ASSIGN_OR_RETURN(auto schema, task.ReadDataSchema(e));
-      std::vector<std::string> cols = {"observation.imu"};
-      const bool has_ts = schema->GetFieldByName("imu_ts_ns") != nullptr;
-      if (has_ts) cols.push_back("imu_ts_ns");
-      REEL_ASSIGN_OR_RETURN(auto table, task.ReadData(e, cols));
-      auto ts = has_ts ? table->GetColumnByName("imu_ts_ns") : nullptr;
-      auto decoded = DecodeImu(*table->GetColumnByName("observation.imu"), ts.get());
-      if (!decoded.ok()) return decoded.status().WithContext(where);
+      REEL_ASSIGN_OR_RETURN(EpisodeColumns c, ReadEpisodeColumns(task, n, {"observation.imu"}, "imu_ts_ns"));
+      auto decoded = DecodeImu(*c.table->GetColumnByName("observation.imu"), c.optional.get());
+      if (!decoded.ok()) return decoded.status().WithContext(c.where);
       s = std::move(*decoded);
       for (size_t r = 0; r + 1 < s.row_offsets.size(); ++r)
         for (int64_t k = s.row_offsets[r]; k < s.row_offsets[r + 1]; ++k) rows.push_back(static_cast<int64_t>(r));
@@ -79,18 +93,12 @@ nb::dict Slam(const Task& task, int64_t n, const std::string& column) {
   {
     nb::gil_scoped_release release;
     st = [&]() -> Status {
-      REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
-      const std::string where = task.Path(e.data_path) + " (episode " + std::to_string(n) + ")";
-      REEL_ASSIGN_OR_RETURN(auto schema, task.ReadDataSchema(e));
-      std::vector<std::string> cols = {column, "hardware_ns"};
-      const bool has_ns = schema->GetFieldByName(column + "_ns") != nullptr;
-      if (has_ns) cols.push_back(column + "_ns");
-      REEL_ASSIGN_OR_RETURN(auto table, task.ReadData(e, cols));
-      auto ns = has_ns ? table->GetColumnByName(column + "_ns") : nullptr;
-      auto decoded = DecodeSlam(*table->GetColumnByName(column), ns.get());
-      if (!decoded.ok()) return decoded.status().WithContext(where + ": column \"" + column + "\"");
+      REEL_ASSIGN_OR_RETURN(EpisodeColumns c,
+                            ReadEpisodeColumns(task, n, {column, "hardware_ns"}, column + "_ns"));
+      auto decoded = DecodeSlam(*c.table->GetColumnByName(column), c.optional.get());
+      if (!decoded.ok()) return decoded.status().WithContext(c.where + ": column \"" + column + "\"");
       points = std::move(*decoded);
-      REEL_ASSIGN_OR_RETURN(auto frame_ns, FrameNs(*table, where));
+      REEL_ASSIGN_OR_RETURN(auto frame_ns, FrameNs(*c.table, c.where));
       std::vector<int64_t> sample_ns;
       for (const SlamPoint& p : points) sample_ns.push_back(p.ns);
       frames = PairToFrames(frame_ns, sample_ns);

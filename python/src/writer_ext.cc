@@ -135,6 +135,18 @@ void Check(const Status& st) {
   if (!st.ok()) RaiseStatus(st);
 }
 
+// Hands one frame to the slot's stream with the GIL released.
+template <typename PushFn>
+void Push(EpisodeWriter& e, const std::string& slot, PushFn push) {
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    auto stream = e.Video(slot);
+    st = stream.ok() ? push(**stream) : stream.status();
+  }
+  Check(st);
+}
+
 }  // namespace
 
 void BindWriter(nb::module_& m) {
@@ -155,28 +167,14 @@ void BindWriter(nb::module_& m) {
           "row"_a)
       .def(
           "push_rgb",
-          [](EpisodeWriter& e, const std::string& slot,
-             nb::ndarray<const uint8_t, nb::c_contig, nb::device::cpu> rgb) {
-            Status st;
-            {
-              nb::gil_scoped_release release;
-              auto stream = e.Video(slot);
-              st = stream.ok() ? (*stream)->PushRgb({rgb.data(), rgb.size()}) : stream.status();
-            }
-            Check(st);
+          [](EpisodeWriter& e, const std::string& slot, nb::ndarray<const uint8_t, nb::c_contig, nb::device::cpu> rgb) {
+            Push(e, slot, [&](VideoStream& v) { return v.PushRgb({rgb.data(), rgb.size()}); });
           },
           "slot"_a, "rgb"_a)
       .def(
           "push_depth",
-          [](EpisodeWriter& e, const std::string& slot,
-             nb::ndarray<const uint16_t, nb::c_contig, nb::device::cpu> mm) {
-            Status st;
-            {
-              nb::gil_scoped_release release;
-              auto stream = e.Video(slot);
-              st = stream.ok() ? (*stream)->PushDepth({mm.data(), mm.size()}) : stream.status();
-            }
-            Check(st);
+          [](EpisodeWriter& e, const std::string& slot, nb::ndarray<const uint16_t, nb::c_contig, nb::device::cpu> mm) {
+            Push(e, slot, [&](VideoStream& v) { return v.PushDepth({mm.data(), mm.size()}); });
           },
           "slot"_a, "mm"_a)
       .def("count_drop", &EpisodeWriter::CountDrop, "key"_a, "n"_a)

@@ -7,7 +7,6 @@ for byte, FFV1 depth must equal the millimetres written."""
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 import threading
@@ -16,25 +15,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from . import video_ref
 from .fixtures import EpisodeSpec, write_task
+from .video_ref import code_to_mm, ffmpeg, mm_to_code
 
 W, H = 96, 64
 N = 75  # frames: several GOPs of 30, so random access seeks both ways
-FF = ["ffmpeg", "-nostdin", "-v", "error", "-y"]
-
-
-def ffmpeg(*args) -> bytes:
-    return subprocess.run([*FF, *map(str, args)], check=True, capture_output=True).stdout
-
-
 def cli_rgb(path: Path) -> np.ndarray:
-    raw = ffmpeg("-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-")
-    return np.frombuffer(raw, np.uint8).reshape(-1, H, W, 3)
+    return video_ref.cli_rgb(path, W, H)
 
 
 def cli_gray(path: Path, pix_fmt: str) -> np.ndarray:
-    raw = ffmpeg("-i", path, "-f", "rawvideo", "-pix_fmt", pix_fmt, "-")
-    return np.frombuffer(raw, "<u2").reshape(-1, H, W)
+    return video_ref.cli_gray16(path, W, H, pix_fmt)
 
 
 def depth_mm(frames: int) -> np.ndarray:
@@ -42,21 +34,6 @@ def depth_mm(frames: int) -> np.ndarray:
     mm = np.stack([120 + 40 * x + 20 * y + 30 * f for f in range(frames)]).astype("<u2")
     mm[:, :4, :4] = 0  # no depth
     return mm
-
-
-STEP = 4095 / math.log(50.0)
-
-
-def mm_to_code(mm: np.ndarray) -> np.ndarray:
-    """reference-behaviour.md "Depth": code = clip(rint((ln mm - ln 100) * STEP), 0, 4095); 0 -> 0."""
-    m = mm.astype(np.float64)
-    code = np.clip(np.rint((np.log(np.maximum(m, 1)) - math.log(100.0)) * STEP), 0, 4095)
-    code[m == 0] = 0
-    return code.astype("<u2")
-
-
-def code_to_mm(code: np.ndarray) -> np.ndarray:
-    return np.rint(np.exp(math.log(100.0) + code.astype(np.float64) / STEP)).astype(np.uint16)
 
 
 def raw_input(tmp: Path, array: np.ndarray, pix_fmt: str) -> list:

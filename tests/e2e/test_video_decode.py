@@ -8,7 +8,6 @@ independently of reel."""
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 from pathlib import Path
 
@@ -16,25 +15,18 @@ import numpy as np
 import pytest
 
 from .checks import all_findings, assert_fails_naming, assert_finding, check_report, error_rules
+from . import video_ref
 from .fixtures import EpisodeSpec, write_task
+from .video_ref import code_to_mm, ffmpeg, mm_to_code
 
 W, H = 64, 48
-FF = ["ffmpeg", "-nostdin", "-v", "error", "-y"]
-
-
-def ffmpeg(*args) -> bytes:
-    return subprocess.run([*FF, *map(str, args)], check=True, capture_output=True).stdout
-
-
 def rgb_frames(path: Path) -> np.ndarray:
     """All frames of a video (or one PNG) as the ffmpeg CLI converts them to RGB24."""
-    raw = ffmpeg("-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-")
-    return np.frombuffer(raw, np.uint8).reshape(-1, H, W, 3)
+    return video_ref.cli_rgb(path, W, H)
 
 
 def gray16(path: Path, pix_fmt: str = "gray16le") -> np.ndarray:
-    raw = ffmpeg("-i", path, "-f", "rawvideo", "-pix_fmt", pix_fmt, "-")
-    return np.frombuffer(raw, "<u2").reshape(-1, H, W)
+    return video_ref.cli_gray16(path, W, H, pix_fmt)
 
 
 def depth_mm(frames: int) -> np.ndarray:
@@ -42,18 +34,6 @@ def depth_mm(frames: int) -> np.ndarray:
     mm = np.stack([120 + 60 * x + 15 * y + 40 * f for f in range(frames)]).astype("<u2")
     mm[:, :3, :3] = 0  # no depth
     return mm
-
-
-def code_to_mm(code: np.ndarray) -> np.ndarray:
-    """reference-behaviour.md "Depth": mm = rint(exp(ln 100 + code / STEP)), STEP = 4095 / ln 50."""
-    return np.rint(np.exp(math.log(100.0) + code.astype(np.float64) / (4095 / math.log(50.0)))).astype(np.uint16)
-
-
-def mm_to_code(mm: np.ndarray) -> np.ndarray:
-    m = mm.astype(np.float64)
-    code = np.clip(np.rint((np.log(np.maximum(m, 1)) - math.log(100.0)) * (4095 / math.log(50.0))), 0, 4095)
-    code[m == 0] = 0
-    return code.astype("<u2")
 
 
 def write_rgb(path: Path, frames: int, *extra) -> None:

@@ -8,8 +8,8 @@
 
 #include "pack/episode_slice.h"
 #include "pack/precompress.h"
-#include "pack/scratch_dir.h"
 #include "pack/zip_handle.h"
+#include "io/scratch_dir.h"
 #include "reel/layout.h"
 #include "reel/task.h"
 #include "write/commit.h"

@@ -95,15 +95,22 @@ struct UploadFields {
   int64_t form_episode_index = -1;
 };
 
+std::string FieldOf(const std::map<std::string, std::string>& fields, const char* key) {
+  auto it = fields.find(key);
+  return it == fields.end() ? std::string() : it->second;
+}
+
+// The task directory an upload goes to: project_id when given, else name.
+std::string ProjectOf(const std::map<std::string, std::string>& fields) {
+  const std::string project_id = FieldOf(fields, "project_id");
+  return project_id.empty() ? FieldOf(fields, "name") : project_id;
+}
+
 // Empty string when fine, else the rule and the detail (rule in `rule`).
 std::string CheckFields(const std::map<std::string, std::string>& fields, UploadFields* out, std::string* rule) {
-  auto get = [&](const char* key) {
-    auto it = fields.find(key);
-    return it == fields.end() ? std::string() : it->second;
-  };
+  auto get = [&](const char* key) { return FieldOf(fields, key); };
   out->name = get("name");
-  const std::string project_id = get("project_id");
-  out->project = project_id.empty() ? out->name : project_id;
+  out->project = ProjectOf(fields);
   if (out->name.empty()) {
     *rule = "form.name";
     return "the form field `name` (the task name) is missing";
@@ -386,9 +393,7 @@ class HttplibEdge final : public HttpEdge {
           // Authorise as soon as the fields allow: clients that send name/project_id
           // before the file (requests, the reference client) are refused before the
           // zip is read.
-          auto it = fields.find("project_id");
-          std::string project = it != fields.end() && !it->second.empty() ? it->second : "";
-          if (project.empty() && fields.count("name")) project = fields["name"];
+          const std::string project = ProjectOf(fields);
           if (!project.empty() && !ctx.principal->Allows(project))
             return fail(403, "auth.project", ctx.principal->name + " may not upload to \"" + project + "\"");
           Status st = fs->CreateDirs(staging);

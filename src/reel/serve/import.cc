@@ -2,16 +2,13 @@
 // whole or not at all (serve.h).
 #include <arrow/api.h>
 #include <arrow/io/interfaces.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <filesystem>
 #include <set>
 
 #include "reel/check.h"
 #include "reel/layout.h"
 #include "reel/serve.h"
 #include "reel/task.h"
+#include "io/scratch_dir.h"
 #include "meta/json_util.h"
 #include "serve/serve_internal.h"
 #include "write/episode_stats.h"
@@ -51,25 +48,6 @@ ImportOutcome RefuseStatus(const Status& st, const std::string& fallback_rule,
   const int code = st.code() == StatusCode::kIOError || st.code() == StatusCode::kPermissionDenied ? 500 : 422;
   return Refuse(code, rule, WithoutPrefixes(st.message(), hide));
 }
-
-// A private directory under the staging area, removed when this object goes.
-// Staging is the server's scratch space, not task data, so it is cleaned with
-// std::filesystem rather than through the (fault-injectable) FileSystem.
-class StagingDir {
- public:
-  explicit StagingDir(const std::string& parent) {
-    static std::atomic<uint64_t> counter{0};
-    path_ = JoinPath(parent, "import-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
-  }
-  ~StagingDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // True when the two files hold the same bytes.
 Result<bool> SameBytes(FileSystem* fs, const std::string& a, const std::string& b) {
@@ -202,9 +180,9 @@ ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
                   "task name \"" + request.project +
                       "\" is not a directory name (empty, leading '.', '/', '\\' or control characters)");
   const std::string staging_parent = options.staging_dir.empty() ? JoinPath(root, ".staging") : options.staging_dir;
-  if (Status st = fs->CreateDirs(staging_parent); !st.ok()) return RefuseStatus(st, "import.io");
-  StagingDir staging(staging_parent);
-  const std::string staged = JoinPath(staging.path(), "slice");
+  auto staging = internal::ScratchDir::Create("import", staging_parent, fs);
+  if (!staging.ok()) return RefuseStatus(staging.status(), "import.io");
+  const std::string staged = JoinPath((*staging)->path(), "slice");
 
   const std::vector<std::string> hide = {staged, request.zip_path, root};
   auto manifest = ExtractSlice(request.zip_path, staged, options.limits, fs);

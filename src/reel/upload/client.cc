@@ -14,6 +14,7 @@
 #include "reel/recorder.h"
 #include "reel/task.h"
 #include "reel/upload.h"
+#include "io/scratch_dir.h"
 #include "upload/http.h"
 #include "upload/protocol.h"
 
@@ -27,37 +28,6 @@ using upload::HttpSession;
 // Retry-After values beyond this are not believed (a misconfigured proxy must not park
 // the collector for a day).
 constexpr double kMaxRetryAfterS = 3600;
-
-// A private directory for the packed slice, removed (with whatever is in it) when this
-// goes out of scope, whether the upload succeeded or not.
-class ScratchDir {
- public:
-  static Result<ScratchDir> Make(FileSystem* fs, const std::string& parent_option) {
-    std::string parent = parent_option;
-    if (parent.empty()) {
-      const char* tmp = ::getenv("TMPDIR");
-      parent = tmp && *tmp ? tmp : "/tmp";
-    } else {
-      REEL_RETURN_IF_ERROR(fs->CreateDirs(parent));
-    }
-    std::string tmpl = JoinPath(parent, ".reel-upload-XXXXXX");
-    if (::mkdtemp(tmpl.data()) == nullptr)
-      return Status::IOError("upload: cannot create a work directory under '" + parent + "'");
-    return ScratchDir(tmpl);
-  }
-  ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  ScratchDir& operator=(ScratchDir&&) = delete;
-  ~ScratchDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);  // best effort: nothing to report it to
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 
 // The task directory's name: the last non-empty component of `root`.
 std::string TaskDirName(std::string root) {
@@ -97,7 +67,8 @@ upload::HttpOptions HttpOptionsOf(const UploadOptions& o) {
 Result<UploadOutcome> UploadPacked(HttpSession* http, const std::string& task_root, int64_t n,
                                    const UploadOptions& options, FileSystem* fs) {
   const std::string ep = "episode " + std::to_string(n);
-  REEL_ASSIGN_OR_RETURN(ScratchDir scratch, ScratchDir::Make(fs, options.work_dir));
+  // The packed slice lives in a private directory, removed whether the upload succeeded or not.
+  REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create(".reel-upload", options.work_dir, fs));
   upload::Slice slice;
   slice.name = options.name.empty() ? TaskDirName(task_root) : options.name;
   slice.filename = slice.name + ".zip";
@@ -107,7 +78,7 @@ Result<UploadOutcome> UploadPacked(HttpSession* http, const std::string& task_ro
   PackOptions pack;
   pack.fs = fs;
   pack.precompress = options.precompress;
-  const std::string zip_path = JoinPath(scratch.path(), DefaultSliceName(slice.name, n));
+  const std::string zip_path = JoinPath(scratch->path(), DefaultSliceName(slice.name, n));
   auto packed = PackEpisode(task_root, n, zip_path, pack);
   if (!packed.ok()) return packed.status().WithContext(ep + ": pack");
   auto file = fs->OpenRandomAccess(zip_path);

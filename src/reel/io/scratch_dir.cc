@@ -1,4 +1,4 @@
-#include "pack/scratch_dir.h"
+#include "io/scratch_dir.h"
 
 #include <stdlib.h>
 
@@ -10,10 +10,16 @@
 
 namespace reel::internal {
 
-Result<std::unique_ptr<ScratchDir>> ScratchDir::Create(const std::string& prefix) {
+Result<std::unique_ptr<ScratchDir>> ScratchDir::Create(const std::string& prefix, const std::string& parent,
+                                                     FileSystem* fs) {
   std::error_code ec;
-  std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-  if (ec) base = "/tmp";
+  std::filesystem::path base = parent;
+  if (parent.empty()) {
+    base = std::filesystem::temp_directory_path(ec);
+    if (ec) base = "/tmp";
+  } else {
+    REEL_RETURN_IF_ERROR((fs ? fs : DefaultFileSystem())->CreateDirs(parent));
+  }
   std::string pattern = (base / (prefix + "-XXXXXX")).string();
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');

@@ -1,0 +1,33 @@
+// Internal: a private scratch directory for files that are copies or work in progress
+// (a pack's single-row slice and re-encoded videos, the upload client's packed slice, the
+// import server's staged slice). Removed with everything in it when the owner goes out
+// of scope: best effort, since it holds nothing that is not also somewhere else.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "reel/fs.h"
+#include "reel/status.h"
+
+namespace reel::internal {
+
+class ScratchDir {
+ public:
+  // A new "<parent>/<prefix>-XXXXXX" (mkdtemp). `parent` empty = $TMPDIR (or /tmp);
+  // otherwise it is created first through `fs` (null = DefaultFileSystem()).
+  // Errors: IOError naming the template when mkdtemp fails.
+  static Result<std::unique_ptr<ScratchDir>> Create(const std::string& prefix, const std::string& parent = "",
+                                                    FileSystem* fs = nullptr);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace reel::internal
