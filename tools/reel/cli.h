@@ -29,5 +29,6 @@ void AddFramesCommand(CLI::App& app, int& exit_code);   // frames
 void AddPackCommand(CLI::App& app, int& exit_code);     // pack
 void AddServeCommand(CLI::App& app, int& exit_code);    // serve
 void AddUploadCommand(CLI::App& app, int& exit_code);   // upload
+void AddExportCommand(CLI::App& app, int& exit_code);   // export
 
 }  // namespace reel::cli

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   reel::cli::AddPackCommand(app, exit_code);
   reel::cli::AddServeCommand(app, exit_code);
   reel::cli::AddUploadCommand(app, exit_code);
+  reel::cli::AddExportCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

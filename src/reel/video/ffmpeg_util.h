@@ -33,6 +33,11 @@ using CodecContextPtr = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
 using FramePtr = std::unique_ptr<AVFrame, FrameDeleter>;
 using PacketPtr = std::unique_ptr<AVPacket, PacketDeleter>;
 using SwsPtr = std::unique_ptr<SwsContext, SwsDeleter>;
+// An opened demuxer (avformat_open_input).
+struct InputDeleter {
+  void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
+};
+using InputPtr = std::unique_ptr<AVFormatContext, InputDeleter>;
 
 // FFmpeg's message for an AVERROR code.
 inline std::string AvErrorText(int err) {

@@ -17,11 +17,6 @@ extern "C" {
 namespace reel {
 
 namespace video {
-struct InputDeleter {
-  void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
-};
-using InputPtr = std::unique_ptr<AVFormatContext, InputDeleter>;
-
 // The pixel format's FFmpeg name, or "unknown".
 inline std::string PixFmtName(int format) {
   const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(format));

@@ -1,0 +1,95 @@
+// Interop: pooled_episodes_v1 tasks to and from LeRobot (v2.1, v3.0) and the
+// bundle format (../shared/seeds/004_*).
+//
+// Export never writes into the task. The output directory must not exist; it is
+// built under a dotfile sibling and renamed into place at the end (bundles: each
+// ep_<id>/ appears by its own rename), so a crash leaves no half dataset behind.
+//
+// What a pooled column becomes is decided by an ExportMapping (docs/interop.md
+// has the table): fixed-size float columns named in `state_columns` are joined
+// into `observation.state`; the pooled `action` column is only a placeholder
+// (contract §5), so `action_columns` names a real source when the caller has
+// one; variable-length families (IMU sample lists, SLAM points, their stamp
+// lists) are sampled per frame ("last": the newest sample at or before the frame,
+// held over frames that have none) or dropped; force matrices are dropped (a
+// decoded matrix is 187,500 floats per frame); every other fixed-size or scalar
+// column is kept as its own feature, flattened to one axis; RGB slots become
+// `observation.images.<slot>` video features and depth slots
+// `observation.depth.<slot>` (12-bit log-code HEVC, `video.is_depth_map`).
+//
+// LeRobot needs a 0-based contiguous episode_index and frame timestamps on the
+// video's own clock: exported episode i is the i-th pooled episode with data, in
+// N order; `timestamp` is frame_index / fps exactly; the pooled wall-clock
+// `timestamp` is kept as `pooled.timestamp`. The pooled N of every episode and
+// the pooled metadata a round trip needs travel in info.json under "reel".
+//
+// Thread safety: the functions are reentrant; one call uses its own threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reel/fs.h"
+#include "reel/status.h"
+
+namespace reel {
+
+class Task;
+
+enum class ExportFormat { kLeRobotV30, kLeRobotV21, kBundle };
+// "lerobot-v3" | "lerobot-v2.1" | "bundle"
+Result<ExportFormat> ParseExportFormat(const std::string& name);
+const char* ExportFormatName(ExportFormat format);
+
+// What happens to one variable-length (list) pooled column.
+enum class ListRule { kLast, kDrop };
+
+struct ExportMapping {
+  // Fixed-size float columns joined, in this order, into observation.state.
+  // Unset = every fixed-size float32 `observation.*` column whose name ends in
+  // `_state` or `_force`, in info.json feature order.
+  std::optional<std::vector<std::string>> state_columns;
+  // Columns joined into `action`. Empty = keep the pooled placeholder `action`.
+  std::vector<std::string> action_columns;
+  // Per list column; unnamed list columns: kLast, except force matrices (kDrop).
+  std::map<std::string, ListRule> list_rules;
+  // Columns left out entirely (besides the ones `list_rules` drops).
+  std::vector<std::string> drop_columns;
+  bool include_depth = true;
+  // Exported camera keys: "observation.images.<slot>" / "observation.depth.<slot>".
+  std::string image_prefix = "observation.images.";
+  std::string depth_prefix = "observation.depth.";
+};
+
+struct ExportOptions {
+  ExportFormat format = ExportFormat::kLeRobotV30;
+  ExportMapping mapping;
+  std::string robot_type = "reel_pooled";
+  // LeRobot v3 rollover limits (info.json data_files_size_in_mb /
+  // video_files_size_in_mb) and files per chunk directory.
+  int64_t data_files_size_in_mb = 100;
+  int64_t video_files_size_in_mb = 200;
+  int64_t chunks_size = 1000;
+  // Episodes to export (pooled N); empty = all with data.
+  std::vector<int64_t> episodes;
+  FileSystem* fs = nullptr;  // null = DefaultFileSystem()
+};
+
+struct ExportReport {
+  std::string out_dir;
+  int64_t episodes = 0;
+  int64_t frames = 0;
+  int64_t videos_copied = 0;     // episode streams concatenated by stream copy
+  int64_t videos_reencoded = 0;  // episode streams decoded and encoded again
+  std::vector<std::string> features;   // exported feature keys, in order
+  std::vector<std::string> warnings;   // e.g. "action is the pooled placeholder"
+};
+
+// Exports the task's episodes to `out_dir` (which must not exist).
+Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
+                                const ExportOptions& options = {});
+
+}  // namespace reel

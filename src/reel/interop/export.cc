@@ -1,0 +1,249 @@
+// ExportTask (reel/interop.h): choosing and planning what to export, the atomic
+// output directory, and helpers the LeRobot and bundle writers share.
+#include <arrow/api.h>
+#include <parquet/arrow/writer.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "interop/export_internal.h"
+#include "interop/video_concat.h"
+#include "io/scratch_dir.h"
+#include "meta/json_util.h"
+#include "write/fs_stream.h"
+
+namespace reel {
+
+Result<ExportFormat> ParseExportFormat(const std::string& name) {
+  if (name == "lerobot-v3" || name == "lerobot-v3.0") return ExportFormat::kLeRobotV30;
+  if (name == "lerobot-v2.1") return ExportFormat::kLeRobotV21;
+  if (name == "bundle") return ExportFormat::kBundle;
+  return Status::Invalid("unknown export format '" + name + "' (lerobot-v3, lerobot-v2.1, bundle)");
+}
+
+const char* ExportFormatName(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::kLeRobotV30: return "lerobot-v3";
+    case ExportFormat::kLeRobotV21: return "lerobot-v2.1";
+    case ExportFormat::kBundle: return "bundle";
+  }
+  return "?";
+}
+
+namespace internal {
+
+Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& options) {
+  ExportSource src;
+  src.task = &task;
+  src.fs = task.fs();
+  REEL_ASSIGN_OR_RETURN(auto all, task.ListEpisodes());
+  if (!options.episodes.empty()) {
+    std::set<int64_t> wanted(options.episodes.begin(), options.episodes.end());
+    std::vector<EpisodeEntry> kept;
+    for (auto& e : all) {
+      if (wanted.erase(e.episode_index)) kept.push_back(std::move(e));
+    }
+    if (!wanted.empty()) {
+      return Status::NotFound(task.root() + ": no episode " + std::to_string(*wanted.begin()));
+    }
+    all = std::move(kept);
+  }
+  for (auto& e : all) {
+    if (!e.data_path.empty()) src.episodes.push_back(std::move(e));
+  }
+  if (src.episodes.empty()) {
+    return Status::Invalid(task.root() + ": no episode with a data file to export");
+  }
+  for (auto& row : task.ReadEpisodeRows(src.episodes)) {
+    if (!row.ok()) return row.status();
+    src.rows.push_back(std::move(row).value());
+  }
+  auto tasks = task.ReadTasks();
+  if (tasks.ok()) src.tasks = std::move(tasks).value();
+
+  // The union of the episodes' schemas, first appearance wins.
+  arrow::FieldVector fields;
+  std::set<std::string> seen;
+  for (auto& schema : task.ReadDataSchemas(src.episodes)) {
+    if (!schema.ok()) return schema.status();
+    for (const auto& f : (*schema)->fields()) {
+      if (seen.insert(f->name()).second) fields.push_back(f);
+    }
+  }
+  // Camera slots: every exported episode must have the same ones.
+  const auto& first = src.episodes.front();
+  std::vector<std::pair<std::string, bool>> slots;
+  std::vector<VideoInfo> infos;
+  for (const auto& [slot, path] : first.videos) {
+    REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(task.Path(path)));
+    slots.emplace_back(slot, reader->info().depth);
+    infos.push_back(reader->info());
+  }
+  for (const auto& e : src.episodes) {
+    for (const auto& [slot, depth] : slots) {
+      if (!Lookup(e.videos, slot)) {
+        return Status::Invalid(task.root() + ": episode " + std::to_string(e.episode_index) +
+                               " has no '" + slot + "' video but episode " +
+                               std::to_string(first.episode_index) +
+                               " has; LeRobot needs every camera in every episode (choose episodes "
+                               "with --episodes)");
+      }
+    }
+    if (e.videos.size() != slots.size()) {
+      return Status::Invalid(task.root() + ": episode " + std::to_string(e.episode_index) +
+                             " has cameras that episode " + std::to_string(first.episode_index) +
+                             " lacks; export them separately (--episodes)");
+    }
+  }
+  REEL_ASSIGN_OR_RETURN(src.plan, PlanFeatures(task.info(), *arrow::schema(fields), slots, options.mapping));
+  for (size_t k = 0; k < slots.size(); ++k) {
+    if (slots[k].second && !options.mapping.include_depth) continue;
+    src.cameras.push_back(infos[k]);
+  }
+  return src;
+}
+
+Result<EpisodeFrames> ReadEpisodeFrames(const ExportSource& source, size_t i,
+                                        std::vector<std::string>* warnings) {
+  EpisodeFrames out;
+  const auto& entry = source.episodes[i];
+  REEL_ASSIGN_OR_RETURN(out.pooled, source.task->ReadData(entry));
+  REEL_ASSIGN_OR_RETURN(out.features, BuildFrameTable(source.plan, *out.pooled,
+                                                      source.task->Path(entry.data_path), warnings));
+  return out;
+}
+
+std::string TaskStringOf(const ExportSource& source, size_t i) {
+  const int64_t index = source.rows[i].task_index;
+  for (const auto& t : source.tasks) {
+    if (t.task_index == index) return t.task;
+  }
+  return source.task->info().task_name;
+}
+
+Result<FeatureStats> CameraStats(const std::string& path, int64_t frames) {
+  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(path));
+  const VideoInfo& info = reader->info();
+  const int64_t n = std::min(frames, info.frames);
+  std::vector<int64_t> indices = ImageSampleIndices(n);
+  const int64_t pixels = static_cast<int64_t>(info.width) * info.height;
+  std::vector<uint8_t> rgb(indices.size() * pixels * 3);
+  if (info.depth) {
+    std::vector<uint16_t> mm(indices.size() * pixels);
+    REEL_RETURN_IF_ERROR(reader->ReadDepth(indices, mm));
+    for (size_t p = 0; p < mm.size(); ++p) {
+      const uint8_t gray = static_cast<uint8_t>(DepthMmToCode(mm[p]) >> 4);
+      rgb[3 * p] = rgb[3 * p + 1] = rgb[3 * p + 2] = gray;
+    }
+  } else {
+    REEL_RETURN_IF_ERROR(reader->ReadRgb(indices, rgb));
+  }
+  return ImageStats(rgb, static_cast<int64_t>(indices.size()));
+}
+
+Status WriteParquet(FileSystem* fs, const std::string& path, const arrow::Table& table) {
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(std::filesystem::path(path).parent_path().string()));
+  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
+  auto sink = std::make_shared<FsOutputStream>(std::move(file), path);
+  auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
+  auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+  arrow::Status st = parquet::arrow::WriteTable(table, arrow::default_memory_pool(), sink,
+                                                 64 * 1024, props, arrow_props);
+  if (st.ok()) st = sink->Close();  // Close() fsyncs
+  if (!st.ok()) return Status::IOError(path + ": " + st.ToString());
+  return Status::OK();
+}
+
+Status WriteJsonFile(FileSystem* fs, const std::string& path, const nlohmann::ordered_json& json,
+                     int indent) {
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(std::filesystem::path(path).parent_path().string()));
+  return WriteFileSynced(fs, path, json.dump(indent) + "\n");
+}
+
+// What a round trip back to the pooled layout needs (interop.h).
+nlohmann::ordered_json ReelBlock(const ExportSource& src) {
+  nlohmann::ordered_json j;
+  j["source_format"] = "pooled_episodes_v1";
+  j["task_name"] = src.task->info().task_name;
+  nlohmann::ordered_json numbers = nlohmann::ordered_json::array();
+  for (const auto& e : src.episodes) numbers.push_back(e.episode_index);
+  j["pooled_episode_index"] = numbers;
+  nlohmann::ordered_json features = nlohmann::ordered_json::array();
+  for (const auto& f : src.plan.features) {
+    static const char* kSource[] = {"concat", "column", "last", "string"};
+    nlohmann::ordered_json fj{{"key", f.key}, {"source", kSource[static_cast<int>(f.source)]}, {"columns", f.columns}};
+    if (!f.pooled_shape.empty()) fj["pooled_shape"] = f.pooled_shape;
+    features.push_back(fj);
+  }
+  j["features"] = features;
+  nlohmann::ordered_json cameras = nlohmann::ordered_json::array();
+  for (const auto& c : src.plan.cameras) {
+    cameras.push_back({{"key", c.key}, {"slot", c.slot}, {"depth", c.depth}});
+  }
+  j["cameras"] = cameras;
+  j["dropped"] = src.plan.dropped;
+  auto pooled = ParseJson(src.task->info().source_json, "info.json");
+  j["pooled_info"] = pooled.ok() ? *pooled : nlohmann::ordered_json::object();
+  return j;
+}
+
+Result<bool> CopyEpisodeVideo(const std::string& input, const std::string& output, double fps,
+                              const std::string& scratch) {
+  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(input));
+  std::string from = input;
+  if (!copyable) {
+    from = JoinPath(scratch, "reencoded.mp4");
+    REEL_RETURN_IF_ERROR(ReencodeToMp4(input, from, fps));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(output).parent_path(), ec);
+  REEL_ASSIGN_OR_RETURN(auto concat, StreamConcat::Open(output, from));
+  REEL_RETURN_IF_ERROR(concat->Append(from).status());
+  REEL_RETURN_IF_ERROR(concat->Finish());
+  return !copyable;
+}
+
+}  // namespace internal
+
+Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
+                                const ExportOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : task.fs();
+  auto existing = fs->Stat(out_dir);
+  if (existing.ok() && existing->type != FileType::kNotFound) {
+    return Status::AlreadyExists(out_dir + ": already exists; export writes a new directory");
+  }
+  REEL_ASSIGN_OR_RETURN(auto source, internal::PrepareExport(task, options));
+  source.fs = fs;
+  std::filesystem::path out = std::filesystem::absolute(out_dir).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  // Built beside its final place, renamed into it at the end: a crash leaves
+  // only a dotfile directory, never a half dataset under the real name.
+  REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create(
+                                          "." + out.filename().string() + ".export",
+                                          out.parent_path().string(), fs));
+  std::error_code ec;
+  std::filesystem::permissions(scratch->path(), std::filesystem::perms::owner_all |
+                                                    std::filesystem::perms::group_read |
+                                                    std::filesystem::perms::group_exec |
+                                                    std::filesystem::perms::others_read |
+                                                    std::filesystem::perms::others_exec,
+                               ec);
+  ExportReport report;
+  report.out_dir = out.string();
+  for (const auto& w : source.plan.warnings) report.warnings.push_back(w);
+  for (const auto& f : source.plan.features) report.features.push_back(f.key);
+  for (const auto& c : source.plan.cameras) report.features.push_back(c.key);
+  if (options.format == ExportFormat::kBundle) {
+    REEL_RETURN_IF_ERROR(internal::WriteBundles(source, scratch->path(), options, &report));
+  } else {
+    REEL_RETURN_IF_ERROR(internal::WriteLeRobot(source, scratch->path(), options, &report));
+  }
+  REEL_RETURN_IF_ERROR(fs->SyncDir(scratch->path()));
+  REEL_RETURN_IF_ERROR(fs->Rename(scratch->path(), out.string()));
+  REEL_RETURN_IF_ERROR(fs->SyncDir(out.parent_path().string()));
+  return report;
+}
+
+}  // namespace reel

@@ -1,0 +1,74 @@
+// Internal: what every exporter starts from (the episodes to export, their rows,
+// the task's tasks and the feature plan), and small shared writers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interop/feature_map.h"
+#include "interop/feature_stats.h"
+#include "reel/interop.h"
+#include "reel/task.h"
+#include "reel/video.h"
+
+namespace arrow {
+class Table;
+}
+
+namespace reel::internal {
+
+struct ExportSource {
+  const Task* task = nullptr;
+  FileSystem* fs = nullptr;
+  std::vector<EpisodeEntry> episodes;  // exported, in N order
+  std::vector<EpisodeRow> rows;        // rows[i] is episodes[i]'s
+  std::vector<TaskEntry> tasks;        // the task's tasks.jsonl
+  FramePlan plan;
+  std::vector<VideoInfo> cameras;      // cameras[k] describes plan.cameras[k] (first episode's file)
+};
+
+// Lists, filters and plans. Errors: NotFound for an asked episode the task
+// lacks; Invalid when no episode has data, or when an exported episode lacks a
+// camera that others have (LeRobot needs every video feature in every episode).
+Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& options);
+
+// One episode's pooled data and its exported feature table.
+struct EpisodeFrames {
+  std::shared_ptr<arrow::Table> pooled;
+  std::shared_ptr<arrow::Table> features;
+};
+Result<EpisodeFrames> ReadEpisodeFrames(const ExportSource& source, size_t i,
+                                        std::vector<std::string>* warnings);
+
+// The task string of episode i's row (tasks.jsonl by task_index; the task name
+// when the task has no tasks.jsonl entry for it).
+std::string TaskStringOf(const ExportSource& source, size_t i);
+
+// Stats of a camera over LeRobot's frame sample of one episode's file
+// (depth: the 12-bit code shown as 8-bit gray).
+Result<FeatureStats> CameraStats(const std::string& path, int64_t frames);
+
+// The "reel" block of an export's metadata (info.json, manifest.json): the
+// pooled N of each exported episode, how each feature was made, and the pooled
+// info.json, which is what a round trip back to the pooled layout needs.
+nlohmann::ordered_json ReelBlock(const ExportSource& source);
+
+// Writes `table` to `path` as parquet (zstd) through `fs`, fsynced.
+Status WriteParquet(FileSystem* fs, const std::string& path, const arrow::Table& table);
+// Writes a JSON document (indent 4, as LeRobot does) to `path`, fsynced.
+Status WriteJsonFile(FileSystem* fs, const std::string& path, const nlohmann::ordered_json& json,
+                     int indent = 4);
+
+// Copies one episode's camera stream into its own .mp4 (stream copy; re-encoded
+// when the stream cannot go into .mp4). Returns whether it was re-encoded.
+Result<bool> CopyEpisodeVideo(const std::string& input, const std::string& output, double fps,
+                              const std::string& scratch);
+
+// The exporters, writing into an existing empty directory.
+Status WriteLeRobot(const ExportSource& source, const std::string& dir, const ExportOptions& options,
+                    ExportReport* report);
+Status WriteBundles(const ExportSource& source, const std::string& dir, const ExportOptions& options,
+                    ExportReport* report);
+
+}  // namespace reel::internal

@@ -1,0 +1,228 @@
+#include "interop/video_concat.h"
+
+#include <cstring>
+#include <vector>
+
+#include "reel/video.h"
+#include "video/ffmpeg_util.h"
+
+namespace reel::internal {
+
+using video::AvStatus;
+using video::InputPtr;
+using video::PacketPtr;
+
+namespace {
+
+struct OutputDeleter {
+  void operator()(AVFormatContext* f) const {
+    if (!f) return;
+    if (f->pb && !(f->oformat->flags & AVFMT_NOFILE)) avio_closep(&f->pb);
+    avformat_free_context(f);
+  }
+};
+using OutputPtr = std::unique_ptr<AVFormatContext, OutputDeleter>;
+
+struct Input {
+  InputPtr format;
+  AVStream* stream = nullptr;
+};
+
+Result<Input> OpenVideo(const std::string& path) {
+  AVFormatContext* raw = nullptr;
+  int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
+  if (err < 0) return AvStatus(path, "opening the video", err);
+  Input in;
+  in.format.reset(raw);
+  err = avformat_find_stream_info(raw, nullptr);
+  if (err < 0) return AvStatus(path, "reading stream info", err);
+  for (unsigned i = 0; i < raw->nb_streams; ++i) {
+    AVStream* s = raw->streams[i];
+    if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(s->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+      // FFV1 wins over an H.264 heatmap in the older dual-stream depth .mkv.
+      if (!in.stream || s->codecpar->codec_id == AV_CODEC_ID_FFV1) in.stream = s;
+    }
+  }
+  if (!in.stream) return Status::Invalid(path + ": no video stream");
+  return in;
+}
+
+bool SameParameters(const AVCodecParameters& a, const AVCodecParameters& b) {
+  return a.codec_id == b.codec_id && a.width == b.width && a.height == b.height &&
+         a.format == b.format && a.extradata_size == b.extradata_size &&
+         (a.extradata_size == 0 || std::memcmp(a.extradata, b.extradata, a.extradata_size) == 0);
+}
+
+bool Mp4Codec(AVCodecID id) {
+  return id == AV_CODEC_ID_H264 || id == AV_CODEC_ID_HEVC || id == AV_CODEC_ID_AV1;
+}
+
+}  // namespace
+
+struct StreamConcat::Impl {
+  std::string path;
+  OutputPtr out;
+  AVStream* stream = nullptr;
+  AVCodecParameters* params = nullptr;  // the first input's, for Accepts()
+  int64_t next_ticks = 0;               // where the next episode starts (output time base)
+  int64_t last_dts = INT64_MIN;
+  ~Impl() { avcodec_parameters_free(&params); }
+};
+
+StreamConcat::StreamConcat(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+StreamConcat::~StreamConcat() = default;
+
+Result<std::unique_ptr<StreamConcat>> StreamConcat::Open(const std::string& path,
+                                                         const std::string& first_input) {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(first_input));
+  if (!Mp4Codec(in.stream->codecpar->codec_id)) {
+    return Status::NotSupported(first_input + ": codec " +
+                                avcodec_get_name(in.stream->codecpar->codec_id) +
+                                " cannot be copied into .mp4");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  AVFormatContext* raw = nullptr;
+  int err = avformat_alloc_output_context2(&raw, nullptr, "mp4", path.c_str());
+  if (err < 0 || !raw) return AvStatus(path, "creating the mp4 muxer", err);
+  impl->out.reset(raw);
+  impl->stream = avformat_new_stream(raw, nullptr);
+  if (!impl->stream) return Status::IOError(path + ": cannot add a stream");
+  err = avcodec_parameters_copy(impl->stream->codecpar, in.stream->codecpar);
+  if (err < 0) return AvStatus(path, "copying codec parameters", err);
+  impl->params = avcodec_parameters_alloc();
+  avcodec_parameters_copy(impl->params, in.stream->codecpar);
+  // Keep the tag only where .mp4 knows it (hvc1 for HEVC, what players expect).
+  const AVCodecID id = in.stream->codecpar->codec_id;
+  impl->stream->codecpar->codec_tag =
+      id == AV_CODEC_ID_HEVC ? MKTAG('h', 'v', 'c', '1') : 0;
+  impl->stream->time_base = in.stream->time_base;
+  impl->stream->avg_frame_rate = in.stream->avg_frame_rate;
+  impl->stream->r_frame_rate = in.stream->r_frame_rate;
+  err = avio_open(&raw->pb, path.c_str(), AVIO_FLAG_WRITE);
+  if (err < 0) return AvStatus(path, "creating the file", err);
+  err = avformat_write_header(raw, nullptr);
+  if (err < 0) return AvStatus(path, "writing the container header", err);
+  return std::unique_ptr<StreamConcat>(new StreamConcat(std::move(impl)));
+}
+
+Result<bool> StreamConcat::Accepts(const std::string& input) const {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input));
+  return SameParameters(*impl_->params, *in.stream->codecpar);
+}
+
+Result<EpisodeSpan> StreamConcat::Append(const std::string& input) {
+  Impl& m = *impl_;
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input));
+  if (!SameParameters(*m.params, *in.stream->codecpar)) {
+    return Status::Invalid(input + ": stream parameters differ from " + m.path + "'s");
+  }
+  const AVRational in_tb = in.stream->time_base;
+  const AVRational out_tb = m.stream->time_base;
+  PacketPtr pkt(av_packet_alloc());
+  if (!pkt) return Status::IOError(m.path + ": out of memory");
+  int64_t first_pts = AV_NOPTS_VALUE, end_pts = AV_NOPTS_VALUE;
+  int64_t frames = 0;
+  for (;;) {
+    int err = av_read_frame(in.format.get(), pkt.get());
+    if (err == AVERROR_EOF) break;
+    if (err < 0) return AvStatus(input, "reading a packet", err);
+    if (pkt->stream_index != in.stream->index) {
+      av_packet_unref(pkt.get());
+      continue;
+    }
+    if (pkt->pts == AV_NOPTS_VALUE) {
+      av_packet_unref(pkt.get());
+      return Status::Invalid(input + ": a packet without a presentation time");
+    }
+    // The episode starts at its first keyframe's pts (0 for reel's files).
+    if (first_pts == AV_NOPTS_VALUE) first_pts = pkt->pts;
+    const int64_t duration = pkt->duration > 0 ? pkt->duration : 0;
+    if (end_pts == AV_NOPTS_VALUE || pkt->pts + duration > end_pts) end_pts = pkt->pts + duration;
+    const int64_t dts = pkt->dts == AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+    pkt->pts = av_rescale_q(pkt->pts - first_pts, in_tb, out_tb) + m.next_ticks;
+    pkt->dts = av_rescale_q(dts - first_pts, in_tb, out_tb) + m.next_ticks;
+    pkt->duration = av_rescale_q(duration, in_tb, out_tb);
+    if (pkt->dts <= m.last_dts) {
+      av_packet_unref(pkt.get());
+      return Status::Invalid(input + ": decode times overlap the previous episode in " + m.path);
+    }
+    m.last_dts = pkt->dts;
+    pkt->stream_index = m.stream->index;
+    pkt->pos = -1;
+    ++frames;
+    err = av_write_frame(m.out.get(), pkt.get());
+    av_packet_unref(pkt.get());
+    if (err < 0) return AvStatus(m.path, "writing a packet", err);
+  }
+  if (frames == 0) return Status::Invalid(input + ": no video frames");
+  EpisodeSpan span;
+  span.frames = frames;
+  const int64_t from = m.next_ticks;
+  const int64_t to = from + av_rescale_q(end_pts - first_pts, in_tb, out_tb);
+  span.from_s = static_cast<double>(from) * out_tb.num / out_tb.den;
+  span.to_s = static_cast<double>(to) * out_tb.num / out_tb.den;
+  m.next_ticks = to;
+  return span;
+}
+
+Status StreamConcat::Finish() {
+  Impl& m = *impl_;
+  if (!m.out) return Status::OK();
+  int err = av_write_trailer(m.out.get());
+  if (err < 0) return AvStatus(m.path, "writing the trailer", err);
+  m.out.reset();
+  return Status::OK();
+}
+
+int64_t StreamConcat::bytes() const {
+  return impl_->out && impl_->out->pb ? avio_tell(impl_->out->pb) : 0;
+}
+
+Result<bool> CopyableToMp4(const std::string& input) {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input));
+  return Mp4Codec(in.stream->codecpar->codec_id);
+}
+
+Status ReencodeToMp4(const std::string& input, const std::string& output, double fps) {
+  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(input));
+  const VideoInfo info = reader->info();
+  VideoEncoderOptions options;
+  options.kind = info.depth ? VideoKind::kDepthHevc : VideoKind::kRgb;
+  options.width = info.width;
+  options.height = info.height;
+  options.fps = fps;
+  options.crf = 18;
+  options.threads = 0;
+  if (options.kind == VideoKind::kDepthHevc && !HaveHevc12Encoder()) {
+    return Status::NotSupported(input + ": depth must be re-encoded for .mp4, and this FFmpeg has "
+                                "no 12-bit HEVC encoder (libx265 with gray12le)");
+  }
+  REEL_ASSIGN_OR_RETURN(auto encoder, VideoEncoder::Open(output, options));
+  const int64_t pixels = static_cast<int64_t>(info.width) * info.height;
+  constexpr int64_t kBatch = 16;
+  std::vector<uint8_t> rgb;
+  std::vector<uint16_t> mm;
+  for (int64_t start = 0; start < info.frames; start += kBatch) {
+    const int64_t n = std::min(kBatch, info.frames - start);
+    std::vector<int64_t> indices(n);
+    for (int64_t i = 0; i < n; ++i) indices[i] = start + i;
+    if (info.depth) {
+      mm.resize(n * pixels);
+      REEL_RETURN_IF_ERROR(reader->ReadDepth(indices, mm));
+      for (int64_t i = 0; i < n; ++i) {
+        REEL_RETURN_IF_ERROR(encoder->AddDepth({mm.data() + i * pixels, static_cast<size_t>(pixels)}));
+      }
+    } else {
+      rgb.resize(n * pixels * 3);
+      REEL_RETURN_IF_ERROR(reader->ReadRgb(indices, rgb));
+      for (int64_t i = 0; i < n; ++i) {
+        REEL_RETURN_IF_ERROR(
+            encoder->AddRgb({rgb.data() + i * pixels * 3, static_cast<size_t>(pixels * 3)}));
+      }
+    }
+  }
+  return encoder->Finish();
+}
+
+}  // namespace reel::internal

@@ -1,0 +1,103 @@
+// reel export: a pooled task to LeRobot v3.0 / v2.1 or bundles, over reel/interop.h.
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli.h"
+#include "reel/interop.h"
+#include "reel/task.h"
+
+namespace reel::cli {
+namespace {
+
+struct ExportArgs {
+  std::string to = "lerobot-v3";
+  std::string task;
+  std::string output;
+  std::string state;   // comma-separated, "" = default rule, "-" = none
+  std::string action;  // comma-separated
+  std::vector<std::string> drop, last, list_drop;
+  std::vector<int64_t> episodes;
+  bool no_depth = false;
+  bool json = false;
+  ExportOptions options;
+};
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+int RunExport(ExportArgs& a) {
+  auto format = ParseExportFormat(a.to);
+  if (!format.ok()) return Fail(format.status());
+  ExportOptions& o = a.options;
+  o.format = *format;
+  if (a.state == "-") {
+    o.mapping.state_columns = std::vector<std::string>{};
+  } else if (!a.state.empty()) {
+    o.mapping.state_columns = SplitCommas(a.state);
+  }
+  o.mapping.action_columns = SplitCommas(a.action);
+  o.mapping.drop_columns = a.drop;
+  for (const auto& c : a.last) o.mapping.list_rules[c] = ListRule::kLast;
+  for (const auto& c : a.list_drop) o.mapping.list_rules[c] = ListRule::kDrop;
+  o.mapping.include_depth = !a.no_depth;
+  o.episodes = a.episodes;
+  auto task = Task::Open(a.task);
+  if (!task.ok()) return Fail(task.status());
+  auto report = ExportTask(**task, a.output, o);
+  if (!report.ok()) return Fail(report.status());
+  if (a.json) {
+    PrintJson({{"out_dir", report->out_dir},
+               {"format", ExportFormatName(o.format)},
+               {"episodes", report->episodes},
+               {"frames", report->frames},
+               {"videos_copied", report->videos_copied},
+               {"videos_reencoded", report->videos_reencoded},
+               {"features", report->features},
+               {"warnings", report->warnings}});
+    return kExitOk;
+  }
+  for (const auto& w : report->warnings) std::cerr << "reel: warning: " << w << "\n";
+  std::cout << report->out_dir << ": " << ExportFormatName(o.format) << ", " << report->episodes
+            << " episodes, " << report->frames << " frames, " << report->features.size()
+            << " features; videos: " << report->videos_copied << " stream-copied, "
+            << report->videos_reencoded << " re-encoded\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddExportCommand(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<ExportArgs>();
+  auto* cmd = app.add_subcommand("export", "Export a task to LeRobot v3.0 / v2.1 or bundles");
+  cmd->add_option("--to", a->to, "lerobot-v3, lerobot-v2.1 or bundle")->capture_default_str();
+  cmd->add_option("task", a->task, "pooled task directory")->required();
+  cmd->add_option("out", a->output, "output directory (must not exist)")->required();
+  cmd->add_option("--state", a->state,
+                  "columns joined into observation.state, comma-separated ('-' = none; default: "
+                  "fixed-size float32 observation.*_state and *_force columns)");
+  cmd->add_option("--action", a->action,
+                  "columns joined into action (default: the pooled placeholder `action`)");
+  cmd->add_option("--drop", a->drop, "leave a column out (repeatable)");
+  cmd->add_option("--last", a->last, "list column sampled per frame: newest sample, held (default)");
+  cmd->add_option("--drop-list", a->list_drop, "list column left out");
+  cmd->add_flag("--no-depth", a->no_depth, "leave depth slots out");
+  cmd->add_option("--episodes", a->episodes, "pooled episode numbers to export (default: all)")
+      ->delimiter(',');
+  cmd->add_option("--robot-type", a->options.robot_type, "info.json robot_type")->capture_default_str();
+  cmd->add_option("--data-file-mb", a->options.data_files_size_in_mb, "v3 data file rollover size")
+      ->capture_default_str();
+  cmd->add_option("--video-file-mb", a->options.video_files_size_in_mb, "v3 video file rollover size")
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "machine-readable output");
+  cmd->callback([&exit_code, a] { exit_code = RunExport(*a); });
+}
+
+}  // namespace reel::cli
