@@ -15,7 +15,7 @@ APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   nlohmann-json3-dev libcli11-dev libzip-dev libcpp-httplib-dev libssl-dev curl \
   libgtest-dev libgmock-dev libbenchmark-dev
 
-.PHONY: all demo test deps venv build python unit e2e bench docs clean
+.PHONY: all demo test deps venv build python unit e2e bench docs clean peers
 
 all: build
 
@@ -38,6 +38,24 @@ $(VENV)/.stamp: requirements.txt
 	@touch $@
 venv: $(VENV)/.stamp
 
+# --- peer venvs with the real LeRobot, for the interop tests (docs/lerobot-peers.md) -----
+# lerobot itself goes in --no-deps: its pins (torch<2.11, av<16, wandb, rerun...) are for training
+# and recording; the requirements files hold what its dataset code needs. PyPI's torchvision is a
+# CUDA build: reel_torchvision_ops(.pth) lets it import beside the CPU torch.
+define peer_venv
+	@test -x $(1)/bin/python || python3 -m venv $(1)
+	$(1)/bin/python -m pip install -q -r $(2)
+	$(1)/bin/python -m pip install -q --no-deps $(3)
+	cp tests/e2e/peers/reel_torchvision_ops.py tests/e2e/peers/reel_torchvision_ops.pth \
+	  "$$($(1)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+	@touch $(1)/.stamp
+endef
+.venv-lerobot/.stamp: requirements-lerobot.txt tests/e2e/peers/reel_torchvision_ops.py
+	$(call peer_venv,.venv-lerobot,requirements-lerobot.txt,lerobot==0.4.4)
+.venv-lerobot21/.stamp: requirements-lerobot21.txt tests/e2e/peers/reel_torchvision_ops.py
+	$(call peer_venv,.venv-lerobot21,requirements-lerobot21.txt,lerobot==0.3.3)
+peers: .venv-lerobot/.stamp .venv-lerobot21/.stamp
+
 # --- C++ build: core library, reel CLI, unit tests ----------------------------
 build: deps venv
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -51,7 +69,7 @@ python: deps venv
 unit: build
 	cd $(BUILD) && ctest --output-on-failure
 
-e2e: build python
+e2e: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) -m pytest -q tests
 
 test: unit e2e
