@@ -16,6 +16,10 @@
 // column is kept as its own feature, flattened to one axis; RGB slots become
 // `observation.images.<slot>` video features and depth slots
 // `observation.depth.<slot>` (12-bit log-code HEVC, `video.is_depth_map`).
+// Pooled columns no feature holds exactly (list columns, force matrices) go
+// unchanged into a sidecar parquet per episode (LeRobot: reel/sidecar/chunk-*/
+// episode_*.parquet; bundle: reel.sidecar.parquet), which LeRobot and bundle
+// readers ignore and `reel import` reads back.
 //
 // LeRobot needs a 0-based contiguous episode_index and frame timestamps on the
 // video's own clock: exported episode i is the i-th pooled episode with data, in

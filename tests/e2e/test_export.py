@@ -128,6 +128,11 @@ def test_v3_data_values_equal_pooled(v3, task):
         np.testing.assert_array_equal(np.array(data["observation.imu"][sl], np.float32),
                                       np.array(expect, np.float32))
         assert "observation.gripper_left_force_matrix" not in data  # dropped by default
+        # ... and kept, with every list column, unchanged in the sidecar
+        side = pq.read_table(v3 / f"reel/sidecar/chunk-000/episode_{ep:06d}.parquet").to_pydict()
+        for col in ("observation.imu", "imu_ts_ns", "observation.slam_trajectory",
+                    "observation.gripper_left_force_matrix"):
+            assert side[col] == rows[col], col
         start += n
 
 

@@ -136,6 +136,8 @@ Status WriteBundles(const ExportSource& src, const std::string& dir, const Expor
     REEL_ASSIGN_OR_RETURN(auto table, BundleTable(*frames.features, *frames.pooled,
                                                   src.task->Path(entry.data_path)));
     REEL_RETURN_IF_ERROR(WriteParquet(fs, JoinPath(tmp, "data.parquet"), *table));
+    // Additive: the pooled list columns no feature holds exactly (interop.h).
+    REEL_RETURN_IF_ERROR(WriteSidecar(src, *frames.pooled, JoinPath(tmp, "reel.sidecar.parquet")));
     for (const auto& cam : src.plan.cameras) {
       const std::string out = JoinPath(tmp, cam.key + ".mp4");
       REEL_ASSIGN_OR_RETURN(bool reencoded, CopyEpisodeVideo(src.task->Path(*Lookup(entry.videos, cam.slot)),

@@ -156,6 +156,18 @@ Status WriteParquet(FileSystem* fs, const std::string& path, const arrow::Table&
   return Status::OK();
 }
 
+Status WriteSidecar(const ExportSource& source, const arrow::Table& pooled, const std::string& path) {
+  std::vector<int> indices;
+  for (const auto& name : source.plan.sidecar) {
+    const int i = pooled.schema()->GetFieldIndex(name);
+    if (i >= 0) indices.push_back(i);
+  }
+  if (indices.empty()) return Status::OK();
+  auto selected = pooled.SelectColumns(indices);
+  if (!selected.ok()) return Status::IOError(path + ": " + selected.status().ToString());
+  return WriteParquet(source.fs, path, **selected);
+}
+
 Status WriteJsonFile(FileSystem* fs, const std::string& path, const nlohmann::ordered_json& json,
                      int indent) {
   REEL_RETURN_IF_ERROR(fs->CreateDirs(std::filesystem::path(path).parent_path().string()));
@@ -173,7 +185,8 @@ nlohmann::ordered_json ReelBlock(const ExportSource& src) {
   nlohmann::ordered_json features = nlohmann::ordered_json::array();
   for (const auto& f : src.plan.features) {
     static const char* kSource[] = {"concat", "column", "last", "string"};
-    nlohmann::ordered_json fj{{"key", f.key}, {"source", kSource[static_cast<int>(f.source)]}, {"columns", f.columns}};
+    nlohmann::ordered_json fj{{"key", f.key}, {"source", kSource[static_cast<int>(f.source)]}, {"columns", f.columns},
+                               {"widths", f.widths}, {"pooled_types", f.pooled_types}};
     if (!f.pooled_shape.empty()) fj["pooled_shape"] = f.pooled_shape;
     features.push_back(fj);
   }
@@ -184,6 +197,19 @@ nlohmann::ordered_json ReelBlock(const ExportSource& src) {
   }
   j["cameras"] = cameras;
   j["dropped"] = src.plan.dropped;
+  j["sidecar_columns"] = src.plan.sidecar;
+  // Each episode's pooled row (the JSON-string columns verbatim), in export order.
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const auto& r : src.rows) {
+    rows.push_back({{"episode_index", r.episode_index}, {"task_index", r.task_index},
+                    {"created_at", r.created_at}, {"duration_sec", r.duration_sec},
+                    {"drop_stats", r.drop_stats}, {"video_codec", r.video_codec},
+                    {"calibration", r.calibration}, {"force_matrix_specs", r.force_matrix_specs},
+                    {"slam_specs", r.slam_specs}});
+  }
+  j["pooled_rows"] = rows;
+  j["pooled_tasks"] = nlohmann::ordered_json::array();
+  for (const auto& t : src.tasks) j["pooled_tasks"].push_back({{"task_index", t.task_index}, {"task", t.task}});
   auto pooled = ParseJson(src.task->info().source_json, "info.json");
   j["pooled_info"] = pooled.ok() ? *pooled : nlohmann::ordered_json::object();
   return j;

@@ -54,6 +54,10 @@ Result<FeatureStats> CameraStats(const std::string& path, int64_t frames);
 // info.json, which is what a round trip back to the pooled layout needs.
 nlohmann::ordered_json ReelBlock(const ExportSource& source);
 
+// Writes the episode's plan.sidecar columns, as they are in `pooled`, to `path`
+// (nothing when the plan has none).
+Status WriteSidecar(const ExportSource& source, const arrow::Table& pooled, const std::string& path);
+
 // Writes `table` to `path` as parquet (zstd) through `fs`, fsynced.
 Status WriteParquet(FileSystem* fs, const std::string& path, const arrow::Table& table);
 // Writes a JSON document (indent 4, as LeRobot does) to `path`, fsynced.

@@ -125,6 +125,8 @@ Result<ExportFeature> ConcatFeature(const std::string& key, const std::vector<st
                              field->type()->ToString() + ", not a fixed-size numeric column");
     }
     f.columns.push_back(c);
+    f.widths.push_back(width);
+    f.pooled_types.push_back(field->type()->ToString());
     for (int64_t i = 0; i < width; ++i) {
       f.names.push_back(width == 1 ? c : c + "." + std::to_string(i));
     }
@@ -197,6 +199,7 @@ Result<FramePlan> PlanFeatures(const InfoJson& info, const arrow::Schema& schema
     ExportFeature f;
     f.key = name == "timestamp" ? "pooled.timestamp" : name;
     f.columns = {name};
+    f.pooled_types = {field->type()->ToString()};
     if (spec) f.pooled_shape = spec->shape;
     Shape shape = ShapeOf(*field->type(), &element, &f.width);
     switch (shape) {
@@ -214,6 +217,7 @@ Result<FramePlan> PlanFeatures(const InfoJson& info, const arrow::Schema& schema
         ListRule r = rule != mapping.list_rules.end() ? rule->second
                      : IsForceMatrix(name, spec)       ? ListRule::kDrop
                                                        : ListRule::kLast;
+        plan.sidecar.push_back(name);
         if (r == ListRule::kDrop) {
           plan.dropped.push_back(name);
           continue;
@@ -227,10 +231,12 @@ Result<FramePlan> PlanFeatures(const InfoJson& info, const arrow::Schema& schema
       }
       case Shape::kOther:
         plan.dropped.push_back(name);
+        plan.sidecar.push_back(name);
         plan.warnings.push_back(name + ": type " + field->type()->ToString() +
                                 " has no exported form; left out");
         continue;
     }
+    f.widths = {f.width};
     plan.features.push_back(std::move(f));
   }
   for (const auto& [slot, depth] : slots) {

@@ -37,6 +37,8 @@ struct ExportFeature {
   int64_t width = 1;
   std::vector<int64_t> pooled_shape; // the pooled feature's declared shape, when it has one
   std::vector<std::string> names;    // per element (concat features), else empty
+  std::vector<int64_t> widths;       // per source column: values it adds to a frame
+  std::vector<std::string> pooled_types;  // per source column: its Arrow type in the pooled data
 };
 
 // One exported camera stream.
@@ -50,6 +52,10 @@ struct FramePlan {
   std::vector<ExportFeature> features;
   std::vector<ExportCamera> cameras;
   std::vector<std::string> dropped;    // pooled columns not exported
+  // Pooled columns that no feature holds exactly (list columns sampled by kLast or
+  // left out by the list rules, columns with no exported form): exporters keep
+  // them as they are in a sidecar, so an import gets every value back.
+  std::vector<std::string> sidecar;
   std::vector<std::string> warnings;
 };
 

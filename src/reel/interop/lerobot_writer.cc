@@ -288,6 +288,9 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
     const int64_t n = frames.features->num_rows();
     REEL_ASSIGN_OR_RETURN(auto table, WithBookkeeping(*frames.features, fps, ep, total_frames, it->second));
     REEL_ASSIGN_OR_RETURN(auto stats, TableStats(*table));
+    REEL_RETURN_IF_ERROR(WriteSidecar(src, *frames.pooled,
+                                      JoinPath(dir, "reel/sidecar/chunk-" + Pad(ep / chunks, 3) + "/episode_" +
+                                                        Pad(ep, 6) + ".parquet")));
 
     OJson row;
     row["episode_index"] = ep;
