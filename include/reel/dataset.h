@@ -154,8 +154,9 @@ class ForeignDataset {
 
   // Every rule of docs/foreign-read.md over the whole dataset, collected rather
   // than stopping at the first: the metadata rules of ReadEpisodes, then per
-  // episode the data rules of ReadFrames. Never fails; an unreadable file is a
-  // finding. Rule ids start with "foreign.".
+  // episode the data rules of ReadFrames, then each video's frame count (by
+  // its packet index). Never fails; an unreadable file is a finding. Rule ids
+  // start with "foreign." and are listed by Rules() (reel/check.h).
   TaskReport Validate() const;
 
  private:

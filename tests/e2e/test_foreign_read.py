@@ -329,7 +329,8 @@ def test_v3_video_span_disagrees_with_length(run_reel, tmp_path, work):
     root = write_v3(tmp_path / "d", work, edit_rows=stretch)
     expect_unreadable(run_reel, root, "file-000.parquet", "episode 1", "to_timestamp", "1.5", "0.7")
     rc, report = check_report(run_reel, root)
-    assert rc == 1 and error_rules(report) == ["foreign.video_span"]
+    # Episode 2 now ends at 1.9 s: past the 16 frames of the file too.
+    assert rc == 1 and error_rules(report) == ["foreign.video_frames", "foreign.video_span"]
 
 
 def test_v3_video_spans_overlap(run_reel, tmp_path, work):
@@ -545,3 +546,32 @@ def test_pooled_tasks_still_use_the_pooled_reader(reel_json, tmp_path):
     from .fixtures import EpisodeSpec, write_task
     task = write_task(tmp_path, "pooled", [EpisodeSpec(1, length=3)])
     assert reel_json("info", task.path)["format"] == "pooled_episodes_v1"
+
+
+def test_bundle_video_shorter_than_length(run_reel, bundle, work):
+    encode(bundle / "episodes" / BUNDLE_IDS[1] / f"{BUNDLE_CAM}.mp4", 2, 30)  # 3 rows, 2 frames
+    rc, report = check_report(run_reel, bundle)
+    assert rc == 1
+    f = assert_finding(report, "foreign.video_frames", f"episodes/{BUNDLE_IDS[1]}/{BUNDLE_CAM}.mp4", "error")
+    assert "2 frames" in f["message"] and "exactly 3" in f["message"] and "episode 1" in f["message"]
+
+
+def test_v3_video_shorter_than_last_span(run_reel, tmp_path, work):
+    root = write_v3(tmp_path / "d", work)
+    encode(root / f"videos/{CAM}/chunk-000/file-000.mp4", 14, FPS)  # spans reach 1.6 s = 16 frames
+    rc, report = check_report(run_reel, root)
+    assert rc == 1
+    f = assert_finding(report, "foreign.video_frames", f"videos/{CAM}/chunk-000/file-000.mp4", "error")
+    assert "14 frames" in f["message"] and "at least 16" in f["message"]
+
+
+def test_check_a_folder_of_mixed_datasets(run_reel, tmp_path, work):
+    folder = tmp_path / "all"
+    write_v3(folder / "a_v3", work)
+    write_v2(folder / "b_v2", work)
+    write_bundle(folder / "c_bundle", work)
+    from .fixtures import EpisodeSpec, write_task
+    write_task(folder, "d_pooled", [EpisodeSpec(1, length=3)])
+    rc, report = check_report(run_reel, folder)
+    assert [t["format"] for t in report["tasks"]] == ["lerobot_v3", "lerobot_v2", "bundle", "pooled_episodes_v1"]
+    assert [t["errors"] for t in report["tasks"][:3]] == [0, 0, 0]

@@ -2,7 +2,6 @@
 #include <iostream>
 
 #include "cli.h"
-#include "foreign_cmds.h"
 #include "reel/check.h"
 
 namespace reel::cli {
@@ -52,9 +51,7 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
   cmd->callback([args, &exit_code] {
     if (args->list_rules) return PrintRules(args->markdown);
     if (args->path.empty()) throw CLI::RequiredError("path");
-    // LeRobot and bundle datasets have their own rules (docs/foreign-read.md).
-    auto reports = IsForeignRoot(args->path) ? CheckForeign(args->path)
-                                             : CheckPath(args->path, {nullptr, args->threads});
+    auto reports = CheckPath(args->path, {nullptr, args->threads});
     if (!reports.ok()) {
       exit_code = Fail(reports.status());
       return;

@@ -1,4 +1,4 @@
-// reel info | ls | show | frames | check on foreign datasets (see foreign_cmds.h).
+// reel info | ls | show | frames on foreign datasets (see foreign_cmds.h).
 #include "foreign_cmds.h"
 
 #include <iomanip>
@@ -218,11 +218,6 @@ int RunForeignFrames(const std::string& root, int64_t n, const std::string& key,
   for (const Json& w : written)
     std::cout << w["path"].get<std::string>() << "  row " << w["index"].get<int64_t>() << "  (RGB)\n";
   return kExitOk;
-}
-
-Result<std::vector<TaskReport>> CheckForeign(const std::string& root) {
-  REEL_ASSIGN_OR_RETURN(auto dataset, ForeignDataset::Open(root));
-  return std::vector<TaskReport>{dataset->Validate()};
 }
 
 }  // namespace reel::cli

@@ -1,4 +1,4 @@
-// reel info | ls | show | frames | check on LeRobot v2.x/v3.x and bundle datasets
+// reel info | ls | show | frames on LeRobot v2.x/v3.x and bundle datasets
 // (reel/dataset.h). The pooled commands dispatch here when DetectFormat names a
 // foreign format; output keys follow the formats' own words.
 #pragma once
@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "reel/check.h"
 #include "reel/status.h"
 
 namespace reel::cli {
@@ -24,8 +23,6 @@ int RunForeignLs(const std::string& root, bool json);
 int RunForeignShow(const std::string& root, int64_t episode, bool json);
 int RunForeignFrames(const std::string& root, int64_t episode, const std::string& key,
                      const std::vector<int64_t>& rows, const std::string& out_dir, bool json);
-// The foreign rules as one report, for `reel check`'s printer.
-Result<std::vector<TaskReport>> CheckForeign(const std::string& root);
 
 // info_cmds.cc: the first `n` values of a column, formatted for people.
 std::vector<std::string> SampleColumn(const arrow::ChunkedArray& column, int64_t n);

@@ -128,13 +128,15 @@ TEST_F(ForeignTest, StrictReadStopsAtFirstErrorValidateCollectsAll) {
   ASSERT_FALSE(eps.ok());
   EXPECT_NE(eps.status().message().find("line 2: episode_index 2, expected 1"), std::string::npos)
       << eps.status().message();
-  // Episode 2's files do not exist either: Validate reports both problems.
+  // Episode 2's files do not exist either, and episode 0's are empty stand-ins
+  // (not parquet, not video): Validate reports every problem.
   TaskReport report = (*d)->Validate();
   std::vector<std::string> rules;
   for (const Finding& f : report.findings)
     if (f.severity == Severity::kError) rules.push_back(f.rule);
   EXPECT_EQ(rules, (std::vector<std::string>{"foreign.episode_order", "foreign.file_missing",
-                                             "foreign.file_missing"}));
+                                             "foreign.file_missing", "foreign.unreadable",
+                                             "foreign.unreadable"}));
 }
 
 // v3: three episodes (2, 3, 2 rows) in one data file with row groups of 2 rows:

@@ -48,6 +48,7 @@ inline constexpr const char* kRuleDataRows = "foreign.data_rows";
 inline constexpr const char* kRuleMetadata = "foreign.metadata";
 inline constexpr const char* kRuleTotals = "foreign.totals";
 inline constexpr const char* kRuleUnreadable = "foreign.unreadable";
+inline constexpr const char* kRuleVideoFrames = "foreign.video_frames";
 
 // "episode 3" for messages.
 std::string EpisodeName(int64_t episode_index);

@@ -1,6 +1,7 @@
 // ForeignDataset::Validate: every rule of docs/foreign-read.md, collected.
 #include <arrow/api.h>
 
+#include <cmath>
 #include <map>
 
 #include "foreign/internal.h"
@@ -8,6 +9,47 @@
 namespace reel {
 
 using namespace foreign;
+
+namespace {
+
+// Frames each video must hold: one file per episode (v2.x, bundle) exactly
+// `length`; a shared v3 file at least up to its last episode's to_timestamp.
+struct VideoNeed {
+  int64_t frames = 0;
+  bool exact = false;
+  std::string who;  // the episode that needs the most
+};
+
+void CheckVideoFrames(FileSystem* fs, const std::string& root, const ForeignInfo& info,
+                      const std::vector<ForeignEpisode>& episodes, Sink& sink) {
+  std::map<std::string, VideoNeed> needs;
+  const bool shared = info.format == DatasetFormat::kLeRobotV3;
+  for (const ForeignEpisode& e : episodes)
+    for (const VideoSpan& v : e.videos) {
+      const int64_t frames = shared ? std::llround(v.to_timestamp * info.fps) : e.length;
+      VideoNeed& need = needs[v.path];
+      if (frames < need.frames) continue;
+      need = {frames, !shared, EpisodeName(e.episode_index)};
+    }
+  for (const auto& [rel, need] : needs) {
+    const std::string path = JoinPath(root, rel);
+    auto is_file = IsFile(fs, path);
+    if (!is_file.ok() || !*is_file) continue;  // already a file_missing finding
+    auto reader = VideoReader::Open(path);
+    if (!reader.ok()) {
+      sink.Error(kRuleUnreadable, rel, reader.status().message(), reader.status().code());
+      continue;
+    }
+    const int64_t have = (*reader)->info().frames;
+    if (need.exact ? have != need.frames : have < need.frames)
+      sink.Error(kRuleVideoFrames, rel,
+                 path + ": " + std::to_string(have) + " frames, but " + need.who + " needs " +
+                     (need.exact ? "exactly " : "at least ") + std::to_string(need.frames) +
+                     (shared ? " (its to_timestamp * fps)" : " (its length; row i = frame i)"));
+  }
+}
+
+}  // namespace
 
 TaskReport ForeignDataset::Validate() const {
   TaskReport report;
@@ -59,6 +101,7 @@ TaskReport ForeignDataset::Validate() const {
                    "lengths sum to " + std::to_string(claimed));
     }
   }
+  CheckVideoFrames(fs_, root_, info_, *episodes, sink);
   report.findings = std::move(sink.findings());
   return report;
 }
