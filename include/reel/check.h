@@ -53,11 +53,13 @@ struct TaskReport {
 
 // Checks one task. A non-OK Status means the input could not be read at all
 // (missing path, a file instead of a directory, no or malformed info.json,
-// unknown format): the CLI maps it to exit code 2.
+// unknown format): the CLI maps it to exit code 2. A LeRobot v2.x/v3.x or bundle
+// dataset is judged by ForeignDataset::Validate (reel/dataset.h, the foreign.*
+// rules); a legacy v1.0 task gets one format.unknown info finding.
 Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& options = {});
 
 // `path` is a task, or a folder whose immediate subfolders are tasks (every
-// subfolder with meta/info.json, in name order). A subfolder that cannot be
+// subfolder with meta/info.json or manifest.json, in name order). A subfolder that cannot be
 // read becomes a report with a single error finding.
 Result<std::vector<TaskReport>> CheckPath(const std::string& path, const CheckOptions& options = {});
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "foreign_cmds.h"
 #include "reel/task.h"
 #include "reel/video.h"
 
@@ -22,6 +23,7 @@ struct FramesArgs {
 
 
 int RunFrames(const FramesArgs& a) {
+  if (IsForeignRoot(a.task)) return RunForeignFrames(a.task, a.episode, a.slot, a.at, a.out_dir, a.json);
   auto task = Task::Open(a.task);
   if (!task.ok()) return Fail(task.status());
   auto episode = (*task)->FindEpisode(a.episode);
@@ -90,9 +92,12 @@ void AddFramesCommand(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "frames", "Decode frames of one episode's video to PNG (RGB 8-bit; depth 16-bit gray, mm)");
   cmd->add_option("task", args->task, "task directory")->required();
-  cmd->add_option("episode", args->episode, "global episode number N (1-based)")->required();
-  cmd->add_option("--slot", args->slot, "video slot (image_key), e.g. d435_rgb")->required();
-  cmd->add_option("--at", args->at, "frame indices (row i = frame i), comma-separated")
+  cmd->add_option("episode", args->episode,
+                  "global episode number N (1-based); LeRobot: episode_index, bundle: manifest "
+                  "position (0-based)")
+      ->required();
+  cmd->add_option("--slot", args->slot, "video slot (image_key), e.g. d435_rgb; LeRobot/bundle: the video key")->required();
+  cmd->add_option("--at", args->at, "frame indices (row i = frame i), comma-separated; LeRobot: rows, found by timestamp")
       ->required()
       ->delimiter(',');
   cmd->add_option("-o,--out", args->out_dir, "output directory (created when missing; default .)");

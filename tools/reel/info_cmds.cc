@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "foreign_cmds.h"
 #include "reel/decode.h"
 #include "reel/task.h"
 
@@ -43,6 +44,7 @@ std::string Shape(const std::vector<int64_t>& shape) {
 // ---- info ----------------------------------------------------------------------------
 
 int RunInfo(const Common& c) {
+  if (IsForeignRoot(c.task)) return RunForeignInfo(c.task, c.json);
   auto task = Task::Open(c.task);
   if (!task.ok()) return Fail(task.status());
   const InfoJson& info = (*task)->info();
@@ -122,6 +124,7 @@ int RunInfo(const Common& c) {
 // ---- ls ----------------------------------------------------------------------------------
 
 int RunLs(const Common& c) {
+  if (IsForeignRoot(c.task)) return RunForeignLs(c.task, c.json);
   auto task = Task::Open(c.task);
   if (!task.ok()) return Fail(task.status());
   auto episodes = (*task)->ListEpisodes();
@@ -243,6 +246,7 @@ Json ForceMatrixSummary(const std::string& name, const arrow::ChunkedArray& colu
 }
 
 int RunShow(const Common& c, int64_t n) {
+  if (IsForeignRoot(c.task)) return RunForeignShow(c.task, n, c.json);
   auto task = Task::Open(c.task);
   if (!task.ok()) return Fail(task.status());
   auto episode = (*task)->FindEpisode(n);
@@ -386,11 +390,15 @@ int RunStats(const Common& c) {
 
 }  // namespace
 
+std::vector<std::string> SampleColumn(const arrow::ChunkedArray& column, int64_t n) {
+  return Sample(column, n);
+}
+
 void AddInfoCommands(CLI::App& app, int& exit_code) {
   auto add = [&](const char* name, const char* help) {
     auto common = std::make_shared<Common>();
     auto* cmd = app.add_subcommand(name, help);
-    cmd->add_option("task", common->task, "task directory")->required();
+    cmd->add_option("task", common->task, "task directory (or a LeRobot v2/v3 or bundle dataset)")->required();
     cmd->add_flag("--json", common->json, "machine-readable output");
     return std::make_pair(cmd, common);
   };
@@ -400,7 +408,10 @@ void AddInfoCommands(CLI::App& app, int& exit_code) {
   ls->callback([&exit_code, a = ls_args] { exit_code = RunLs(*a); });
   auto [show, show_args] = add("show", "One episode: its row, schema, sample values, decoded families");
   auto n = std::make_shared<int64_t>(0);
-  show->add_option("episode", *n, "global episode number N (1-based)")->required();
+  show->add_option("episode", *n,
+                   "global episode number N (1-based); LeRobot: episode_index, bundle: manifest "
+                   "position (0-based)")
+      ->required();
   show->callback([&exit_code, a = show_args, n] { exit_code = RunShow(*a, *n); });
   auto [stats, stats_args] = add("stats", "The task's stats.json blocks");
   stats->callback([&exit_code, a = stats_args] { exit_code = RunStats(*a); });

@@ -6,6 +6,7 @@
 #include "check/context.h"
 #include "meta/json_util.h"
 #include "read/parquet_io.h"
+#include "reel/dataset.h"
 #include "reel/decode.h"
 
 namespace reel {
@@ -333,6 +334,11 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
   report.path = root;
   report.format = DatasetFormatName(format.format);
   FindingSink sink;
+  // LeRobot and bundle datasets have their own rules (docs/foreign-read.md).
+  if (IsForeignFormat(format.format)) {
+    REEL_ASSIGN_OR_RETURN(auto dataset, ForeignDataset::Open(root, {fs}));
+    return dataset->Validate();
+  }
   if (format.format != DatasetFormat::kPooledEpisodesV1) {
     sink.Add("format.unknown", internal::kInfo,
              std::string("this is a ") + DatasetFormatName(format.format) + " dataset (" +
@@ -409,7 +415,8 @@ Result<std::vector<TaskReport>> CheckPath(const std::string& path, const CheckOp
         if (e.type != FileType::kDirectory || IsNonDataName(e.name)) continue;
         const std::string sub = JoinPath(path, e.name);
         REEL_ASSIGN_OR_RETURN(FileInfo sub_info, fs->Stat(JoinPath(sub, "meta/info.json")));
-        if (sub_info.type == FileType::kNotFound) continue;
+        REEL_ASSIGN_OR_RETURN(FileInfo sub_manifest, fs->Stat(JoinPath(sub, "manifest.json")));
+        if (sub_info.type == FileType::kNotFound && sub_manifest.type == FileType::kNotFound) continue;
         auto report = CheckTask(sub, options);
         if (report.ok()) {
           reports.push_back(std::move(*report));

@@ -133,6 +133,32 @@ const std::vector<RuleInfo>& Rules() {
       {"video.frame_count", S::kError, "contract §7.3, §8",
        "every video of an episode has exactly as many frames as its data parquet has rows "
        "(row i = frame i)"},
+      // LeRobot v2.x / v3.x and bundle datasets (docs/foreign-read.md)
+      {"foreign.episode_order", S::kError, "foreign-read.md; LeRobot",
+       "row / line i of the episode index is episode_index i: no gap, no reorder"},
+      {"foreign.index_contiguous", S::kError, "foreign-read.md; LeRobot v3",
+       "dataset_from_index follows the previous episode's dataset_to_index, to - from = length, a "
+       "data file's episodes are consecutive, and each data row's index is dataset_from_index + row"},
+      {"foreign.data_rows", S::kError, "foreign-read.md; LeRobot",
+       "a data file holds exactly the rows its episodes claim, each with its episode's episode_index"},
+      {"foreign.file_missing", S::kError, "foreign-read.md",
+       "every data and video file the path templates (or a bundle) name exists"},
+      {"foreign.video_span", S::kError, "foreign-read.md; LeRobot v3",
+       "to_timestamp - from_timestamp = length / fps within half a frame; spans in one file do not "
+       "overlap"},
+      {"foreign.video_frames", S::kError, "foreign-read.md",
+       "a per-episode video has exactly length frames; a shared v3 video reaches its last "
+       "to_timestamp"},
+      {"foreign.bundle_episode", S::kError, "foreign-read.md; bundle",
+       "every manifest episode has its directory and episode.json"},
+      {"foreign.length", S::kError, "foreign-read.md; bundle",
+       "length agrees between manifest.json, episode.json and data.parquet's rows"},
+      {"foreign.step", S::kError, "foreign-read.md; bundle", "data.parquet's step is 0..n-1"},
+      {"foreign.totals", S::kWarning, "foreign-read.md",
+       "total_episodes / total_frames (episode_count) agree with the episode index"},
+      {"foreign.unreadable", S::kError, "foreign-read.md", "every data and video file can be decoded"},
+      {"foreign.metadata", S::kError, "foreign-read.md",
+       "the episode index can be built (episodes files readable, required columns present)"},
   };
   return rules;
 }

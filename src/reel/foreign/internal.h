@@ -1,0 +1,97 @@
+// Internal to src/reel/foreign/: the finding sink shared by ReadEpisodes (strict:
+// the first error ends the read) and Validate (collecting), and typed access
+// to single Arrow cells with messages that name the file, row and column.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reel/check.h"
+#include "reel/dataset.h"
+#include "reel/status.h"
+
+namespace arrow {
+class ChunkedArray;
+class Table;
+}  // namespace arrow
+
+namespace reel::foreign {
+
+// Collects findings. In strict mode the first error stops the caller: Error()
+// returns false and status() carries the message (NotFound for a missing file,
+// Invalid otherwise). Callers write `if (!sink.Error(...)) return sink.status();`.
+class Sink {
+ public:
+  explicit Sink(bool strict) : strict_(strict) {}
+  bool Error(const std::string& rule, const std::string& path, const std::string& message,
+             StatusCode code = StatusCode::kInvalid);
+  void Warning(const std::string& rule, const std::string& path, const std::string& message);
+  Status status() const { return first_; }
+  std::vector<Finding>& findings() { return findings_; }
+
+ private:
+  bool strict_;
+  Status first_;
+  std::vector<Finding> findings_;
+};
+
+// Rule ids (docs/foreign-read.md).
+inline constexpr const char* kRuleEpisodeOrder = "foreign.episode_order";
+inline constexpr const char* kRuleIndexContiguous = "foreign.index_contiguous";
+inline constexpr const char* kRuleFileMissing = "foreign.file_missing";
+inline constexpr const char* kRuleVideoSpan = "foreign.video_span";
+inline constexpr const char* kRuleBundleEpisode = "foreign.bundle_episode";
+inline constexpr const char* kRuleLength = "foreign.length";
+inline constexpr const char* kRuleStep = "foreign.step";
+inline constexpr const char* kRuleDataRows = "foreign.data_rows";
+inline constexpr const char* kRuleMetadata = "foreign.metadata";
+inline constexpr const char* kRuleTotals = "foreign.totals";
+inline constexpr const char* kRuleUnreadable = "foreign.unreadable";
+inline constexpr const char* kRuleVideoFrames = "foreign.video_frames";
+
+// "episode 3" for messages.
+std::string EpisodeName(int64_t episode_index);
+
+// Cell readers; `what` is "<file> row <r> column \"<name>\"" style context.
+Result<int64_t> IntAt(const arrow::ChunkedArray& column, int64_t row, const std::string& what);
+Result<double> DoubleAt(const arrow::ChunkedArray& column, int64_t row, const std::string& what);
+Result<std::string> StringAt(const arrow::ChunkedArray& column, int64_t row, const std::string& what);
+Result<std::vector<std::string>> StringListAt(const arrow::ChunkedArray& column, int64_t row,
+                                              const std::string& what);
+// The named column, or Invalid "<path>: no column \"<name>\"".
+Result<std::shared_ptr<arrow::ChunkedArray>> Column(const arrow::Table& table,
+                                                    const std::string& name,
+                                                    const std::string& path);
+
+// Number of rows of a parquet file from its footer (no data read).
+Result<int64_t> ParquetRows(FileSystem* fs, const std::string& path);
+
+// Whether `path` is a regular file.
+Result<bool> IsFile(FileSystem* fs, const std::string& path);
+
+// The episode index of each format (lerobot_episodes.cc, bundle_episodes.cc).
+// A returned error is one the index cannot be built past (an unreadable
+// file); rule violations go to `sink`, which stops the read when strict.
+Result<std::vector<ForeignEpisode>> LeRobotV2Episodes(FileSystem* fs, const std::string& root,
+                                                      const ForeignInfo& info,
+                                                      Sink& sink);
+Result<std::vector<ForeignEpisode>> LeRobotV3Episodes(FileSystem* fs, const std::string& root,
+                                                      const ForeignInfo& info,
+                                                      Sink& sink);
+Result<std::vector<ForeignEpisode>> BundleEpisodes(FileSystem* fs, const std::string& root,
+                                                   const ForeignInfo& info,
+                                                   Sink& sink);
+
+// Rows of one episode (frames.cc); see ForeignDataset::ReadFrames.
+Result<std::shared_ptr<arrow::Table>> ReadEpisodeRows(FileSystem* fs, const std::string& root,
+                                                      DatasetFormat format, const ForeignEpisode& e,
+                                                      const std::vector<std::string>& columns,
+                                                      Sink& sink,
+                                                      bool check_only = false);
+
+// The episode index of any foreign format, dispatching on info.format.
+Result<std::vector<ForeignEpisode>> EpisodesOf(FileSystem* fs, const std::string& root,
+                                               const ForeignInfo& info, Sink& sink);
+
+}  // namespace reel::foreign
