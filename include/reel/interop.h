@@ -96,4 +96,42 @@ struct ExportReport {
 Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
                                 const ExportOptions& options = {});
 
+// ---- import ---------------------------------------------------------------------------
+//
+// A LeRobot (v2.0/v2.1/v3.x) or bundle dataset becomes episodes of a pooled task,
+// each published by the recorder's own journaled commit (an episode is whole or
+// absent whatever kills the process). Videos are cut out by stream copy, so
+// every frame decodes exactly as before; a segment that does not start on a
+// keyframe is decoded and encoded again (RGB, H.264).
+//
+// An export of reel's (info.json / manifest.json "reel" block) comes back as it
+// was: the pooled columns, their types and shapes, the sidecar's list columns,
+// the episodes rows, tasks, pooled N (when free in the target) and info.json.
+// Any other dataset maps feature by feature: numeric features keep their name,
+// dtype and shape (shape [1] stays a scalar column), strings stay strings,
+// `timestamp`, `frame_index` and `task_index` are kept, `index` is dropped,
+// `observation.images.<name>` becomes video slot <name>, N is the next free
+// number.
+struct ImportOptions {
+  std::string task_name;     // "" = the task directory's name
+  FileSystem* fs = nullptr;  // null = DefaultFileSystem()
+};
+
+struct ImportReport {
+  int64_t episodes = 0;
+  int64_t frames = 0;
+  int64_t videos_copied = 0;
+  int64_t videos_reencoded = 0;
+  bool round_trip = false;                 // the source is an export of reel's
+  std::vector<int64_t> episode_indices;    // pooled N of each imported episode, in order
+  std::vector<std::string> warnings;
+};
+
+// Errors: those of reading the source (reel/dataset.h); AlreadyExists when a
+// target task's tasks.jsonl lacks a task of the source (tasks.jsonl is never
+// rewritten). Episodes committed before an error stay; `reel check` judges the
+// result like any task.
+Result<ImportReport> ImportDataset(const std::string& source, const std::string& task_root,
+                                   const ImportOptions& options = {});
+
 }  // namespace reel

@@ -183,7 +183,7 @@ FeatureStats Aggregate(const std::vector<const FeatureStats*>& parts) {
   return total;
 }
 
-nlohmann::ordered_json StatsJson(const FeatureStats& stats, bool with_quantiles) {
+nlohmann::ordered_json FeatureStatsJson(const FeatureStats& stats, bool with_quantiles) {
   auto shaped = [&](const std::vector<double>& v) {
     if (!stats.image) return nlohmann::ordered_json(v);
     nlohmann::ordered_json out = nlohmann::ordered_json::array();

@@ -42,6 +42,6 @@ std::vector<int64_t> ImageSampleIndices(int64_t n);
 FeatureStats Aggregate(const std::vector<const FeatureStats*>& parts);
 
 // {"min": [...], "max": ..., "mean", "std", "count": [n], quantiles when asked}.
-nlohmann::ordered_json StatsJson(const FeatureStats& stats, bool with_quantiles);
+nlohmann::ordered_json FeatureStatsJson(const FeatureStats& stats, bool with_quantiles);
 
 }  // namespace reel::internal

@@ -42,7 +42,7 @@ TEST(FeatureStats, ImageStatsPerChannelInUnitRange) {
   EXPECT_DOUBLE_EQ(s.min[1], 1.0);
   EXPECT_DOUBLE_EQ(s.mean[2], 0.2);
   EXPECT_DOUBLE_EQ(s.quantiles[2][0], 0.5);  // median of {0, 1}
-  auto j = StatsJson(s, true);
+  auto j = FeatureStatsJson(s, true);
   EXPECT_EQ(j["mean"].dump(), "[[[0.5]],[[1.0]],[[0.2]]]");
   EXPECT_EQ(j["count"].dump(), "[2]");
 }

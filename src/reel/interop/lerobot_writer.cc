@@ -357,7 +357,7 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
 
     if (v3) {
       for (const auto& [key, s] : stats) {
-        OJson j = StatsJson(s, true);
+        OJson j = FeatureStatsJson(s, true);
         for (const auto& [stat, value] : j.items()) row["stats/" + key + "/" + stat] = value;
       }
       row["meta/episodes/chunk_index"] = 0;
@@ -367,7 +367,7 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
       OJson line{{"episode_index", ep}, {"tasks", {task}}, {"length", n}};
       v21_episodes += line.dump() + "\n";
       OJson stats_json = OJson::object();
-      for (const auto& [key, s] : stats) stats_json[key] = StatsJson(s, false);
+      for (const auto& [key, s] : stats) stats_json[key] = FeatureStatsJson(s, false);
       v21_stats += OJson{{"episode_index", ep}, {"stats", stats_json}}.dump() + "\n";
     }
     all_stats.push_back(std::move(stats));
@@ -384,7 +384,7 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
   for (const auto& [key, first] : all_stats.front()) {
     std::vector<const FeatureStats*> parts;
     for (const auto& s : all_stats) parts.push_back(&s.at(key));
-    global[key] = StatsJson(Aggregate(parts), v3);
+    global[key] = FeatureStatsJson(Aggregate(parts), v3);
   }
   REEL_RETURN_IF_ERROR(WriteJsonFile(fs, JoinPath(dir, "meta/stats.json"), global));
 

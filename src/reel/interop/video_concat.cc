@@ -1,5 +1,7 @@
 #include "interop/video_concat.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -57,6 +59,29 @@ bool Mp4Codec(AVCodecID id) {
   return id == AV_CODEC_ID_H264 || id == AV_CODEC_ID_HEVC || id == AV_CODEC_ID_AV1;
 }
 
+// Creates an .mp4 muxer at `path` with `in`'s stream parameters and writes the header.
+Status OpenMp4Output(const std::string& path, const AVStream& in, OutputPtr* out, AVStream** stream) {
+  AVFormatContext* raw = nullptr;
+  int err = avformat_alloc_output_context2(&raw, nullptr, "mp4", path.c_str());
+  if (err < 0 || !raw) return AvStatus(path, "creating the mp4 muxer", err);
+  out->reset(raw);
+  AVStream* s = avformat_new_stream(raw, nullptr);
+  if (!s) return Status::IOError(path + ": cannot add a stream");
+  err = avcodec_parameters_copy(s->codecpar, in.codecpar);
+  if (err < 0) return AvStatus(path, "copying codec parameters", err);
+  // Keep the tag only where .mp4 knows it (hvc1 for HEVC, what players expect).
+  s->codecpar->codec_tag = in.codecpar->codec_id == AV_CODEC_ID_HEVC ? MKTAG('h', 'v', 'c', '1') : 0;
+  s->time_base = in.time_base;
+  s->avg_frame_rate = in.avg_frame_rate;
+  s->r_frame_rate = in.r_frame_rate;
+  err = avio_open(&raw->pb, path.c_str(), AVIO_FLAG_WRITE);
+  if (err < 0) return AvStatus(path, "creating the file", err);
+  err = avformat_write_header(raw, nullptr);
+  if (err < 0) return AvStatus(path, "writing the container header", err);
+  *stream = s;
+  return Status::OK();
+}
+
 }  // namespace
 
 struct StreamConcat::Impl {
@@ -82,27 +107,10 @@ Result<std::unique_ptr<StreamConcat>> StreamConcat::Open(const std::string& path
   }
   auto impl = std::make_unique<Impl>();
   impl->path = path;
-  AVFormatContext* raw = nullptr;
-  int err = avformat_alloc_output_context2(&raw, nullptr, "mp4", path.c_str());
-  if (err < 0 || !raw) return AvStatus(path, "creating the mp4 muxer", err);
-  impl->out.reset(raw);
-  impl->stream = avformat_new_stream(raw, nullptr);
-  if (!impl->stream) return Status::IOError(path + ": cannot add a stream");
-  err = avcodec_parameters_copy(impl->stream->codecpar, in.stream->codecpar);
-  if (err < 0) return AvStatus(path, "copying codec parameters", err);
+  REEL_RETURN_IF_ERROR(OpenMp4Output(path, *in.stream, &impl->out, &impl->stream));
   impl->params = avcodec_parameters_alloc();
+  if (!impl->params) return Status::IOError(path + ": out of memory");
   avcodec_parameters_copy(impl->params, in.stream->codecpar);
-  // Keep the tag only where .mp4 knows it (hvc1 for HEVC, what players expect).
-  const AVCodecID id = in.stream->codecpar->codec_id;
-  impl->stream->codecpar->codec_tag =
-      id == AV_CODEC_ID_HEVC ? MKTAG('h', 'v', 'c', '1') : 0;
-  impl->stream->time_base = in.stream->time_base;
-  impl->stream->avg_frame_rate = in.stream->avg_frame_rate;
-  impl->stream->r_frame_rate = in.stream->r_frame_rate;
-  err = avio_open(&raw->pb, path.c_str(), AVIO_FLAG_WRITE);
-  if (err < 0) return AvStatus(path, "creating the file", err);
-  err = avformat_write_header(raw, nullptr);
-  if (err < 0) return AvStatus(path, "writing the container header", err);
   return std::unique_ptr<StreamConcat>(new StreamConcat(std::move(impl)));
 }
 
@@ -177,6 +185,68 @@ Status StreamConcat::Finish() {
 
 int64_t StreamConcat::bytes() const {
   return impl_->out && impl_->out->pb ? avio_tell(impl_->out->pb) : 0;
+}
+
+Status CopySegment(const std::string& input, double from_s, int64_t frames, const std::string& output) {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input));
+  AVStream* st = in.stream;
+  const AVRational tb = st->time_base;
+  const AVRational rate = st->avg_frame_rate.num > 0 ? st->avg_frame_rate : st->r_frame_rate;
+  if (rate.num <= 0) return Status::Invalid(input + ": no frame rate to measure frames by");
+  // Frame period and tolerance in ticks of the stream's time base.
+  const int64_t period = av_rescale_q(1, av_inv_q(rate), tb);
+  const int64_t from = static_cast<int64_t>(std::llround(from_s * tb.den / tb.num));
+  const int64_t tol = std::max<int64_t>(period / 2, 1);
+  const int64_t end = from + frames * period;  // first pts after the segment (nominal)
+  int err = av_seek_frame(in.format.get(), st->index, from, AVSEEK_FLAG_BACKWARD);
+  if (err < 0) return AvStatus(input, "seeking", err);
+  std::vector<PacketPtr> kept;
+  PacketPtr pkt(av_packet_alloc());
+  int64_t last_dts_needed = end + 8 * period;  // reordering never reaches this far
+  for (;;) {
+    err = av_read_frame(in.format.get(), pkt.get());
+    if (err == AVERROR_EOF) break;
+    if (err < 0) return AvStatus(input, "reading a packet", err);
+    if (pkt->stream_index != st->index || pkt->pts == AV_NOPTS_VALUE) {
+      av_packet_unref(pkt.get());
+      continue;
+    }
+    const int64_t dts = pkt->dts == AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+    if (dts > last_dts_needed) {
+      av_packet_unref(pkt.get());
+      break;
+    }
+    if (pkt->pts >= from - tol && pkt->pts < end - tol) {
+      kept.emplace_back(av_packet_clone(pkt.get()));
+    }
+    av_packet_unref(pkt.get());
+  }
+  if (static_cast<int64_t>(kept.size()) != frames) {
+    return Status::Invalid(input + ": " + std::to_string(kept.size()) + " frames from " +
+                           std::to_string(from_s) + " s, expected " + std::to_string(frames));
+  }
+  if (!(kept.front()->flags & AV_PKT_FLAG_KEY)) {
+    return Status::NotSupported(input + ": the frame at " + std::to_string(from_s) +
+                                " s is not a keyframe; a stream copy cannot start there");
+  }
+  int64_t first_pts = kept.front()->pts;
+  for (const auto& p : kept) first_pts = std::min(first_pts, p->pts);
+  OutputPtr out;
+  AVStream* os = nullptr;
+  REEL_RETURN_IF_ERROR(OpenMp4Output(output, *st, &out, &os));
+  for (auto& p : kept) {
+    const int64_t dts = p->dts == AV_NOPTS_VALUE ? p->pts : p->dts;
+    p->pts = av_rescale_q(p->pts - first_pts, tb, os->time_base);
+    p->dts = av_rescale_q(dts - first_pts, tb, os->time_base);
+    p->duration = av_rescale_q(p->duration, tb, os->time_base);
+    p->stream_index = os->index;
+    p->pos = -1;
+    err = av_write_frame(out.get(), p.get());
+    if (err < 0) return AvStatus(output, "writing a packet", err);
+  }
+  err = av_write_trailer(out.get());
+  if (err < 0) return AvStatus(output, "writing the trailer", err);
+  return Status::OK();
 }
 
 Result<bool> CopyableToMp4(const std::string& input) {

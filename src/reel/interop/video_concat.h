@@ -47,6 +47,13 @@ class StreamConcat {
   std::unique_ptr<Impl> impl_;
 };
 
+// Copies the `frames` frames of `input` that start at `from_s` (within half a
+// frame) into `output` (.mp4) by stream copy, presentation times moved to start
+// at 0: one episode out of a LeRobot v3 file. NotSupported when the first of
+// them (in decode order) is not a keyframe, so a copy could not start there;
+// Invalid when fewer than `frames` frames follow `from_s`.
+Status CopySegment(const std::string& input, double from_s, int64_t frames, const std::string& output);
+
 // Whether a stream can go into .mp4 as it is (H.264, HEVC, AV1 in .mp4 / .mov).
 Result<bool> CopyableToMp4(const std::string& input);
 

@@ -1,12 +1,16 @@
 #include "write/task_files.h"
 
 #include <arrow/api.h>
+#include <parquet/arrow/writer.h>
 
 #include <chrono>
+#include <set>
 
+#include "meta/json_util.h"
 #include "reel/merge.h"
 #include "reel/task.h"
 #include "write/episode_stats.h"
+#include "write/fs_stream.h"
 
 namespace reel::internal {
 
@@ -139,5 +143,91 @@ Status CommitEpisode(FileSystem* fs, const std::string& root, const EpisodeCommi
     for (const std::string& t : written) (void)fs->RemoveFile(t);
   return st;
 }
+
+namespace {
+
+// Numbers of live reservations (meta/episodes/.reserved-<N>.reel-<pid>-<k>.tmp).
+std::set<int64_t> LiveReservations(FileSystem* fs, const std::string& root) {
+  std::set<int64_t> out;
+  auto entries = fs->ListDir(JoinPath(root, "meta/episodes"));
+  if (!entries.ok()) return out;
+  for (const DirEntry& e : *entries) {
+    if (!e.name.starts_with(".reserved-") || IsStaleTemp(e.name)) continue;
+    const size_t dot = e.name.find('.', 10);
+    if (dot != std::string::npos) out.insert(std::atoll(e.name.substr(10, dot - 10).c_str()));
+  }
+  return out;
+}
+
+// Highest N among data/video file groups and episodes rows (0 when none).
+Result<int64_t> HighestEpisode(FileSystem* fs, const std::string& root) {
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, kInfoPath)));
+  if (st.type == FileType::kNotFound) return int64_t{0};
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
+  REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
+  return episodes.empty() ? int64_t{0} : episodes.back().episode_index;
+}
+
+// Chooses N (contract §2, §7.5; contract-decisions.md "number reuse"). Caller holds the lock.
+}  // namespace
+
+Result<int64_t> ChooseEpisodeIndex(FileSystem* fs, const std::string& root, int64_t watermark) {
+  REEL_ASSIGN_OR_RETURN(int64_t highest, HighestEpisode(fs, root));
+  const std::set<int64_t> reserved = LiveReservations(fs, root);
+  const std::string marker = JoinPath(root, kRecycledPath);
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(marker));
+  if (st.type == FileType::kFile) {
+    int64_t recycled = 0;
+    auto text = fs->ReadFile(marker);
+    if (text.ok()) {
+      auto doc = ParseJson(*text, marker);
+      if (doc.ok() && doc->is_object()) (void)GetInt(*doc, "episode_index", marker, recycled);
+    }
+    if (recycled > 0) {
+      REEL_ASSIGN_OR_RETURN(FileInfo info_st, fs->Stat(JoinPath(root, kInfoPath)));
+      bool taken = reserved.count(recycled) > 0;
+      if (!taken && info_st.type == FileType::kFile) {
+        REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
+        taken = task->FindEpisode(recycled).ok();
+      }
+      // A free recycled number is reused even when the watermark ran ahead of it.
+      if (!taken) return recycled;
+    }
+    (void)fs->RemoveFile(marker);  // taken (shared directory, leftovers) or unreadable: give it up
+  }
+  int64_t next = std::max(highest + 1, watermark);
+  for (int64_t r : reserved) next = std::max(next, r + 1);
+  return std::max<int64_t>(next, 1);
+}
+
+
+Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow& row) {
+  auto i64 = [](int64_t v) { return arrow::MakeArrayFromScalar(arrow::Int64Scalar(v), 1).ValueOrDie(); };
+  auto f64 = [](double v) { return arrow::MakeArrayFromScalar(arrow::DoubleScalar(v), 1).ValueOrDie(); };
+  auto str = [](const std::string& v) {
+    return arrow::MakeArrayFromScalar(arrow::StringScalar(v), 1).ValueOrDie();
+  };
+  auto schema = arrow::schema({
+      arrow::field("episode_index", arrow::int64()), arrow::field("task_index", arrow::int64()),
+      arrow::field("start_frame_index", arrow::int64()), arrow::field("end_frame_index", arrow::int64()),
+      arrow::field("length", arrow::int64()), arrow::field("created_at", arrow::float64()),
+      arrow::field("duration_sec", arrow::float64()), arrow::field("drop_stats", arrow::utf8()),
+      arrow::field("video_codec", arrow::utf8()), arrow::field("calibration", arrow::utf8()),
+      arrow::field("force_matrix_specs", arrow::utf8()), arrow::field("slam_specs", arrow::utf8())});
+  auto table = arrow::Table::Make(
+      schema, {i64(row.episode_index), i64(row.task_index), i64(row.start_frame_index),
+               i64(row.end_frame_index), i64(row.length), f64(row.created_at),
+               f64(row.duration_sec), str(row.drop_stats), str(row.video_codec),
+               str(row.calibration), str(row.force_matrix_specs), str(row.slam_specs)});
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(path)));
+  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
+  auto sink = std::make_shared<FsOutputStream>(std::move(file), path);
+  auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
+  arrow::Status st = parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 1, props);
+  if (st.ok()) st = sink->Close();
+  if (!st.ok()) return Status::IOError(path + ": " + st.ToString());
+  return Status::OK();
+}
+
 
 }  // namespace reel::internal

@@ -37,6 +37,14 @@ void RemoveStaleTemps(FileSystem* fs, const std::string& root);
 // Creates the parent directories of `path`, then WriteFileSynced.
 Status WriteTempFile(FileSystem* fs, const std::string& path, std::string_view contents);
 
+// Chooses the next episode number N (contract §2, §7.5; contract-decisions.md
+// "number reuse"): a free recycled number first, else past the highest N on disk,
+// the live reservations and `watermark`. The caller holds the task lock.
+Result<int64_t> ChooseEpisodeIndex(FileSystem* fs, const std::string& root, int64_t watermark);
+
+// Writes one episodes row (contract §6) as a one-row parquet file at `path`, fsynced.
+Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow& row);
+
 // What one episode adds to its task.
 struct EpisodeCommit {
   int64_t episode_index = 0;                // N

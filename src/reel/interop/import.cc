@@ -1,0 +1,547 @@
+// ImportDataset (reel/interop.h): LeRobot or bundle episodes into a pooled task,
+// each published by the recorder's journaled commit (write/task_files.h).
+#include <arrow/api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include "interop/export_internal.h"
+#include "interop/video_concat.h"
+#include "io/scratch_dir.h"
+#include "meta/json_util.h"
+#include "reel/dataset.h"
+#include "reel/interop.h"
+#include "reel/merge.h"
+#include "write/episode_stats.h"
+#include "write/task_files.h"
+
+namespace reel {
+namespace {
+
+using internal::Json;
+
+// ---- columns ------------------------------------------------------------------------------
+
+// The values of a numeric column with one vector of `width` per row (scalar,
+// fixed-size list or list), as its flat primitive array. Invalid when a row has
+// another length.
+Result<std::shared_ptr<arrow::Array>> FlatValues(const arrow::ChunkedArray& column, int64_t width,
+                                                 const std::string& what) {
+  auto combined = arrow::Concatenate(column.chunks());
+  if (!combined.ok()) return Status::IOError(what + ": " + combined.status().ToString());
+  std::shared_ptr<arrow::Array> a = *combined;
+  switch (a->type_id()) {
+    case arrow::Type::FIXED_SIZE_LIST: {
+      auto f = std::static_pointer_cast<arrow::FixedSizeListArray>(a);
+      if (f->list_type()->list_size() != width) {
+        return Status::Invalid(what + ": " + std::to_string(f->list_type()->list_size()) +
+                               " values per row, expected " + std::to_string(width));
+      }
+      return f->values()->Slice(f->offset() * width, f->length() * width);
+    }
+    case arrow::Type::LIST: {
+      auto l = std::static_pointer_cast<arrow::ListArray>(a);
+      for (int64_t i = 0; i < l->length(); ++i) {
+        if (l->value_length(i) != width) {
+          return Status::Invalid(what + ": row " + std::to_string(i) + " has " +
+                                 std::to_string(l->value_length(i)) + " values, expected " +
+                                 std::to_string(width));
+        }
+      }
+      return l->values()->Slice(l->value_offset(0), l->length() * width);
+    }
+    default:
+      if (width != 1) return Status::Invalid(what + ": a scalar column where " + std::to_string(width) + " values were expected");
+      return a;
+  }
+}
+
+// `values` (n * width) as the pooled column: a scalar, or fixed_size_list[width].
+std::shared_ptr<arrow::Array> AsPooled(std::shared_ptr<arrow::Array> values, int64_t width, bool fixed) {
+  if (!fixed) return values;
+  const int64_t n = values->length() / width;
+  return std::make_shared<arrow::FixedSizeListArray>(
+      arrow::fixed_size_list(values->type(), static_cast<int32_t>(width)), n, values);
+}
+
+// Arrow type of a pooled element named as Arrow prints it ("float", "double", "int64", ...).
+std::shared_ptr<arrow::DataType> ElementOf(const std::string& type) {
+  std::string e = type;
+  if (auto p = type.find("element: "); p != std::string::npos) {
+    e = type.substr(p + 9, type.find('>', p) - p - 9);
+  }
+  static const std::map<std::string, std::shared_ptr<arrow::DataType>> kTypes = {
+      {"float", arrow::float32()}, {"double", arrow::float64()}, {"int8", arrow::int8()},
+      {"int16", arrow::int16()},   {"int32", arrow::int32()},    {"int64", arrow::int64()},
+      {"uint8", arrow::uint8()},   {"uint16", arrow::uint16()},  {"uint32", arrow::uint32()},
+      {"uint64", arrow::uint64()}, {"halffloat", arrow::float16()}};
+  auto it = kTypes.find(e);
+  return it == kTypes.end() ? arrow::float32() : it->second;
+}
+
+template <typename Out>
+std::shared_ptr<arrow::Array> CastFloats(const arrow::FloatArray& in, int64_t start, int64_t stride,
+                                         int64_t width, int64_t n) {
+  typename arrow::TypeTraits<Out>::BuilderType b;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = 0; k < width; ++k) {
+      (void)b.Append(static_cast<typename Out::c_type>(in.Value(i * stride + start + k)));
+    }
+  }
+  std::shared_ptr<arrow::Array> out;
+  (void)b.Finish(&out);
+  return out;
+}
+
+// Columns `width`-wide slices of a float32 concat feature, as `element`.
+std::shared_ptr<arrow::Array> SliceConcat(const arrow::FloatArray& values, int64_t start, int64_t stride,
+                                          int64_t width, int64_t n, const arrow::DataType& element) {
+  switch (element.id()) {
+    case arrow::Type::DOUBLE: return CastFloats<arrow::DoubleType>(values, start, stride, width, n);
+    case arrow::Type::INT8: return CastFloats<arrow::Int8Type>(values, start, stride, width, n);
+    case arrow::Type::INT16: return CastFloats<arrow::Int16Type>(values, start, stride, width, n);
+    case arrow::Type::INT32: return CastFloats<arrow::Int32Type>(values, start, stride, width, n);
+    case arrow::Type::INT64: return CastFloats<arrow::Int64Type>(values, start, stride, width, n);
+    default: return CastFloats<arrow::FloatType>(values, start, stride, width, n);
+  }
+}
+
+std::shared_ptr<arrow::Array> Int64Column(int64_t n, const std::function<int64_t(int64_t)>& at) {
+  arrow::Int64Builder b;
+  for (int64_t i = 0; i < n; ++i) (void)b.Append(at(i));
+  std::shared_ptr<arrow::Array> out;
+  (void)b.Finish(&out);
+  return out;
+}
+
+struct PooledColumns {
+  arrow::FieldVector fields;
+  std::vector<std::shared_ptr<arrow::Array>> arrays;
+  void Add(const std::string& name, std::shared_ptr<arrow::Array> a) {
+    fields.push_back(arrow::field(name, a->type(), /*nullable=*/false));
+    arrays.push_back(std::move(a));
+  }
+  std::shared_ptr<arrow::Table> Table(int64_t n) const {
+    return arrow::Table::Make(arrow::schema(fields), arrays, n);
+  }
+};
+
+// The source column `key`, or an error naming the file.
+Result<std::shared_ptr<arrow::ChunkedArray>> Column(const arrow::Table& t, const std::string& key,
+                                                    const std::string& where) {
+  auto c = t.GetColumnByName(key);
+  if (!c) return Status::NotFound(where + ": no column '" + key + "'");
+  return c;
+}
+
+// ---- round trip of reel's own exports -----------------------------------------------------
+
+Status AddRoundTripColumns(const Json& block, const arrow::Table& frames, const std::string& where,
+                           PooledColumns* out) {
+  const int64_t n = frames.num_rows();
+  for (const Json& f : block.value("features", Json::array())) {
+    const std::string key = f.value("key", "");
+    const std::string source = f.value("source", "");
+    const auto columns = f.value("columns", std::vector<std::string>{});
+    const auto widths = f.value("widths", std::vector<int64_t>{});
+    const auto types = f.value("pooled_types", std::vector<std::string>{});
+    if (source == "last") continue;  // the sidecar holds the list column itself
+    if (columns.empty() || widths.size() != columns.size() || types.size() != columns.size()) {
+      return Status::Invalid(where + ": reel block feature '" + key + "' lacks columns/widths/pooled_types");
+    }
+    REEL_ASSIGN_OR_RETURN(auto column, Column(frames, key, where));
+    if (source == "string") {
+      auto a = arrow::Concatenate(column->chunks());
+      if (!a.ok()) return Status::IOError(where + ": " + a.status().ToString());
+      out->Add(columns[0], *a);
+      continue;
+    }
+    int64_t total = 0;
+    for (int64_t w : widths) total += w;
+    REEL_ASSIGN_OR_RETURN(auto values, FlatValues(*column, total, where + ": " + key));
+    if (source == "concat") {
+      if (values->type_id() != arrow::Type::FLOAT) {
+        return Status::Invalid(where + ": " + key + " must be float32, found " + values->type()->ToString());
+      }
+      const auto& floats = static_cast<const arrow::FloatArray&>(*values);
+      int64_t at = 0;
+      for (size_t c = 0; c < columns.size(); ++c) {
+        const bool fixed = types[c].rfind("fixed_size_list", 0) == 0;
+        auto part = SliceConcat(floats, at, total, widths[c], n, *ElementOf(types[c]));
+        out->Add(columns[c], AsPooled(part, widths[c], fixed));
+        at += widths[c];
+      }
+    } else {  // "column": exact values, the pooled shape back
+      const bool fixed = types[0].rfind("fixed_size_list", 0) == 0;
+      out->Add(columns[0], AsPooled(values, widths[0], fixed));
+    }
+  }
+  return Status::OK();
+}
+
+// ---- any other dataset --------------------------------------------------------------------
+
+std::string SlotOf(const std::string& key) {
+  std::string slot = key;
+  for (const char* prefix : {"observation.images.", "observation.depth.", "observation.image."}) {
+    if (slot.rfind(prefix, 0) == 0) {
+      slot = slot.substr(std::string(prefix).size());
+      break;
+    }
+  }
+  for (char& c : slot) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) c = '_';
+  }
+  return slot;
+}
+
+Status AddGenericColumns(const ForeignInfo& info, const arrow::Table& frames, const std::string& where,
+                         InfoJson* decl, PooledColumns* out, std::vector<std::string>* warnings) {
+  for (int c = 0; c < frames.num_columns(); ++c) {
+    const std::string name = frames.field(c)->name();
+    if (name == "index" || name == "episode_index" || name == "frame_index" || name == "task_index" ||
+        name == "timestamp" || name == "step") {
+      continue;  // bookkeeping, rebuilt by the caller
+    }
+    auto it = info.features.find(name);
+    std::vector<int64_t> shape = it != info.features.end() ? it->second.shape : std::vector<int64_t>{1};
+    int64_t width = 1;
+    for (int64_t d : shape) width *= d;
+    const auto& type = *frames.field(c)->type();
+    if (type.id() == arrow::Type::STRING || type.id() == arrow::Type::LARGE_STRING) {
+      auto a = arrow::Concatenate(frames.column(c)->chunks());
+      if (!a.ok()) return Status::IOError(where + ": " + a.status().ToString());
+      out->Add(name, *a);
+      continue;
+    }
+    const bool fixed = type.id() == arrow::Type::FIXED_SIZE_LIST || type.id() == arrow::Type::LIST;
+    if (!fixed && !arrow::is_integer(type.id()) && !arrow::is_floating(type.id())) {
+      warnings->push_back(where + ": column '" + name + "' (" + type.ToString() + ") has no pooled form; left out");
+      continue;
+    }
+    REEL_ASSIGN_OR_RETURN(auto values, FlatValues(*frames.column(c), width, where + ": " + name));
+    if (!arrow::is_integer(values->type_id()) && !arrow::is_floating(values->type_id())) {
+      warnings->push_back(where + ": column '" + name + "' holds " + values->type()->ToString() +
+                          "; left out");
+      continue;
+    }
+    out->Add(name, AsPooled(values, width, fixed));
+    FeatureSpec spec;
+    spec.dtype = it != info.features.end() ? it->second.dtype : "float32";
+    spec.shape = shape;
+    decl->features.emplace_back(name, std::move(spec));
+  }
+  return Status::OK();
+}
+
+// ---- videos -------------------------------------------------------------------------------
+
+// One episode's camera as an .mp4 of its own: stream copy, or (RGB only) decoded
+// and encoded again when the copy cannot start there.
+Result<bool> ImportVideo(const ForeignDataset& ds, const ForeignEpisode& ep, const VideoSpan& span,
+                         bool depth, double fps, const std::string& out) {
+  const std::string input = JoinPath(ds.root(), span.path);
+  REEL_ASSIGN_OR_RETURN(bool copyable, internal::CopyableToMp4(input));
+  if (copyable) {
+    Status st = internal::CopySegment(input, span.from_timestamp, ep.length, out);
+    if (st.ok()) return false;
+    if (st.code() != StatusCode::kNotSupported || depth) return st;
+  } else if (depth) {
+    return Status::NotSupported(input + ": a depth stream that cannot be copied into .mp4");
+  }
+  std::vector<int64_t> rows(static_cast<size_t>(ep.length));
+  for (int64_t i = 0; i < ep.length; ++i) rows[i] = i;
+  VideoInfo info;
+  std::vector<uint8_t> rgb;
+  REEL_RETURN_IF_ERROR(ds.ReadVideoRgb(ep, span.key, rows, &info, &rgb));
+  VideoEncoderOptions o;
+  o.width = info.width;
+  o.height = info.height;
+  o.fps = fps;
+  o.crf = 18;
+  o.threads = 0;
+  REEL_ASSIGN_OR_RETURN(auto enc, VideoEncoder::Open(out, o));
+  const size_t frame = static_cast<size_t>(info.width) * info.height * 3;
+  for (int64_t i = 0; i < ep.length; ++i) {
+    REEL_RETURN_IF_ERROR(enc->AddRgb({rgb.data() + i * frame, frame}));
+  }
+  REEL_RETURN_IF_ERROR(enc->Finish());
+  return true;
+}
+
+Result<Json> ReelBlock(FileSystem* fs, const ForeignDataset& ds) {
+  const bool bundle = ds.info().format == DatasetFormat::kBundle;
+  const std::string path = JoinPath(ds.root(), bundle ? "manifest.json" : "meta/info.json");
+  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
+  REEL_ASSIGN_OR_RETURN(Json doc, internal::ParseJson(text, path));
+  if (doc.is_object() && doc.contains("reel") && doc["reel"].is_object() &&
+      doc["reel"].value("source_format", "") == "pooled_episodes_v1") {
+    return doc["reel"];
+  }
+  return Json();
+}
+
+std::string Pad(int64_t v, int width) {
+  std::string s = std::to_string(v);
+  return std::string(s.size() < static_cast<size_t>(width) ? width - s.size() : 0, '0') + s;
+}
+
+}  // namespace
+
+Result<ImportReport> ImportDataset(const std::string& source, const std::string& task_root,
+                                   const ImportOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(auto ds, ForeignDataset::Open(source, {fs}));
+  REEL_ASSIGN_OR_RETURN(auto episodes, ds->ReadEpisodes());
+  REEL_ASSIGN_OR_RETURN(Json block, ReelBlock(fs, *ds));
+  const bool round_trip = block.is_object();
+  const ForeignInfo& finfo = ds->info();
+  const bool bundle = finfo.format == DatasetFormat::kBundle;
+  const double fps = finfo.fps;
+  std::string task_name = options.task_name;
+  if (task_name.empty()) {
+    std::filesystem::path p = std::filesystem::absolute(task_root).lexically_normal();
+    if (p.filename().empty()) p = p.parent_path();
+    task_name = p.filename().string();
+  }
+
+  ImportReport report;
+  report.round_trip = round_trip;
+  // The source's tasks, as pooled tasks.jsonl lines (task_index = position).
+  std::vector<std::string> source_tasks;
+  if (round_trip) {
+    for (const Json& t : block.value("pooled_tasks", Json::array())) source_tasks.push_back(t.value("task", ""));
+  } else {
+    source_tasks = finfo.tasks;
+  }
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(task_root, "meta/episodes")));
+  REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(task_root, internal::kLockPath)));
+  REEL_RETURN_IF_ERROR(internal::RecoverCommits(fs, task_root));
+  // The target's own tasks, when it has them: imported rows must point into them.
+  std::map<std::string, int64_t> target_tasks;
+  {
+    auto text = fs->ReadFile(JoinPath(task_root, internal::kTasksPath));
+    if (text.ok()) {
+      REEL_ASSIGN_OR_RETURN(auto entries, ParseTasksJsonl(*text, JoinPath(task_root, internal::kTasksPath)));
+      for (const auto& e : entries) target_tasks.emplace(e.task, e.task_index);
+    }
+  }
+  std::string tasks_jsonl;
+  for (size_t i = 0; i < source_tasks.size(); ++i) {
+    tasks_jsonl += "{\"task_index\": " + std::to_string(i) +
+                   ", \"task\": " + internal::Dump(Json(source_tasks[i]), -1) + "}\n";
+  }
+  auto pooled_task_of = [&](const std::string& task) -> Result<int64_t> {
+    if (target_tasks.empty()) {
+      auto it = std::find(source_tasks.begin(), source_tasks.end(), task);
+      if (it != source_tasks.end()) return static_cast<int64_t>(it - source_tasks.begin());
+      return Status::Invalid(source + ": episode task \"" + task + "\" is not in the dataset's tasks");
+    }
+    auto it = target_tasks.find(task);
+    if (it == target_tasks.end()) {
+      return Status::AlreadyExists(task_root + "/meta/tasks.jsonl: has no task \"" + task +
+                                   "\"; reel never rewrites an existing tasks.jsonl (import into a new task)");
+    }
+    return it->second;
+  };
+
+  REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create("reel-import"));
+  const Json pooled_rows = round_trip ? block.value("pooled_rows", Json::array()) : Json::array();
+  const Json pooled_numbers = round_trip ? block.value("pooled_episode_index", Json::array()) : Json::array();
+  std::map<std::string, bool> depth_keys;
+  if (round_trip) {
+    for (const Json& c : block.value("cameras", Json::array())) depth_keys[c.value("key", "")] = c.value("depth", false);
+  }
+
+  for (size_t i = 0; i < episodes.size(); ++i) {
+    const ForeignEpisode& ep = episodes[i];
+    const std::string where = JoinPath(source, ep.data_path);
+    REEL_ASSIGN_OR_RETURN(auto frames, ds->ReadFrames(ep));
+    const int64_t n = frames->num_rows();
+    REEL_ASSIGN_OR_RETURN(InfoJson info, internal::LoadInfo(fs, task_root));
+    InfoJson decl;
+    EpisodeRow row;
+    if (round_trip && i < pooled_rows.size()) {
+      const Json& r = pooled_rows[i];
+      row.created_at = r.value("created_at", 0.0);
+      row.duration_sec = r.value("duration_sec", 0.0);
+      row.drop_stats = r.value("drop_stats", "{}");
+      row.video_codec = r.value("video_codec", "{}");
+      row.calibration = r.value("calibration", "{}");
+      row.force_matrix_specs = r.value("force_matrix_specs", "{}");
+      row.slam_specs = r.value("slam_specs", "{}");
+      row.task_index = r.value("task_index", int64_t{0});
+      auto parsed = ParseInfoJson(internal::Dump(block.value("pooled_info", Json::object()), -1),
+                                  source + ": reel.pooled_info");
+      if (!parsed.ok()) return parsed.status();
+      decl = std::move(parsed).value();
+      if (!target_tasks.empty()) {
+        REEL_ASSIGN_OR_RETURN(row.task_index,
+                              pooled_task_of(row.task_index < static_cast<int64_t>(source_tasks.size())
+                                                 ? source_tasks[row.task_index]
+                                                 : task_name));
+      }
+    } else {
+      row.created_at = internal::NowUnixSeconds();
+      row.duration_sec = static_cast<double>(n) / fps;
+      const std::string task = ep.tasks.empty() ? task_name : ep.tasks.front();
+      REEL_ASSIGN_OR_RETURN(row.task_index, pooled_task_of(task));
+      decl.format = "pooled_episodes_v1";
+      decl.fps = fps;
+    }
+    decl.task_name = task_name;
+
+    // N: a round trip keeps the pooled number when the target does not hold it.
+    int64_t number = 0;
+    REEL_ASSIGN_OR_RETURN(int64_t next, internal::ChooseEpisodeIndex(fs, task_root, 0));
+    number = next;
+    if (round_trip && i < pooled_numbers.size()) {
+      const int64_t wanted = pooled_numbers[i].get<int64_t>();
+      bool taken = false;
+      if (fs->Stat(JoinPath(task_root, internal::kInfoPath)).ValueOr(FileInfo{}).type == FileType::kFile) {
+        REEL_ASSIGN_OR_RETURN(auto target, Task::Open(task_root, {fs, 1}));
+        taken = target->FindEpisode(wanted).ok();
+      }
+      if (!taken) {
+        number = wanted;
+      } else {
+        report.warnings.push_back("episode " + std::to_string(wanted) + " is taken in " + task_root +
+                                  "; imported as " + std::to_string(next));
+      }
+    }
+
+    PooledColumns cols;
+    cols.Add("episode_index", Int64Column(n, [&](int64_t) { return number; }));
+    cols.Add("frame_index", Int64Column(n, [](int64_t k) { return k; }));
+    if (!round_trip) {
+      // timestamp: LeRobot float32 seconds; bundle int64 ns.
+      auto ts = frames->GetColumnByName("timestamp");
+      if (!ts) return Status::NotFound(where + ": no timestamp column");
+      auto flat = arrow::Concatenate(ts->chunks());
+      if (!flat.ok()) return Status::IOError(where + ": " + flat.status().ToString());
+      arrow::FloatBuilder b;
+      for (int64_t k = 0; k < n; ++k) {
+        double seconds = 0;
+        if ((*flat)->type_id() == arrow::Type::INT64) {
+          seconds = static_cast<double>(static_cast<const arrow::Int64Array&>(**flat).Value(k)) / 1e9;
+        } else if ((*flat)->type_id() == arrow::Type::FLOAT) {
+          seconds = static_cast<const arrow::FloatArray&>(**flat).Value(k);
+        } else if ((*flat)->type_id() == arrow::Type::DOUBLE) {
+          seconds = static_cast<const arrow::DoubleArray&>(**flat).Value(k);
+        } else {
+          return Status::Invalid(where + ": timestamp is " + (*flat)->type()->ToString());
+        }
+        (void)b.Append(static_cast<float>(seconds));
+      }
+      std::shared_ptr<arrow::Array> a;
+      (void)b.Finish(&a);
+      cols.Add("timestamp", a);
+    }
+    const int64_t task_index = row.task_index;
+    cols.Add("task_index", Int64Column(n, [&](int64_t) { return task_index; }));
+    if (round_trip) {
+      REEL_RETURN_IF_ERROR(AddRoundTripColumns(block, *frames, where, &cols));
+      const std::string side = bundle ? JoinPath(source, "episodes/" + ep.bundle_id + "/reel.sidecar.parquet")
+                                      : JoinPath(source, "reel/sidecar/chunk-" +
+                                                             Pad(ep.episode_index / std::max<int64_t>(finfo.chunks_size, 1), 3) +
+                                                             "/episode_" + Pad(ep.episode_index, 6) + ".parquet");
+      if (fs->Stat(side).ValueOr(FileInfo{}).type == FileType::kFile) {
+        REEL_ASSIGN_OR_RETURN(auto sidecar, ReadParquetFile(fs, side));
+        if (sidecar->num_rows() != n) {
+          return Status::Invalid(side + ": " + std::to_string(sidecar->num_rows()) + " rows, the episode has " +
+                                 std::to_string(n));
+        }
+        for (int c = 0; c < sidecar->num_columns(); ++c) {
+          auto a = arrow::Concatenate(sidecar->column(c)->chunks());
+          if (!a.ok()) return Status::IOError(side + ": " + a.status().ToString());
+          cols.Add(sidecar->field(c)->name(), *a);
+        }
+      }
+    } else {
+      REEL_RETURN_IF_ERROR(AddGenericColumns(finfo, *frames, where, &decl, &cols, &report.warnings));
+    }
+    auto table = cols.Table(n);
+
+    // Paths by the target's templates; every file is a temp until the commit.
+    auto tpl = [&](const std::string& text) { return PathTemplate::Parse(text); };
+    REEL_ASSIGN_OR_RETURN(auto data_tpl, tpl(info.data_path));
+    REEL_ASSIGN_OR_RETURN(auto rows_tpl, tpl(info.episodes_path));
+    REEL_ASSIGN_OR_RETURN(auto video_tpl, tpl(info.video_path));
+    const EpisodeLocation loc = LocateEpisode(number, info.chunks_size);
+    PathVars vars;
+    vars.chunk = loc.chunk;
+    vars.file = loc.file;
+    vars.episode_index = number;
+    REEL_ASSIGN_OR_RETURN(std::string data_rel, data_tpl.Render(vars));
+    REEL_ASSIGN_OR_RETURN(std::string row_rel, rows_tpl.Render(vars));
+    std::vector<internal::Rename> renames;
+    std::vector<std::string> temps;
+    auto cleanup = [&](const Status& st) {
+      for (const auto& t : temps) (void)fs->RemoveFile(t);
+      return st;
+    };
+    auto temp_for = [&](const std::string& rel) {
+      std::string t = internal::TempPathFor(JoinPath(task_root, rel), "import");
+      temps.push_back(t);
+      renames.push_back({t.substr(task_root.size() + 1), rel});
+      return t;
+    };
+    for (const VideoSpan& span : ep.videos) {
+      const bool depth = depth_keys.count(span.key) ? depth_keys[span.key] : false;
+      const std::string slot = round_trip ? span.key.substr(span.key.rfind('.') + 1) : SlotOf(span.key);
+      PathVars v = vars;
+      v.image_key = slot;
+      v.ext = "mp4";
+      REEL_ASSIGN_OR_RETURN(std::string rel, video_tpl.Render(v));
+      (void)fs->CreateDirs(DirName(JoinPath(task_root, rel)));
+      const std::string tmp = temp_for(rel);
+      auto reencoded = ImportVideo(*ds, ep, span, depth, fps, tmp);
+      if (!reencoded.ok()) return cleanup(reencoded.status());
+      if (Status st = fs->SyncFile(tmp); !st.ok()) return cleanup(st);
+      ++(*reencoded ? report.videos_reencoded : report.videos_copied);
+      if (!round_trip) {
+        auto it = finfo.features.find(span.key);
+        if (it != finfo.features.end() && it->second.shape.size() == 3) {
+          decl.cameras.emplace_back(slot, CameraSpec{it->second.shape[0], it->second.shape[1], std::nullopt});
+        }
+        decl.video_extensions.emplace_back(slot, "mp4");
+        decl.video = true;
+      }
+    }
+    if (Status st = internal::WriteParquet(fs, temp_for(data_rel), *table); !st.ok()) return cleanup(st);
+    row.episode_index = number;
+    row.length = n;
+    row.start_frame_index = 0;
+    row.end_frame_index = n - 1;
+    if (Status st = internal::WriteEpisodeRow(fs, temp_for(row_rel), row); !st.ok()) return cleanup(st);
+    auto stats = internal::EpisodeStatsFromTable(*table, decl.sensors);
+    if (!stats.ok()) return cleanup(stats.status());
+
+    internal::EpisodeCommit commit;
+    commit.episode_index = number;
+    commit.episode_files = std::move(renames);
+    commit.declaration = std::move(decl);
+    commit.stats = std::move(*stats);
+    commit.tasks_jsonl = tasks_jsonl.empty() ? "{\"task_index\": 0, \"task\": " +
+                                                   internal::Dump(Json(task_name), -1) + "}\n"
+                                             : tasks_jsonl;
+    bool decided = false;
+    Status st = internal::CommitEpisode(fs, task_root, commit, &decided);
+    if (!st.ok() && !decided) return cleanup(st);
+    if (!st.ok()) report.warnings.push_back(st.message());
+    if (target_tasks.empty()) {  // from now on the target has these tasks
+      for (size_t t = 0; t < source_tasks.size(); ++t) target_tasks.emplace(source_tasks[t], static_cast<int64_t>(t));
+      if (source_tasks.empty()) target_tasks.emplace(task_name, 0);
+    }
+    report.episode_indices.push_back(number);
+    report.frames += n;
+    ++report.episodes;
+  }
+  return report;
+}
+
+}  // namespace reel
