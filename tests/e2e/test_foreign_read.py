@@ -590,3 +590,9 @@ def test_shared_fixtures_read_clean(reel_json, run_reel, tmp_path, version):
     for root in (lr, b):
         rc, report = check_report(run_reel, root)
         assert rc == 0, report
+
+
+def test_bundle_first_episode_json_missing(run_reel, bundle):
+    """Without the first sidecar the schema_version is unknown: refused, naming the sidecar."""
+    (bundle / "episodes" / BUNDLE_IDS[0] / "episode.json").unlink()
+    expect_unreadable(run_reel, bundle, "manifest.json", f"{BUNDLE_IDS[0]}/episode.json")
