@@ -575,3 +575,24 @@ def test_check_a_folder_of_mixed_datasets(run_reel, tmp_path, work):
     rc, report = check_report(run_reel, folder)
     assert [t["format"] for t in report["tasks"]] == ["lerobot_v3", "lerobot_v2", "bundle", "pooled_episodes_v1"]
     assert [t["errors"] for t in report["tasks"][:3]] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("version", ["v2.0", "v2.1"])
+def test_shared_fixtures_read_clean(reel_json, run_reel, tmp_path, version):
+    """The suite's other minimal LeRobot/bundle fixtures (tests/e2e/fixtures.py) read and check clean."""
+    from .fixtures import write_bundle_dataset, write_lerobot_v2
+    lr = write_lerobot_v2(tmp_path, "lr", version=version)
+    show = reel_json("show", lr, 0)
+    assert show["rows"] == 2 and [int(v) for v in sample_values(show, "index")] == [0, 1]
+    b = write_bundle_dataset(tmp_path)
+    eps = reel_json("ls", b)["episodes"]
+    assert [(e["bundle_id"], e["length"], e["videos"]) for e in eps] == [("ep_" + "0" * 31 + "1", 2, {})]
+    for root in (lr, b):
+        rc, report = check_report(run_reel, root)
+        assert rc == 0, report
+
+
+def test_bundle_first_episode_json_missing(run_reel, bundle):
+    """Without the first sidecar the schema_version is unknown: refused, naming the sidecar."""
+    (bundle / "episodes" / BUNDLE_IDS[0] / "episode.json").unlink()
+    expect_unreadable(run_reel, bundle, "manifest.json", f"{BUNDLE_IDS[0]}/episode.json")

@@ -92,6 +92,10 @@ Result<DetectedFormat> DetectBundle(FileSystem* fs, const std::string& root) {
     evidence = "episodes/" + id + "/episode.json";
     auto ep = ReadJsonObject(fs, JoinPath(root, evidence));
     if (ep.ok() && ep->contains("schema_version")) version = (*ep)["schema_version"];
+    // Say why the first episode.json could not tell (missing, malformed).
+    if (!ep.ok() && version.is_null())
+      return Status::Invalid(path + ": no schema_version, and the first episode's sidecar cannot "
+                             "tell: " + ep.status().message());
   }
   if (version.is_null())
     return Status::Invalid(path + ": no schema_version in manifest.json or the first episode.json");
