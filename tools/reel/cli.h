@@ -30,5 +30,6 @@ void AddPackCommand(CLI::App& app, int& exit_code);     // pack
 void AddServeCommand(CLI::App& app, int& exit_code);    // serve
 void AddUploadCommand(CLI::App& app, int& exit_code);   // upload
 void AddExportCommand(CLI::App& app, int& exit_code);   // export
+void AddImportCommand(CLI::App& app, int& exit_code);   // import
 
 }  // namespace reel::cli

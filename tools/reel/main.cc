@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   reel::cli::AddServeCommand(app, exit_code);
   reel::cli::AddUploadCommand(app, exit_code);
   reel::cli::AddExportCommand(app, exit_code);
+  reel::cli::AddImportCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -229,12 +229,42 @@ Status AddGenericColumns(const ForeignInfo& info, const arrow::Table& frames, co
                           "; left out");
       continue;
     }
-    out->Add(name, AsPooled(values, width, fixed));
+    // The pooled `action` is a float32[1] placeholder (contract §5): a real action
+    // keeps its values under lerobot_action (`reel export --action lerobot_action`
+    // puts it back).
+    const std::string pooled_name = name == "action" ? "lerobot_action" : name;
+    out->Add(pooled_name, AsPooled(values, width, fixed));
     FeatureSpec spec;
     spec.dtype = it != info.features.end() ? it->second.dtype : "float32";
     spec.shape = shape;
-    decl->features.emplace_back(name, std::move(spec));
+    decl->features.emplace_back(pooled_name, std::move(spec));
   }
+  // The contract's key columns: LeRobot has no wall clock or device clock, so both
+  // count from the import on the frames' own timestamps.
+  const int64_t n = frames.num_rows();
+  const double t0 = decl->created_at.value_or(0);
+  auto ts = out->arrays.size() > 2 ? out->arrays[2] : nullptr;  // episode_index, frame_index, timestamp
+  if (!ts || ts->type_id() != arrow::Type::FLOAT) return Status::Invalid(where + ": no timestamp");
+  const auto& seconds = static_cast<const arrow::FloatArray&>(*ts);
+  arrow::DoubleBuilder wall;
+  arrow::Int64Builder hw;
+  arrow::FloatBuilder action;
+  for (int64_t i = 0; i < n; ++i) {
+    (void)wall.Append(t0 + seconds.Value(i));
+    (void)hw.Append(std::llround(static_cast<double>(seconds.Value(i)) * 1e9));
+    (void)action.Append(0.0f);
+  }
+  std::shared_ptr<arrow::Array> a;
+  (void)wall.Finish(&a);
+  out->Add("wall_time", a);
+  (void)hw.Finish(&a);
+  out->Add("hardware_ns", a);
+  (void)action.Finish(&a);
+  out->Add("action", AsPooled(a, 1, true));
+  FeatureSpec placeholder;
+  placeholder.dtype = "float32";
+  placeholder.shape = {1};
+  decl->features.emplace_back("action", std::move(placeholder));
   return Status::OK();
 }
 
@@ -392,6 +422,7 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
       REEL_ASSIGN_OR_RETURN(row.task_index, pooled_task_of(task));
       decl.format = "pooled_episodes_v1";
       decl.fps = fps;
+      decl.created_at = row.created_at;
     }
     decl.task_name = task_name;
 

@@ -1,0 +1,142 @@
+"""`reel import`: LeRobot and bundle datasets into pooled tasks.
+
+Round trips (pooled -> LeRobot v3.0 / v2.1 / bundle -> pooled) are compared value by value with
+pyarrow, and frame by frame with the ffmpeg CLI; datasets written by the real LeRobot come in with
+the values LeRobotDataset reads from them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from .lerobot_peer import dump, make_dataset
+from .video_ref import cli_gray16, cli_rgb
+
+W, H = 96, 64
+
+
+def reel(reel_bin, *args, ok=0):
+    proc = subprocess.run([reel_bin, *map(str, args)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == ok, f"reel {' '.join(map(str, args))}: rc {proc.returncode}\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def task(reel_bin, tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("import") / "pick"
+    reel(reel_bin, "simulate", root, "--episodes", 2, "--seconds", 1.2, "--video-size", f"{W}x{H}", "--seed", 3)
+    reel(reel_bin, "delete", root, 1)  # a gap: episode 1 has no data, episodes 2 and 3 export
+    reel(reel_bin, "simulate", root, "--episodes", 1, "--seconds", 1.0, "--video-size", f"{W}x{H}", "--seed", 4)
+    return root
+
+
+def episode_files(root: Path) -> dict[int, Path]:
+    return {int(pq.read_table(f, columns=["episode_index"])["episode_index"][0].as_py()): f
+            for f in sorted((root / "data").rglob("*.parquet"))}
+
+
+def video(root: Path, n: int, slot: str) -> Path:
+    return root / "videos" / f"chunk-{(n - 1) // 1000:03d}" / slot / f"episode-{(n - 1) % 1000:03d}.mp4"
+
+
+def assert_same_task(a: Path, b: Path):
+    """Every data value, episodes row, task and frame of `a` is in `b` under the same N."""
+    fa, fb = episode_files(a), episode_files(b)
+    assert sorted(fa) == sorted(fb)
+    for n in fa:
+        ta, tb = pq.read_table(fa[n]), pq.read_table(fb[n])
+        assert sorted(ta.column_names) == sorted(tb.column_names), n
+        for col in ta.column_names:
+            assert tb.schema.field(col).type == ta.schema.field(col).type, (n, col)
+            assert tb[col].to_pylist() == ta[col].to_pylist(), (n, col)
+        ra = pq.read_table(a / "meta/episodes/chunk-000" / f"episode-{n - 1:03d}.parquet").to_pylist()[0]
+        rb = pq.read_table(b / "meta/episodes/chunk-000" / f"episode-{n - 1:03d}.parquet").to_pylist()[0]
+        assert ra == rb, n
+        for slot in ("stereo_left", "gripper_rgb", "d435_rgb"):
+            np.testing.assert_array_equal(cli_rgb(video(b, n, slot), W, H), cli_rgb(video(a, n, slot), W, H))
+        for slot in ("stereo_depth", "d435_depth"):  # the 12-bit codes themselves
+            np.testing.assert_array_equal(cli_gray16(video(b, n, slot), W, H, "gray12le"),
+                                          cli_gray16(video(a, n, slot), W, H, "gray12le"))
+    assert (a / "meta/tasks.jsonl").read_text() == (b / "meta/tasks.jsonl").read_text()
+    ia, ib = json.loads((a / "meta/info.json").read_text()), json.loads((b / "meta/info.json").read_text())
+    for key in ("fps", "features", "cameras", "video_extensions", "devices", "sensors"):
+        assert ia.get(key) == ib.get(key), key
+
+
+@pytest.mark.parametrize("to", ["lerobot-v3", "lerobot-v2.1", "bundle"])
+def test_round_trip_keeps_every_value_and_frame(reel_bin, task, tmp_path, to):
+    out = tmp_path / "exported"
+    reel(reel_bin, "export", "--to", to, task, out)
+    back = tmp_path / "pick"
+    p = reel(reel_bin, "import", out, back, "--json")
+    report = json.loads(p.stdout)
+    assert report["round_trip"] is True and report["episode_indices"] == [2, 3]
+    assert report["videos_reencoded"] == 0
+    assert_same_task(task, back)
+    reel(reel_bin, "check", back)
+
+
+def test_import_into_taken_numbers_renumbers(reel_bin, task, tmp_path):
+    out = tmp_path / "v3"
+    reel(reel_bin, "export", task, out)
+    back = tmp_path / "pick"
+    reel(reel_bin, "import", out, back)
+    p = reel(reel_bin, "import", out, back, "--json")
+    report = json.loads(p.stdout)
+    assert report["episode_indices"] == [4, 5]
+    assert any("taken" in w for w in report["warnings"])
+    assert sorted(episode_files(back)) == [2, 3, 4, 5]
+    reel(reel_bin, "check", back)
+
+
+@pytest.mark.parametrize("version", ["v3.0", "v2.1"])
+def test_import_lerobot_written_dataset(reel_bin, tmp_path, version):
+    src = tmp_path / "ds"
+    summary = make_dataset(src, version)
+    d = dump(src, version)
+    back = tmp_path / "task"
+    p = reel(reel_bin, "import", src, back, "--json")
+    report = json.loads(p.stdout)
+    lengths = summary["lengths"]
+    assert report["round_trip"] is False and report["episode_indices"] == list(range(1, len(lengths) + 1))
+    assert report["videos_reencoded"] == 0  # LeRobot encodes each episode from a keyframe
+    files = episode_files(back)
+    start = 0
+    for e, n in enumerate(lengths):
+        t = pq.read_table(files[e + 1]).to_pydict()
+        sl = slice(start, start + n)
+        assert t["episode_index"] == [e + 1] * n and t["frame_index"] == list(range(n))
+        np.testing.assert_array_equal(np.array(t["observation.state"], np.float32), d["observation.state"][sl])
+        # a real action lives beside the pooled placeholder `action` (float32[1], zeros)
+        np.testing.assert_array_equal(np.array(t["lerobot_action"], np.float32), d["action"][sl])
+        assert t["action"] == [[0.0]] * n
+        np.testing.assert_array_equal(np.array(t["timestamp"], np.float32), d["timestamp"][sl])
+        for cam in summary["cameras"]:
+            slot = cam.split(".")[-1]
+            h, w = d[cam].shape[1:3]
+            np.testing.assert_array_equal(cli_rgb(video(back, e + 1, slot), w, h), d[cam][sl], err_msg=cam)
+        start += n
+    tasks = [json.loads(x)["task"] for x in (back / "meta/tasks.jsonl").read_text().splitlines()]
+    assert tasks == list(dict.fromkeys(summary["tasks"]))  # LeRobot's order: first appearance
+    reel(reel_bin, "check", back)
+
+
+def test_import_refuses_a_broken_dataset_and_leaves_no_task(reel_bin, task, tmp_path):
+    import pyarrow as pa
+
+    out = tmp_path / "v3"
+    reel(reel_bin, "export", task, out)
+    # a gap in episode_index: row 1 says 2 (LeRobot would look videos up by position)
+    eps = out / "meta/episodes/chunk-000/file-000.parquet"
+    t = pq.read_table(eps)
+    t = t.set_column(t.schema.get_field_index("episode_index"), "episode_index", pa.array([0, 2], pa.int64()))
+    pq.write_table(t, eps)
+    back = tmp_path / "pick"
+    p = reel(reel_bin, "import", out, back, ok=2)
+    assert "file-000.parquet" in p.stderr and "episode_index" in p.stderr, p.stderr
+    assert not back.exists() or not list(back.rglob("*.parquet"))
