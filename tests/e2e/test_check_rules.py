@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from .checks import assert_finding, check_report, error_rules, findings
+from .checks import all_findings, assert_finding, check_report, error_rules, findings
 from .fixtures import EpisodeSpec, write_task
 
 DATA1 = "data/chunk-000/episode-000.parquet"
@@ -142,7 +142,13 @@ def test_null_in_list_column(run_reel, tmp_path):
     spec = EpisodeSpec(1, length=3, extra_columns={"observation.left_glove": pa.array(rows, pa.list_(pa.float32(), 256))})
     rc, report = report_for(run_reel, tmp_path, [spec])
     assert rc == 1
-    assert_finding(report, "data.null_list", DATA1, severity="error")
+    # Arrow C++ 25's parquet reader refuses a fixed_size_list column with a null row ("Expected
+    # all lists to be of size=256"); 26 reads it and reel reports data.null_list. Either way the
+    # file is an error that names it. (pyarrow is pinned at 25 for daft: requirements.txt.)
+    rules = {f["rule"] for f in all_findings(report)}
+    rule = "data.null_list" if "data.null_list" in rules else "data.unreadable"
+    f = assert_finding(report, rule, DATA1, severity="error")
+    assert rule == "data.null_list" or "size=256" in f["message"], f
 
 
 def test_null_in_variable_list(run_reel, tmp_path):
