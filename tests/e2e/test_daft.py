@@ -1,0 +1,122 @@
+"""reel.daft: pooled tasks as Daft DataFrames (episodes -> filter -> frames), on Daft's native
+runner and on a local Ray cluster started by the test. Expected values come from pyarrow (the data
+parquet) and the ffmpeg CLI (the videos), and the Ray results must equal the native ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from .video_ref import cli_rgb
+
+daft = pytest.importorskip("daft")
+W, H = 96, 64
+COLUMNS = ["observation.gripper_state", "timestamp", "observation.left_glove"]
+CAMERAS = ["stereo_left", "gripper_rgb"]
+
+
+def reel(reel_bin, *args):
+    proc = subprocess.run([reel_bin, *map(str, args)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def tasks(reel_bin, tmp_path_factory) -> list[Path]:
+    base = tmp_path_factory.mktemp("daft")
+    out = []
+    for name, seed in (("pick", 1), ("place", 2)):
+        root = base / name
+        reel(reel_bin, "simulate", root, "--episodes", 3, "--seconds", 1, "--video-size", f"{W}x{H}", "--seed", seed)
+        out.append(root)
+    reel(reel_bin, "delete", out[1], 2)  # data gone: has_data false, never read
+    return out
+
+
+def expected(task: Path, n: int) -> dict:
+    data = pq.read_table(task / "data/chunk-000" / f"episode-{n - 1:03d}.parquet").to_pydict()
+    for slot in CAMERAS:
+        data[slot] = cli_rgb(task / "videos/chunk-000" / slot / f"episode-{n - 1:03d}.mp4", W, H)
+    return data
+
+
+def test_episodes_then_frames_equal_the_files(tasks, reel_mod):
+    import reel.daft as rd
+
+    eps = rd.read_episodes([str(t) for t in tasks])
+    rows = eps.to_pylist()
+    assert [(Path(r["task"]).name, r["episode_index"], r["has_data"]) for r in rows] == [
+        ("pick", 1, True), ("pick", 2, True), ("pick", 3, True),
+        ("place", 1, True), ("place", 2, False), ("place", 3, True)]
+    kept = eps.where(daft.col("episode_index") != 1)  # filter before any frame is read
+    got = rd.load_frames(kept, columns=COLUMNS, cameras=CAMERAS).sort(["task", "episode_index", "frame_index"]).to_pydict()
+    want_keys = [(str(t), n) for t in tasks for n in (2, 3) if (t.name, n) != ("place", 2)]
+    i = 0
+    for task, n in want_keys:
+        exp = expected(Path(task), n)
+        length = len(exp["frame_index"])
+        sl = slice(i, i + length)
+        assert got["task"][sl] == [task] * length and got["episode_index"][sl] == [n] * length
+        assert got["frame_index"][sl] == list(range(length))
+        for c in COLUMNS:
+            assert [np.asarray(v).tolist() for v in got[c][sl]] == np.asarray(exp[c]).tolist(), (task, n, c)
+        for slot in CAMERAS:
+            np.testing.assert_array_equal(np.stack(got[slot][sl]), exp[slot], err_msg=f"{task} {n} {slot}")
+        i += length
+    assert i == len(got["frame_index"])  # every kept frame exactly once, nothing else
+
+
+def test_unknown_column_is_named(tasks, reel_mod):
+    import reel.daft as rd
+
+    with pytest.raises(reel_mod.NotFoundError, match="observation.nope"):
+        rd.read(str(tasks[0]), columns=["observation.nope"])
+
+
+RAY_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import ray
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False, configure_logging=False)
+    import daft
+    daft.set_runner_ray(noop_if_initialized=True)
+    import reel.daft as rd
+    cols, cams = json.loads(sys.argv[2]), json.loads(sys.argv[3])
+    got = rd.read(json.loads(sys.argv[1]), columns=cols, cameras=cams) \\
+        .sort(["task", "episode_index", "frame_index"]).to_pydict()
+    np.savez(sys.argv[4], episode_index=np.asarray(got["episode_index"]), frame_index=np.asarray(got["frame_index"]),
+             **{c: np.asarray([np.asarray(v) for v in got[c]]) for c in cols + cams})
+    print(json.dumps({"runner": str(daft.get_or_infer_runner_type()), "tasks": sorted(set(got["task"]))}))
+    ray.shutdown()
+""")
+
+
+def test_ray_runner_gives_the_native_result(tasks, reel_mod, tmp_path):
+    pytest.importorskip("ray")
+    import reel.daft as rd
+
+    paths = [str(t) for t in tasks]
+    native = rd.read(paths, columns=COLUMNS, cameras=CAMERAS).sort(["task", "episode_index", "frame_index"]).to_pydict()
+    out = tmp_path / "ray.npz"
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0",
+               RAY_TMPDIR=tempfile.mkdtemp(prefix="reel-ray-"))
+    proc = subprocess.run([sys.executable, "-c", RAY_SCRIPT, json.dumps(paths), json.dumps(COLUMNS),
+                           json.dumps(CAMERAS), str(out)], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "ray" in report["runner"].lower() and report["tasks"] == sorted(paths)
+    with np.load(out) as z:
+        np.testing.assert_array_equal(z["episode_index"], native["episode_index"])
+        np.testing.assert_array_equal(z["frame_index"], native["frame_index"])
+        for c in COLUMNS + CAMERAS:
+            np.testing.assert_array_equal(z[c], np.asarray([np.asarray(v) for v in native[c]]), err_msg=c)
