@@ -140,3 +140,20 @@ def test_import_refuses_a_broken_dataset_and_leaves_no_task(reel_bin, task, tmp_
     p = reel(reel_bin, "import", out, back, ok=2)
     assert "file-000.parquet" in p.stderr and "episode_index" in p.stderr, p.stderr
     assert not back.exists() or not list(back.rglob("*.parquet"))
+
+
+def test_import_refuses_timestamps_off_the_frame_grid(reel_bin, task, tmp_path):
+    import pyarrow as pa
+
+    out = tmp_path / "v3"
+    reel(reel_bin, "export", task, out)
+    data = out / "data/chunk-000/file-000.parquet"
+    t = pq.read_table(data)
+    ts = t["timestamp"].to_numpy().copy()
+    ts[5] += 0.002  # 2 ms off: LeRobot would decode another frame, or raise
+    t = t.set_column(t.schema.get_field_index("timestamp"), "timestamp", pa.array(ts, pa.float32()))
+    pq.write_table(t, data)
+    back = tmp_path / "pick"
+    p = reel(reel_bin, "import", out, back, ok=2)
+    assert "file-000.parquet" in p.stderr and "row 5" in p.stderr and "episode 0" in p.stderr, p.stderr
+    assert not back.exists() or not list(back.rglob("*.parquet"))

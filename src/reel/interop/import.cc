@@ -303,6 +303,32 @@ Result<bool> ImportVideo(const ForeignDataset& ds, const ForeignEpisode& ep, con
   return true;
 }
 
+// LeRobot finds frame i of an episode at from_timestamp + timestamp[i]; reel cuts
+// the episode's frames out by count, so row i must be frame i: timestamp[i] =
+// i / fps within LeRobot's own tolerance (1e-4 s), else the mapping would be
+// silently wrong (lerobot-and-daft.md).
+Status CheckLeRobotTimestamps(const arrow::Table& frames, double fps, const std::string& where,
+                              int64_t episode_index) {
+  auto ts = frames.GetColumnByName("timestamp");
+  if (!ts) return Status::NotFound(where + ": episode " + std::to_string(episode_index) + " has no timestamp column");
+  auto flat = arrow::Concatenate(ts->chunks());
+  if (!flat.ok()) return Status::IOError(where + ": " + flat.status().ToString());
+  const auto& a = **flat;
+  for (int64_t i = 0; i < a.length(); ++i) {
+    double t = 0;
+    if (a.type_id() == arrow::Type::FLOAT) t = static_cast<const arrow::FloatArray&>(a).Value(i);
+    else if (a.type_id() == arrow::Type::DOUBLE) t = static_cast<const arrow::DoubleArray&>(a).Value(i);
+    else return Status::Invalid(where + ": timestamp is " + a.type()->ToString() + ", not float seconds");
+    const double want = static_cast<double>(i) / fps;
+    if (std::fabs(t - want) > 1e-4) {
+      return Status::Invalid(where + ": episode " + std::to_string(episode_index) + " row " + std::to_string(i) +
+                             " has timestamp " + std::to_string(t) + " s, but frame " + std::to_string(i) +
+                             " is at " + std::to_string(want) + " s (tolerance 1e-4 s); row i must be frame i");
+    }
+  }
+  return Status::OK();
+}
+
 Result<Json> ReelBlock(FileSystem* fs, const ForeignDataset& ds) {
   const bool bundle = ds.info().format == DatasetFormat::kBundle;
   const std::string path = JoinPath(ds.root(), bundle ? "manifest.json" : "meta/info.json");
@@ -392,6 +418,7 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
     const std::string where = JoinPath(source, ep.data_path);
     REEL_ASSIGN_OR_RETURN(auto frames, ds->ReadFrames(ep));
     const int64_t n = frames->num_rows();
+    if (!bundle) REEL_RETURN_IF_ERROR(CheckLeRobotTimestamps(*frames, fps, where, ep.episode_index));
     REEL_ASSIGN_OR_RETURN(InfoJson info, internal::LoadInfo(fs, task_root));
     InfoJson decl;
     EpisodeRow row;
