@@ -77,11 +77,12 @@ test: unit e2e
 demo: build python
 	REEL_BIN=$(abspath $(REEL)) $(PY) tools/demo.py --reel $(REEL) --out $(DEMO_DIR)
 
-bench: build python
+bench: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_foundation.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_recorder.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_video.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_serve.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_loader.py
 
 clean:
 	rm -rf build out
