@@ -88,6 +88,26 @@ class Task:
         n = int(episode_index)
         return ArrowStream(lambda: self._core.data_stream(n, cols), f"episode {n} of {self.root}")
 
+    def frames_table(self, episodes: Iterable[int] | None = None, columns: Iterable[str] | None = None):
+        """The rows of several episodes as one ``pyarrow.Table``, in the order given (default:
+        every episode with data, by N): ``episode_index`` and ``frame_index`` first, then
+        ``columns`` (default: all). The second stage of episodes -> filter -> frames; each
+        episode is read through :meth:`data`. Raises NotFoundError for an episode without data
+        or a column an episode lacks."""
+        import pyarrow as pa  # noqa: PLC0415 - pyarrow is a dependency; kept out of import time
+
+        if episodes is None:
+            episodes = [e["episode_index"] for e in self.episodes() if e["has_data"]]
+        cols = None if columns is None else [str(c) for c in columns]
+        keep = None if cols is None else ["episode_index", "frame_index"] + [
+            c for c in cols if c not in ("episode_index", "frame_index")]
+        tables = [pa.table(self.data(int(n), keep)) for n in episodes]
+        if not tables:
+            return pa.table({"episode_index": pa.array([], pa.int64()), "frame_index": pa.array([], pa.int64())})
+        if keep is None:
+            return pa.concat_tables(tables, promote_options="default")
+        return pa.concat_tables([t.select(keep) for t in tables])
+
     def episodes_arrow(self) -> "ArrowStream":
         """One row per episode as an :class:`ArrowStream`: episode_index, chunk, file, length,
         duration_sec, task_index, created_at, has_data, row_source, data_path, video_slots,

@@ -89,3 +89,22 @@ def test_episodes_arrow(reel_mod, task_dir):
     kept = t.filter(pc.and_(t.column("has_data"), pc.greater(t.column("length"), 3)))
     rows = sum(pa.table(task.data(n)).num_rows for n in kept.column("episode_index").to_pylist())
     assert rows == 5 + 4
+
+
+def test_frames_table_across_episodes(reel_mod, reel_bin, tmp_path):
+    """Task.frames_table: episodes -> filter -> the kept episodes' rows, equal to pyarrow's read."""
+    import subprocess
+
+    root = tmp_path / "pick"
+    subprocess.run([reel_bin, "simulate", str(root), "--episodes", "3", "--seconds", "0.5", "--no-video"],
+                   check=True, capture_output=True)
+    task = reel_mod.open(str(root))
+    kept = [e["episode_index"] for e in task.episodes() if e["episode_index"] != 2]
+    t = task.frames_table(kept, ["observation.gripper_state"])
+    assert t.column_names == ["episode_index", "frame_index", "observation.gripper_state"]
+    want = [pq.read_table(root / "data/chunk-000" / f"episode-{n - 1:03d}.parquet",
+                          columns=["episode_index", "frame_index", "observation.gripper_state"]) for n in kept]
+    assert t.to_pylist() == [r for w in want for r in w.to_pylist()]
+    assert task.frames_table().num_rows == sum(pq.read_metadata(f).num_rows for f in (root / "data").rglob("*.parquet"))
+    with pytest.raises(reel_mod.NotFoundError):
+        task.frames_table([1], ["observation.nope"])
