@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from .cli_run import reel as cli
 from .video_ref import cli_rgb
 
 daft = pytest.importorskip("daft")
@@ -24,10 +25,6 @@ COLUMNS = ["observation.gripper_state", "timestamp", "observation.left_glove"]
 CAMERAS = ["stereo_left", "gripper_rgb"]
 
 
-def reel(reel_bin, *args):
-    proc = subprocess.run([reel_bin, *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +33,9 @@ def tasks(reel_bin, tmp_path_factory) -> list[Path]:
     out = []
     for name, seed in (("pick", 1), ("place", 2)):
         root = base / name
-        reel(reel_bin, "simulate", root, "--episodes", 3, "--seconds", 1, "--video-size", f"{W}x{H}", "--seed", seed)
+        cli(reel_bin, "simulate", root, "--episodes", 3, "--seconds", 1, "--video-size", f"{W}x{H}", "--seed", seed)
         out.append(root)
-    reel(reel_bin, "delete", out[1], 2)  # data gone: has_data false, never read
+    cli(reel_bin, "delete", out[1], 2)  # data gone: has_data false, never read
     return out
 
 

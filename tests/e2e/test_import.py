@@ -15,15 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from .lerobot_peer import dump, make_dataset
+from .cli_run import reel
 from .video_ref import cli_gray16, cli_rgb
 
 W, H = 96, 64
 
 
-def reel(reel_bin, *args, ok=0):
-    proc = subprocess.run([reel_bin, *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == ok, f"reel {' '.join(map(str, args))}: rc {proc.returncode}\n{proc.stderr}"
-    return proc
 
 
 @pytest.fixture(scope="module")

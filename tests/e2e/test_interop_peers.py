@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from .lerobot_peer import dump
+from .cli_run import reel
 from .video_ref import cli_rgb
 
 W, H = 96, 64
@@ -27,10 +28,6 @@ STATE = ["observation.gripper_2_gripper_left_force", "observation.gripper_2_grip
          "observation.gripper_right_force", "observation.gripper_state"]
 
 
-def reel(reel_bin, *args):
-    proc = subprocess.run([reel_bin, *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"reel {' '.join(map(str, args))}: {proc.stderr}"
-    return proc
 
 
 @pytest.fixture(scope="module")

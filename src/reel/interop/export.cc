@@ -51,7 +51,12 @@ Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& option
     all = std::move(kept);
   }
   for (auto& e : all) {
-    if (!e.data_path.empty()) src.episodes.push_back(std::move(e));
+    if (!e.data_path.empty()) {
+      src.episodes.push_back(std::move(e));
+    } else if (!options.episodes.empty()) {
+      src.warnings.push_back("episode " + std::to_string(e.episode_index) +
+                             " has no data file (deleted after upload?); skipped");
+    }
   }
   if (src.episodes.empty()) {
     return Status::Invalid(task.root() + ": no episode with a data file to export");
@@ -258,6 +263,7 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
                                ec);
   ExportReport report;
   report.out_dir = out.string();
+  report.warnings = source.warnings;
   for (const auto& w : source.plan.warnings) report.warnings.push_back(w);
   for (const auto& f : source.plan.features) report.features.push_back(f.key);
   for (const auto& c : source.plan.cameras) report.features.push_back(c.key);

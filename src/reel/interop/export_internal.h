@@ -18,6 +18,12 @@ class Table;
 
 namespace reel::internal {
 
+// `v` in decimal, zero-padded to `width` digits ("chunk-003", "episode_000012").
+inline std::string Pad(int64_t v, int width) {
+  std::string s = std::to_string(v);
+  return std::string(s.size() < static_cast<size_t>(width) ? width - s.size() : 0, '0') + s;
+}
+
 struct ExportSource {
   const Task* task = nullptr;
   FileSystem* fs = nullptr;
@@ -26,6 +32,7 @@ struct ExportSource {
   std::vector<TaskEntry> tasks;        // the task's tasks.jsonl
   FramePlan plan;
   std::vector<VideoInfo> cameras;      // cameras[k] describes plan.cameras[k] (first episode's file)
+  std::vector<std::string> warnings;   // e.g. an asked episode without data, skipped
 };
 
 // Lists, filters and plans. Errors: NotFound for an asked episode the task

@@ -402,8 +402,8 @@ Result<std::shared_ptr<arrow::Table>> BuildFrameTable(const FramePlan& plan,
       return Status::NotFound(path + ": column '" + name +
                               "' is exported for other episodes but missing here");
     }
-    auto combined = arrow::Concatenate(chunked->chunks());
     if (chunked->num_chunks() == 1) return chunked->chunk(0);
+    auto combined = arrow::Concatenate(chunked->chunks());
     if (!combined.ok()) return Status::IOError(path + ": " + combined.status().ToString());
     return *combined;
   };

@@ -22,6 +22,7 @@ namespace reel {
 namespace {
 
 using internal::Json;
+using internal::Pad;
 
 // ---- columns ------------------------------------------------------------------------------
 
@@ -339,11 +340,6 @@ Result<Json> ReelBlock(FileSystem* fs, const ForeignDataset& ds) {
     return doc["reel"];
   }
   return Json();
-}
-
-std::string Pad(int64_t v, int width) {
-  std::string s = std::to_string(v);
-  return std::string(s.size() < static_cast<size_t>(width) ? width - s.size() : 0, '0') + s;
 }
 
 }  // namespace

@@ -20,12 +20,6 @@ using OJson = nlohmann::ordered_json;
 
 constexpr int64_t kMiB = 1024 * 1024;
 
-// "data/chunk-003/file-012.parquet" style names.
-std::string Pad(int64_t v, int width) {
-  std::string s = std::to_string(v);
-  return std::string(s.size() < static_cast<size_t>(width) ? width - s.size() : 0, '0') + s;
-}
-
 // LeRobot writes an integral fps as an int.
 OJson FpsJson(double fps) {
   if (std::floor(fps) == fps) return static_cast<int64_t>(fps);
