@@ -265,3 +265,28 @@ def test_export_action_source_and_episode_choice(reel_bin, task, tmp_path):
                                   np.concatenate([np.array(pooled[i]["observation.gripper_state"], np.float32)
                                                   for i in (1, 2)]))
     assert info["reel"]["pooled_episode_index"] == [2, 3]
+
+
+def test_v3_rollover_and_reencoded_depth(reel_bin, tmp_path):
+    """--data-file-mb 0 / --video-file-mb 0 start a new file for every episode; an FFV1 depth .mkv
+    cannot go into mp4 and is re-encoded as 12-bit HEVC with the same frame count."""
+    task = tmp_path / "ffv1"
+    reel(reel_bin, "simulate", task, "--episodes", 2, "--seconds", 0.5, "--video-size", f"{W}x{H}", "--depth-ffv1")
+    out = tmp_path / "rolled"
+    p = reel(reel_bin, "export", task, out, "--data-file-mb", 0, "--video-file-mb", 0, "--json")
+    report = json.loads(p.stdout)
+    assert report["videos_reencoded"] == 2 * 2  # two depth slots, two episodes
+    eps = pq.read_table(out / "meta/episodes/chunk-000/file-000.parquet").to_pydict()
+    assert eps["data/file_index"] == [0, 1]
+    key = "observation.images.stereo_left"
+    assert eps[f"videos/{key}/file_index"] == [0, 1]
+    assert eps[f"videos/{key}/from_timestamp"] == [0.0, 0.0]  # each file starts its own clock
+    for ep, n in enumerate(eps["length"]):
+        t = pq.read_table(out / f"data/chunk-000/file-{ep:03d}.parquet").to_pydict()
+        assert t["episode_index"] == [ep] * n
+        depth = out / "videos/observation.depth.stereo_depth/chunk-000" / f"file-{ep:03d}.mp4"
+        probe = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_packets",
+                                "-show_entries", "stream=codec_name,pix_fmt,nb_read_packets", "-of", "json",
+                                str(depth)], check=True, capture_output=True, text=True).stdout
+        s = json.loads(probe)["streams"][0]
+        assert (s["codec_name"], s["pix_fmt"], int(s["nb_read_packets"])) == ("hevc", "gray12le", n)

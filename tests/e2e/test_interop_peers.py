@@ -153,3 +153,17 @@ def test_daft_on_ray_reads_v30_export(exported, pooled, tmp_path):
         for key in keys:
             want = np.concatenate([frames[key.rsplit(".", 1)[1]] for _, frames in pooled])
             np.testing.assert_array_equal(z[key], want, err_msg=key)
+
+
+def test_lerobot_reads_rolled_over_files(reel_bin, task, pooled, tmp_path):
+    """One data file and one mp4 per camera per episode (rollover at 0 MB): LeRobot still finds
+    every frame through the episodes rows' chunk/file indices and from/to timestamps."""
+    root = tmp_path / "rolled"
+    reel(reel_bin, "export", task, root, "--data-file-mb", 0, "--video-file-mb", 0, "--no-depth")
+    d = dump(root, "v3.0")
+    ep, fi, state, _, _ = expected_columns(pooled)
+    np.testing.assert_array_equal(d["episode_index"], ep)
+    np.testing.assert_array_equal(d["observation.state"], state)
+    for slot in ("stereo_left", "gripper_rgb"):
+        want = np.concatenate([frames[slot] for _, frames in pooled])
+        np.testing.assert_array_equal(d[f"observation.images.{slot}"], want, err_msg=slot)
