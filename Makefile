@@ -82,6 +82,7 @@ bench: build python
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_recorder.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_video.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_serve.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_interop.py
 
 clean:
 	rm -rf build out
