@@ -83,6 +83,7 @@ bench: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_video.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_serve.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_loader.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_interop.py
 
 clean:
 	rm -rf build out

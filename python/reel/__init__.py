@@ -10,6 +10,11 @@ This package is a thin layer over the C++ core (``reel._core``)::
     task.frames(1, "cam_rgb", [0, 10, 20])  # (3, H, W, 3) uint8 RGB (depth: (3, H, W) uint16 mm)
     reel.check("data/recordings")         # conformance findings
 
+    ds = reel.open("data/lerobot/pusht")  # LeRobot v2.x/v3.x or bundle -> reel.Dataset
+    ds.episodes()[0]["length"]
+    pyarrow.table(ds.data(0))             # episode 0's rows
+    ds.frame_images(0, [0, 1], ["observation.image"])  # {key: (2, H, W, 3) uint8}
+
     with reel.VideoReader("episode-000.mp4") as v:
         v.info["frames"]                  # width, height, frames, fps, codec, pix_fmt, depth, ...
         v.read_rgb([5, 0, 5])             # (3, H, W, 3) uint8, frame i = row i of the episode
@@ -24,6 +29,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import _core
+from ._dataset import Dataset
 from ._writer import Episode, TaskWriter
 from ._errors import (
     AlreadyExistsError,
@@ -39,7 +45,7 @@ from ._errors import (
 __version__ = _core.__version__
 
 __all__ = [
-    "Task", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
+    "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
     "CorruptionError", "PermissionDeniedError", "IOError", "NotSupportedError",
     "AlreadyExistsError",
 ]
@@ -283,6 +289,11 @@ class VideoReader:
                 f"{i['frames']} frames at {i['fps']:g} fps{', closed' if self.closed else ''})")
 
 
-def open(path: str) -> Task:  # noqa: A001 - the natural name, like io.open
-    """Opens the task directory at ``path``."""
-    return Task(_core.Task.open(str(path)))
+def open(path: str) -> "Task | Dataset":  # noqa: A001 - the natural name, like io.open
+    """Opens the dataset at ``path``: a :class:`Dataset` for LeRobot v2.x / v3.x and bundle
+    datasets (by :func:`detect_format`), a :class:`Task` for anything else (a pooled task, or
+    the error Task's open raises)."""
+    p = str(path)
+    if _core.is_foreign(p):
+        return Dataset(p)
+    return Task(_core.Task.open(p))

@@ -31,23 +31,6 @@ void ReleaseStreamCapsule(PyObject* capsule) noexcept {
   delete stream;
 }
 
-// The capsule of `reader` (GIL held).
-nb::object StreamCapsule(std::shared_ptr<arrow::RecordBatchReader> reader) {
-  auto* stream = new ArrowArrayStream();
-  arrow::Status st = arrow::ExportRecordBatchReader(std::move(reader), stream);
-  if (!st.ok()) {
-    delete stream;
-    RaiseStatus(Status::Invalid("exporting an Arrow C stream: " + st.ToString()));
-  }
-  PyObject* capsule = PyCapsule_New(stream, "arrow_array_stream", &ReleaseStreamCapsule);
-  if (!capsule) {
-    stream->release(stream);
-    delete stream;
-    throw nb::python_error();
-  }
-  return nb::steal(capsule);
-}
-
 // One row per episode: what the listing and the episodes rows say, as Arrow columns.
 Result<std::shared_ptr<arrow::Table>> EpisodesTable(const Task& task) {
   REEL_ASSIGN_OR_RETURN(auto episodes, task.ListEpisodes());
@@ -103,6 +86,22 @@ Result<std::shared_ptr<arrow::Table>> EpisodesTable(const Task& task) {
 }
 
 }  // namespace
+
+nb::object StreamCapsule(std::shared_ptr<arrow::RecordBatchReader> reader) {
+  auto* stream = new ArrowArrayStream();
+  arrow::Status st = arrow::ExportRecordBatchReader(std::move(reader), stream);
+  if (!st.ok()) {
+    delete stream;
+    RaiseStatus(Status::Invalid("exporting an Arrow C stream: " + st.ToString()));
+  }
+  PyObject* capsule = PyCapsule_New(stream, "arrow_array_stream", &ReleaseStreamCapsule);
+  if (!capsule) {
+    stream->release(stream);
+    delete stream;
+    throw nb::python_error();
+  }
+  return nb::steal(capsule);
+}
 
 void BindArrow(nb::class_<Task>& task) {
   task.def(

@@ -5,10 +5,15 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "reel/status.h"
+
+namespace arrow {
+class RecordBatchReader;
+}
 
 namespace reel {
 
@@ -35,12 +40,17 @@ nb::object NumpyEmpty(nb::tuple shape, const char* dtype);
 using IndexArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using TimeArray = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
+// arrow_ext.cc: `reader` exported as an "arrow_array_stream" PyCapsule (the
+// Arrow C stream interface; batches handed over, not copied). GIL held.
+nb::object StreamCapsule(std::shared_ptr<arrow::RecordBatchReader> reader);
 // arrow_ext.cc: Task.data_stream / Task.episodes_stream, tables as Arrow C stream capsules.
 void BindArrow(nb::class_<Task>& task);
 // samples_ext.cc: Task.imu / Task.slam (decode.h into numpy).
 void BindSamples(nb::class_<Task>& task);
 // writer_ext.cc: reel._core.TaskWriter and EpisodeWriter (the recorder).
 void BindWriter(nb::module_& m);
+// foreign_ext.cc: reel._core.ForeignDataset (LeRobot v2.x/v3.x, bundles) and is_foreign.
+void BindForeign(nb::module_& m);
 // video_ext.cc: reel._core.VideoReader and reel._core.encode_rgb.
 void BindVideo(nb::module_& m);
 // Task.frames: rows of an episode's video for `slot`; RGB uint8 (n, H, W, 3) or

@@ -230,4 +230,5 @@ NB_MODULE(_core, m) {
 
   BindVideo(m);
   BindWriter(m);
+  BindForeign(m);
 }

@@ -1,0 +1,88 @@
+"""reel.Dataset: LeRobot v2.x / v3.x and bundle datasets, read by reel's C++ core.
+
+``reel.open(path)`` returns one for such a dataset (and a :class:`reel.Task` for a pooled
+task); ``reel.Dataset(path)`` opens one directly."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from . import _core
+
+
+class Dataset:
+    """A LeRobot v2.x / v3.x or bundle dataset opened read-only. Reading never writes.
+
+    Opening reads ``meta/info.json`` (bundle: ``manifest.json``) and the tasks. The episode
+    index (episodes metadata plus a stat of every file it names) is read and checked once, at
+    the first call that needs it, and kept: open the dataset again after it changed on disk.
+    Episodes are addressed by ``episode_index`` (bundles: the position in manifest.json's
+    ``episodes``), rows by their 0-based position within the episode.
+
+    Errors raise :class:`reel.Error` subclasses naming the file: NotFoundError for a missing
+    file, episode or video key; InvalidError for metadata that contradicts itself or the data
+    and for a row outside the episode; CorruptionError for a file that cannot be decoded;
+    NotSupportedError for a version reel does not know. Long calls release the GIL."""
+
+    def __init__(self, path: str):
+        self._core = _core.ForeignDataset.open(str(path))
+        self._info: dict[str, Any] | None = None
+
+    @property
+    def root(self) -> str:
+        return self._core.root
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """The dataset-level metadata as reel reads it: format ("lerobot_v2", "lerobot_v3",
+        "bundle"), version, fps, robot_type, name (bundle), total_episodes, total_frames (-1
+        when not declared), chunks_size, data_path / video_path templates, features
+        {name: {dtype, shape}}, video_keys (sorted) and tasks (by task_index)."""
+        if self._info is None:
+            self._info = self._core.info()
+        return self._info
+
+    def episodes(self) -> list[dict[str, Any]]:
+        """One dict per episode in episode_index order (what ``reel ls --json`` prints):
+        episode_index, length, tasks, data_path, from_row / to_row (the episode's rows in
+        data_path), dataset_from_index / dataset_to_index (its global ``index`` range), videos
+        {key: {path, from_timestamp, to_timestamp}}; bundles add bundle_id and
+        task_description. Raises on the first violation of the metadata rules
+        (docs/foreign-read.md); :meth:`check` collects them all instead."""
+        return self._core.episodes()
+
+    def data(self, episode_index: int, columns: Iterable[str] | None = None):
+        """Episode N's rows of its data parquet as a :class:`reel.ArrowStream` (projected to
+        ``columns``, file order; None = all). Only the row groups holding the episode are read,
+        and the rows are checked to be the episode's (episode_index / index columns). A column
+        the file lacks raises NotFoundError or InvalidError."""
+        from . import ArrowStream
+
+        cols = [] if columns is None else [str(c) for c in columns]
+        n = int(episode_index)
+        return ArrowStream(lambda: self._core.data_stream(n, cols), f"episode {n} of {self.root}")
+
+    def frame_images(self, episode_index: int, rows: Iterable[int], keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """Rows ``rows`` of episode N for each video key: {key: uint8 (n, H, W, 3) RGB24},
+        decoded by reel (byte-identical to the ffmpeg CLI's rgb24 conversion). ``rows`` may come
+        in any order and repeat. LeRobot: row i is the frame nearest to the episode's
+        from_timestamp + its ``timestamp`` value, within half a frame period (InvalidError
+        otherwise); bundles: row i is frame i. One call per episode decodes each file once,
+        forward, seeking back only when that is cheaper."""
+        from . import _indices
+
+        if isinstance(keys, str):
+            raise TypeError("keys must be a list of video keys, not one string")
+        return self._core.frame_images(int(episode_index), _indices(rows), [str(k) for k in keys])
+
+    def check(self) -> list[dict[str, Any]]:
+        """Every foreign.* rule over the whole dataset (metadata, each episode's rows, each
+        video's frame count), as dicts {task, rule, severity, path, message}, like
+        :meth:`reel.Task.check`."""
+        return _core.check(self.root)
+
+    def __repr__(self) -> str:
+        i = self.info
+        return f"reel.Dataset({self.root!r}, {i['format']} {i['version']}, {i['total_episodes']} episodes)"
