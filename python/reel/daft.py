@@ -1,4 +1,5 @@
-"""Pooled tasks as Daft DataFrames: episodes first, filter, then frames for the kept episodes.
+"""Pooled tasks, LeRobot and bundle datasets as Daft DataFrames: episodes first, filter, then
+frames for the kept episodes.
 
 The shape is Daft's own LeRobot reader (``daft.datasets.lerobot``)::
 
@@ -15,7 +16,10 @@ is read on the driver but the episodes rows, so the same code runs on Daft's nat
 a Ray cluster (``daft.set_runner_ray(address=...)``) over many tasks, as long as every worker
 sees the task paths (a shared file system). Workers keep opened tasks in a per-process cache.
 
-Values are exactly what ``reel.open(task).data(N)`` and ``Task.frame_images`` return.
+Any path ``reel.open`` reads works: a pooled task (cameras by slot name, e.g. "stereo_left") or
+a LeRobot v2.x/v3.x or bundle dataset (cameras by video key, e.g. "observation.images.top";
+episode_index is LeRobot's, or the bundle's position in manifest.json). Values are exactly what
+``reel.open(path).data(N)`` and ``.frame_images`` return.
 """
 
 from __future__ import annotations
@@ -37,8 +41,26 @@ _EPISODE_FIELDS = ("task", "episode_index", "length", "duration_sec", "task_inde
 
 
 @functools.lru_cache(maxsize=64)
-def _task(path: str) -> "reel.Task":
+def _task(path: str):
+    """reel.Task or reel.Dataset, opened once per process."""
     return reel.open(path)
+
+
+def _episode_rows(path: str) -> list[dict]:
+    """The episodes of one path in read_episodes' columns."""
+    opened = _task(path)
+    if isinstance(opened, reel.Task):
+        return [{"task": path, "episode_index": int(e["episode_index"]), "length": e["length"],
+                 "duration_sec": e["duration_sec"], "task_index": e["task_index"],
+                 "has_data": bool(e["has_data"]), "video_slots": list(e["video_slots"] or [])}
+                for e in pa.table(opened.episodes_arrow()).to_pylist()]
+    fps = float(opened.info["fps"]) or 1.0
+    tasks = list(opened.info.get("tasks") or [])
+    return [{"task": path, "episode_index": int(e["episode_index"]), "length": int(e["length"]),
+             "duration_sec": int(e["length"]) / fps,
+             "task_index": tasks.index(e["tasks"][0]) if e.get("tasks") and e["tasks"][0] in tasks else None,
+             "has_data": True, "video_slots": sorted(e.get("videos", {}))}
+            for e in opened.episodes()]
 
 
 @functools.lru_cache(maxsize=8)
@@ -53,17 +75,7 @@ def read_episodes(paths: str | Iterable[str]) -> daft.DataFrame:
         paths = [paths]
     rows = []
     for path in paths:
-        episodes = pa.table(_task(str(path)).episodes_arrow()).to_pylist()
-        for e in episodes:
-            rows.append({
-                "task": str(path),
-                "episode_index": int(e["episode_index"]),
-                "length": e["length"],
-                "duration_sec": e["duration_sec"],
-                "task_index": e["task_index"],
-                "has_data": bool(e["has_data"]),
-                "video_slots": list(e["video_slots"] or []),
-            })
+        rows.extend(_episode_rows(str(path)))
     if not rows:
         return daft.from_pydict({k: [] for k in _EPISODE_FIELDS})
     return daft.from_pylist(rows)
@@ -117,10 +129,14 @@ def _camera_udf(slot: str, height: int, width: int, batch_size: int):
 def _camera_size(episodes: list[dict], slot: str) -> tuple[int, int]:
     for e in episodes:
         info = _task(e["task"]).info
-        cam = info.get("cameras", {}).get(slot)
+        cam = (info.get("cameras") or {}).get(slot)  # pooled: info.json cameras
         if cam:
             return int(cam["height"]), int(cam["width"])
-    raise reel.NotFoundError(f"no task of these episodes declares camera {slot!r} in info.json cameras")
+        feature = (info.get("features") or {}).get(slot)  # LeRobot / bundle: [H, W, C]
+        if feature and feature.get("dtype") == "video" and len(feature.get("shape", [])) == 3:
+            return int(feature["shape"][0]), int(feature["shape"][1])
+    raise reel.NotFoundError(f"no dataset of these episodes declares camera {slot!r} "
+                             f"(pooled: info.json cameras; LeRobot/bundle: a video feature)")
 
 
 def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
@@ -137,6 +153,7 @@ def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
     if not first:
         raise reel.NotFoundError("load_frames: no episode with data among the episodes given")
     probe = pa.table(_task(first[0]["task"]).data(first[0]["episode_index"]))
+    # Pooled and LeRobot files carry these themselves; the frame's own index is frame_index.
     bookkeeping = {"episode_index", "frame_index"}
     names = [c for c in (columns if columns is not None else probe.column_names) if c not in bookkeeping]
     missing = [c for c in names if c not in probe.column_names]

@@ -117,3 +117,29 @@ def test_ray_runner_gives_the_native_result(tasks, reel_mod, tmp_path):
         np.testing.assert_array_equal(z["frame_index"], native["frame_index"])
         for c in COLUMNS + CAMERAS:
             np.testing.assert_array_equal(z[c], np.asarray([np.asarray(v) for v in native[c]]), err_msg=c)
+
+
+@pytest.mark.parametrize("to", ["lerobot-v3", "bundle"])
+def test_lerobot_and_bundle_datasets_too(reel_bin, tasks, reel_mod, tmp_path, to):
+    """Anything reel.open reads: the same frames from a LeRobot v3.0 export and from bundles."""
+    import reel.daft as rd
+
+    out = tmp_path / to
+    cli(reel_bin, "export", "--to", to, tasks[0], out)
+    keys = ["observation.images.stereo_left"]
+    got = rd.read(str(out), columns=["observation.state"], cameras=keys) \
+        .sort(["episode_index", "frame_index"]).to_pydict()
+    assert sorted(set(got["episode_index"])) == [0, 1, 2]
+    i = 0
+    for e in range(3):
+        exp = expected(tasks[0], e + 1)
+        n = len(exp["frame_index"])
+        assert got["frame_index"][i:i + n] == list(range(n))
+        np.testing.assert_array_equal(np.stack(got[keys[0]][i:i + n]), exp["stereo_left"])
+        state = np.concatenate([np.asarray(exp[c], np.float32) for c in (
+            "observation.gripper_2_gripper_left_force", "observation.gripper_2_gripper_right_force",
+            "observation.gripper_2_gripper_state", "observation.gripper_left_force",
+            "observation.gripper_right_force", "observation.gripper_state")], axis=1)
+        np.testing.assert_array_equal(np.asarray(got["observation.state"][i:i + n], np.float32), state)
+        i += n
+    assert i == len(got["frame_index"])
