@@ -10,7 +10,6 @@
 
 #include "interop/export_internal.h"
 #include "interop/video_concat.h"
-#include "io/scratch_dir.h"
 #include "meta/json_util.h"
 #include "reel/dataset.h"
 #include "reel/interop.h"
@@ -370,6 +369,14 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
   } else {
     source_tasks = finfo.tasks;
   }
+  // Every episode's rows against the frame grid first (timestamps only): a dataset
+  // that would be cut wrongly is refused before anything is written.
+  if (!bundle) {
+    for (const ForeignEpisode& ep : episodes) {
+      REEL_ASSIGN_OR_RETURN(auto stamps, ds->ReadFrames(ep, {"timestamp"}));
+      REEL_RETURN_IF_ERROR(CheckLeRobotTimestamps(*stamps, fps, JoinPath(source, ep.data_path), ep.episode_index));
+    }
+  }
   REEL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(task_root, "meta/episodes")));
   REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(task_root, internal::kLockPath)));
   REEL_RETURN_IF_ERROR(internal::RecoverCommits(fs, task_root));
@@ -401,7 +408,6 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
     return it->second;
   };
 
-  REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create("reel-import"));
   const Json pooled_rows = round_trip ? block.value("pooled_rows", Json::array()) : Json::array();
   const Json pooled_numbers = round_trip ? block.value("pooled_episode_index", Json::array()) : Json::array();
   std::map<std::string, bool> depth_keys;
@@ -414,7 +420,6 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
     const std::string where = JoinPath(source, ep.data_path);
     REEL_ASSIGN_OR_RETURN(auto frames, ds->ReadFrames(ep));
     const int64_t n = frames->num_rows();
-    if (!bundle) REEL_RETURN_IF_ERROR(CheckLeRobotTimestamps(*frames, fps, where, ep.episode_index));
     REEL_ASSIGN_OR_RETURN(InfoJson info, internal::LoadInfo(fs, task_root));
     InfoJson decl;
     EpisodeRow row;
