@@ -4,8 +4,9 @@
 `reel simulate` drives the C++ recorder (reel::TaskWriter) with a virtual rig: two UMI grippers
 (force, state, int16x100 force matrices, SLAM), an ego S80C head with a 400 Hz IMU and its own
 trajectory, two USB gloves, a D435 and a UVC camera, with eight video streams (six RGB H.264, two
-12-bit HEVC depth). Then `reel info | ls | show | stats | check`, and `reel frames` decodes a few
-frames of two cameras to PNG.
+12-bit HEVC depth). Then `reel info | ls | show | stats | check`, `reel frames` decodes a few
+frames of two cameras to PNG, and `reel export` writes the task as a LeRobot v3.0 dataset, which
+`reel info` and `reel check` then read like any dataset.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ def main() -> int:
     for cmd in (["simulate", task, "--episodes", "3", "--seconds", "3"], ["info", task], ["ls", task],
                 ["show", task, "2"], ["stats", task], ["check", task],
                 ["frames", task, "2", "--slot", "stereo_left", "--at", "0,45,89", "-o", frames],
-                ["frames", task, "2", "--slot", "stereo_depth", "--at", "45", "-o", frames]):
+                ["frames", task, "2", "--slot", "stereo_depth", "--at", "45", "-o", frames],
+                ["export", "--to", "lerobot-v3", task, str(out / "lerobot_v3")],
+                ["info", str(out / "lerobot_v3")], ["check", str(out / "lerobot_v3")]):
         rc |= run(args.reel, *cmd)
     return rc
 
