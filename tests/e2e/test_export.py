@@ -248,6 +248,8 @@ def test_export_refuses_existing_and_bad_mapping(reel_bin, task, tmp_path):
     assert "observation.imu" in p.stderr and "not a fixed-size" in p.stderr
     assert not bad.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "scratch left behind"
+    p = reel(reel_bin, "export", task, task / "lerobot", ok=2)
+    assert "inside the task" in p.stderr and not (task / "lerobot").exists()
 
 
 def test_export_action_source_and_episode_choice(reel_bin, task, tmp_path):

@@ -245,10 +245,17 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
   if (existing.ok() && existing->type != FileType::kNotFound) {
     return Status::AlreadyExists(out_dir + ": already exists; export writes a new directory");
   }
-  REEL_ASSIGN_OR_RETURN(auto source, internal::PrepareExport(task, options));
-  source.fs = fs;
   std::filesystem::path out = std::filesystem::absolute(out_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
+  std::filesystem::path root = std::filesystem::absolute(task.root()).lexically_normal();
+  if (root.filename().empty()) root = root.parent_path();
+  const auto rel = out.lexically_relative(root);
+  if (!rel.empty() && *rel.begin() != "..") {
+    return Status::Invalid(out.string() + ": is inside the task " + root.string() +
+                           "; export never writes into the task it reads");
+  }
+  REEL_ASSIGN_OR_RETURN(auto source, internal::PrepareExport(task, options));
+  source.fs = fs;
   // Built beside its final place, renamed into it at the end: a crash leaves
   // only a dotfile directory, never a half dataset under the real name.
   REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create(
