@@ -154,3 +154,28 @@ def test_import_refuses_timestamps_off_the_frame_grid(reel_bin, task, tmp_path):
     p = reel(reel_bin, "import", out, back, ok=2)
     assert "file-000.parquet" in p.stderr and "row 5" in p.stderr and "episode 0" in p.stderr, p.stderr
     assert not back.exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("to,meta", [("lerobot-v3", "meta/info.json"), ("bundle", "manifest.json")])
+def test_generic_import_of_pooled_names_checks_clean(reel_bin, task, tmp_path, to, meta):
+    """Without reel's block the import maps feature by feature; pooled names keep their family's
+    type: a sampled IMU vector becomes one sample a row, SLAM points and stamps lists, scalars
+    scalars, key columns key columns (not features)."""
+    out = tmp_path / "ds"
+    reel(reel_bin, "export", "--to", to, task, out, "--no-depth")
+    doc = json.loads((out / meta).read_text())
+    del doc["reel"]
+    (out / meta).write_text(json.dumps(doc))
+    back = tmp_path / "pick"
+    report = json.loads(reel(reel_bin, "import", out, back, "--json").stdout)
+    assert report["round_trip"] is False and report["episode_indices"] == [1, 2]
+    reel(reel_bin, "check", back)  # exit 0: no errors
+    files = episode_files(back)
+    src = episode_files(task)
+    for n_new, n_old in ((1, 2), (2, 3)):
+        t = pq.read_table(files[n_new])
+        s = pq.read_table(src[n_old]).to_pydict()
+        assert t.schema.field("observation.imu").type == pq.read_table(src[n_old]).schema.field("observation.imu").type
+        assert t["wall_time"].to_pylist() == s["wall_time"]
+        assert t["observation.left_glove"].to_pylist() == s["observation.left_glove"]
+        assert t["rgb_dup"].to_pylist() == s["rgb_dup"]

@@ -11,6 +11,7 @@
 #include "interop/export_internal.h"
 #include "interop/video_concat.h"
 #include "meta/json_util.h"
+#include "reel/columns.h"
 #include "reel/dataset.h"
 #include "reel/interop.h"
 #include "reel/merge.h"
@@ -199,6 +200,27 @@ std::string SlotOf(const std::string& key) {
   return slot;
 }
 
+// `values` (n * width) as a list column of one sample a row: list<fixed_size_list
+// [width]> when `fixed_samples` (IMU), else a flat list of `width` values a row.
+Result<std::shared_ptr<arrow::Array>> OneSamplePerRow(const std::shared_ptr<arrow::Array>& values, int64_t width,
+                                                      bool fixed_samples, const std::string& what) {
+  const int64_t n = values->length() / width;
+  std::shared_ptr<arrow::Array> items = values;
+  int64_t step = width;
+  if (fixed_samples) {
+    items = std::make_shared<arrow::FixedSizeListArray>(
+        arrow::fixed_size_list(values->type(), static_cast<int32_t>(width)), n, values);
+    step = 1;
+  }
+  arrow::Int32Builder offsets;
+  for (int64_t i = 0; i <= n; ++i) (void)offsets.Append(static_cast<int32_t>(i * step));
+  std::shared_ptr<arrow::Array> off;
+  (void)offsets.Finish(&off);
+  auto list = arrow::ListArray::FromArrays(*off, *items);
+  if (!list.ok()) return Status::IOError(what + ": " + list.status().ToString());
+  return std::static_pointer_cast<arrow::Array>(*list);
+}
+
 Status AddGenericColumns(const ForeignInfo& info, const arrow::Table& frames, const std::string& where,
                          InfoJson* decl, PooledColumns* out, std::vector<std::string>* warnings) {
   for (int c = 0; c < frames.num_columns(); ++c) {
@@ -233,7 +255,24 @@ Status AddGenericColumns(const ForeignInfo& info, const arrow::Table& frames, co
     // keeps its values under lerobot_action (`reel export --action lerobot_action`
     // puts it back).
     const std::string pooled_name = name == "action" ? "lerobot_action" : name;
-    out->Add(pooled_name, AsPooled(values, width, fixed));
+    const ColumnFamily family = ClassifyColumn(pooled_name, {});
+    if (family == ColumnFamily::kKeyInt64 || family == ColumnFamily::kWallTime) {
+      out->Add(pooled_name, values);  // a key column (hardware_ns, wall_time, ...): never a feature
+      continue;
+    }
+    // A one-value list (a bundle's `list<T>` of shape [1]) is a scalar, unless the
+    // pooled family is a one-value vector itself (the action placeholder's shape).
+    const bool vector = fixed && !(width == 1 && family != ColumnFamily::kUnknown &&
+                                   !HasFamilyType(family, 256, *arrow::fixed_size_list(values->type(), 1)));
+    std::shared_ptr<arrow::Array> column = AsPooled(values, width, vector);
+    if (family == ColumnFamily::kImuSamples || family == ColumnFamily::kImuTimestamps ||
+        family == ColumnFamily::kSlamPoints || family == ColumnFamily::kSlamStamps) {
+      // A per-frame vector under a pooled list family's name (IMU samples, SLAM
+      // points, their stamps): one sample per frame, as that family's list.
+      REEL_ASSIGN_OR_RETURN(column, OneSamplePerRow(values, width, family == ColumnFamily::kImuSamples,
+                                                    where + ": " + name));
+    }
+    out->Add(pooled_name, column);
     FeatureSpec spec;
     spec.dtype = it != info.features.end() ? it->second.dtype : "float32";
     spec.shape = shape;
@@ -255,10 +294,16 @@ Status AddGenericColumns(const ForeignInfo& info, const arrow::Table& frames, co
     (void)action.Append(0.0f);
   }
   std::shared_ptr<arrow::Array> a;
+  auto has = [&](const char* name) {
+    for (const auto& f : out->fields) {
+      if (f->name() == name) return true;
+    }
+    return false;
+  };
   (void)wall.Finish(&a);
-  out->Add("wall_time", a);
+  if (!has("wall_time")) out->Add("wall_time", a);
   (void)hw.Finish(&a);
-  out->Add("hardware_ns", a);
+  if (!has("hardware_ns")) out->Add("hardware_ns", a);
   (void)action.Finish(&a);
   out->Add("action", AsPooled(a, 1, true));
   FeatureSpec placeholder;
