@@ -179,3 +179,15 @@ def test_generic_import_of_pooled_names_checks_clean(reel_bin, task, tmp_path, t
         assert t["wall_time"].to_pylist() == s["wall_time"]
         assert t["observation.left_glove"].to_pylist() == s["observation.left_glove"]
         assert t["rgb_dup"].to_pylist() == s["rgb_dup"]
+
+
+def test_damaged_reel_block_is_an_error_not_a_crash(reel_bin, task, tmp_path):
+    out = tmp_path / "v3"
+    reel(reel_bin, "export", task, out)
+    info = json.loads((out / "meta/info.json").read_text())
+    info["reel"]["pooled_rows"][0]["calibration"] = {"not": "a string"}
+    (out / "meta/info.json").write_text(json.dumps(info))
+    back = tmp_path / "pick"
+    p = reel(reel_bin, "import", out, back, ok=2)
+    assert "info.json" in p.stderr and '"reel" block' in p.stderr and "pooled_rows" in p.stderr, p.stderr
+    assert not back.exists()

@@ -374,16 +374,72 @@ Status CheckLeRobotTimestamps(const arrow::Table& frames, double fps, const std:
   return Status::OK();
 }
 
+// The "reel" block is read with typed accessors that would throw on a wrong type:
+// every key the import uses is checked first, so a damaged block is an error that
+// names the file and the key, never a crash.
+Status ValidateReelBlock(const Json& block, const std::string& path) {
+  auto bad = [&](const std::string& what) {
+    return Status::Invalid(path + ": \"reel\" block: " + what + " (not written by reel, or damaged)");
+  };
+  auto array_of = [&](const char* key, const std::function<bool(const Json&)>& ok) -> Status {
+    if (!block.contains(key)) return Status::OK();
+    if (!block[key].is_array()) return bad(std::string(key) + " must be an array");
+    for (const Json& item : block[key]) {
+      if (!ok(item)) return bad(std::string(key) + " has an item of the wrong shape: " + internal::Brief(item));
+    }
+    return Status::OK();
+  };
+  auto strings = [](const Json& j, const char* key) {
+    if (!j.contains(key)) return true;
+    if (!j[key].is_array()) return false;
+    for (const Json& x : j[key]) {
+      if (!x.is_string()) return false;
+    }
+    return true;
+  };
+  auto typed = [](const Json& j, const char* key, bool (Json::*is)() const noexcept) {
+    return !j.contains(key) || (j[key].*is)();
+  };
+  REEL_RETURN_IF_ERROR(array_of("pooled_episode_index", [](const Json& j) { return j.is_number_integer(); }));
+  REEL_RETURN_IF_ERROR(array_of("pooled_tasks", [&](const Json& j) {
+    return j.is_object() && typed(j, "task", &Json::is_string) && typed(j, "task_index", &Json::is_number_integer);
+  }));
+  REEL_RETURN_IF_ERROR(array_of("cameras", [&](const Json& j) {
+    return j.is_object() && typed(j, "key", &Json::is_string) && typed(j, "depth", &Json::is_boolean);
+  }));
+  REEL_RETURN_IF_ERROR(array_of("features", [&](const Json& j) {
+    if (!j.is_object() || !typed(j, "key", &Json::is_string) || !typed(j, "source", &Json::is_string)) return false;
+    if (!strings(j, "columns") || !strings(j, "pooled_types")) return false;
+    if (j.contains("widths")) {
+      if (!j["widths"].is_array()) return false;
+      for (const Json& w : j["widths"]) {
+        if (!w.is_number_integer() || w.get<int64_t>() < 1) return false;
+      }
+    }
+    return true;
+  }));
+  REEL_RETURN_IF_ERROR(array_of("pooled_rows", [&](const Json& j) {
+    if (!j.is_object()) return false;
+    for (const char* k : {"drop_stats", "video_codec", "calibration", "force_matrix_specs", "slam_specs"}) {
+      if (!typed(j, k, &Json::is_string)) return false;
+    }
+    return typed(j, "created_at", &Json::is_number) && typed(j, "duration_sec", &Json::is_number) &&
+           typed(j, "task_index", &Json::is_number_integer);
+  }));
+  if (block.contains("pooled_info") && !block["pooled_info"].is_object()) return bad("pooled_info must be an object");
+  return Status::OK();
+}
+
 Result<Json> ReelBlock(FileSystem* fs, const ForeignDataset& ds) {
   const bool bundle = ds.info().format == DatasetFormat::kBundle;
   const std::string path = JoinPath(ds.root(), bundle ? "manifest.json" : "meta/info.json");
   REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
   REEL_ASSIGN_OR_RETURN(Json doc, internal::ParseJson(text, path));
-  if (doc.is_object() && doc.contains("reel") && doc["reel"].is_object() &&
-      doc["reel"].value("source_format", "") == "pooled_episodes_v1") {
-    return doc["reel"];
-  }
-  return Json();
+  if (!doc.is_object() || !doc.contains("reel") || !doc["reel"].is_object()) return Json();
+  const Json& block = doc["reel"];
+  if (!block.contains("source_format") || block["source_format"] != "pooled_episodes_v1") return Json();
+  REEL_RETURN_IF_ERROR(ValidateReelBlock(block, path));
+  return block;
 }
 
 }  // namespace
