@@ -295,7 +295,7 @@ Result<FlatRows> Flatten(const ExportFeature& feature, const std::string& column
     return Status::Invalid(path + ": column '" + column + "' is " + t.ToString() +
                            ", not the shape the export plan expects for " + feature.key);
   }
-  if (rows.width != (feature.source == FeatureSource::kConcat ? rows.width : feature.width)) {
+  if (feature.source != FeatureSource::kConcat && rows.width != feature.width) {
     return Status::Invalid(path + ": column '" + column + "' has " + std::to_string(rows.width) +
                            " values per frame, other episodes have " +
                            std::to_string(feature.width) + " (" + feature.key + ")");

@@ -556,9 +556,9 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
     decl.task_name = task_name;
 
     // N: a round trip keeps the pooled number when the target does not hold it.
+    // The next free number is only chosen (a scan of the target) when needed.
     int64_t number = 0;
-    REEL_ASSIGN_OR_RETURN(int64_t next, internal::ChooseEpisodeIndex(fs, task_root, 0));
-    number = next;
+    bool kept = false;
     if (round_trip && i < pooled_numbers.size()) {
       const int64_t wanted = pooled_numbers[i].get<int64_t>();
       bool taken = false;
@@ -568,10 +568,15 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
       }
       if (!taken) {
         number = wanted;
+        kept = true;
       } else {
+        REEL_ASSIGN_OR_RETURN(number, internal::ChooseEpisodeIndex(fs, task_root, 0));
         report.warnings.push_back("episode " + std::to_string(wanted) + " is taken in " + task_root +
-                                  "; imported as " + std::to_string(next));
+                                  "; imported as " + std::to_string(number));
       }
+    }
+    if (!kept && number == 0) {
+      REEL_ASSIGN_OR_RETURN(number, internal::ChooseEpisodeIndex(fs, task_root, 0));
     }
 
     PooledColumns cols;
