@@ -31,7 +31,8 @@ struct FileInfo {
 
 struct DirEntry {
   std::string name;
-  FileType type = FileType::kOther;
+  FileType type = FileType::kOther;  // of what the entry points to, for a symbolic link
+  bool symlink = false;              // the entry itself is a symbolic link
 };
 
 // A file being written. Close() without a prior Sync() gives no durability.

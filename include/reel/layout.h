@@ -70,6 +70,9 @@ class PathTemplate {
  public:
   // Errors: Invalid for an unbalanced brace, an unknown placeholder name, an
   // unsupported format spec (only "" and "0Nd"), or an absolute path or "..".
+  // Templates come from outside, so they are bounded: at most 512 bytes, widths
+  // of at most 18, at most two string placeholders ({image_key}, {ext}) in one
+  // path component (matching tries every split of the component).
   static Result<PathTemplate> Parse(const std::string& text);
 
   // Renders the template; Invalid when a placeholder it uses has no value.

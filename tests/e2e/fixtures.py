@@ -584,7 +584,7 @@ def build_info(task_name: str, built: list, fps: float, total_episodes: int) -> 
     for b in built:
         for slot, ext in b.spec.videos.items():
             slots[slot] = ext  # latest wins
-    cameras = {s: {"height": 480, "width": 640} for s in slots if not is_depth_slot(s)}
+    cameras = {s: {"height": VIDEO_SIZE[1], "width": VIDEO_SIZE[0]} for s in slots if not is_depth_slot(s)}
     sensors = sorted({g for b in built for g in b.spec.gloves})
     devices = []
     device_names = {}

@@ -20,7 +20,9 @@ struct Common {
   bool json = false;
 };
 
+// A JSON-string column shown as JSON when it is JSON within reel's bounds.
 Json ParseOr(const std::string& text) {
+  if (!CheckJsonBounds(text, "").ok()) return text;
   try {
     return Json::parse(text);
   } catch (const std::exception&) {
@@ -286,8 +288,9 @@ int RunShow(const Common& c, int64_t n) {
     auto table = (*task)->ReadData(*episode);
     if (!table.ok()) return Fail(table.status());
     const arrow::Table& t = **table;
-    for (const auto& field : t.schema()->fields()) {
-      const auto& column = *t.GetColumnByName(field->name());
+    for (int i = 0; i < t.num_columns(); ++i) {
+      const auto& field = t.schema()->field(i);
+      const auto& column = *t.column(i);
       columns.push_back({{"name", field->name()},
                          {"type", field->type()->ToString()},
                          {"null_count", column.null_count()},

@@ -174,15 +174,6 @@ void CheckFeatures(const InfoJson& info, FindingSink& sink) {
              "observation.gripper_N_slam_trajectory) is declared");
 }
 
-// Depth slots are named <base>_depth, <base>_depth_<N> or stereo_depth (multi-device §4.3,
-// §4.4); "D435_depth_rgb" is an RGB slot.
-bool IsDepthSlot(const std::string& slot) {
-  size_t end = slot.size();
-  size_t digits = slot.find_last_not_of("0123456789");
-  if (digits != std::string::npos && digits + 1 < end && slot[digits] == '_') end = digits;
-  const std::string base = slot.substr(0, end);
-  return base == "depth" || base.ends_with("_depth");
-}
 
 void CheckDevicesAndVideo(const InfoJson& info, FindingSink& sink) {
   std::set<std::string> named;
@@ -238,15 +229,24 @@ Status CheckStrayFiles(const Task& task, FindingSink& sink) {
                                &task.info().episodes_path})
     if (auto p = PathTemplate::Parse(*t); p.ok()) templates.push_back(std::move(*p));
   templates.push_back(*PathTemplate::Parse("meta/episodes/chunk-{c:03d}/file-{f:03d}.parquet"));
-  std::function<Status(const std::string&)> walk = [&](const std::string& rel) -> Status {
+  // Symbolic links to directories are not followed (a link to an ancestor is a loop) and
+  // the depth is bounded: the templates are a few levels deep.
+  constexpr int kMaxDepth = 8;
+  std::function<Status(const std::string&, int)> walk = [&](const std::string& rel, int depth) -> Status {
     auto entries = task.fs()->ListDir(task.Path(rel));
     if (!entries.ok())
       return entries.status().code() == StatusCode::kNotFound ? Status::OK() : entries.status();
     for (const DirEntry& e : *entries) {
       if (IsNonDataName(e.name)) continue;
       const std::string child = rel + "/" + e.name;
+      if (e.type == FileType::kDirectory && (e.symlink || depth >= kMaxDepth)) {
+        sink.Add("layout.stray_file", child,
+                 e.symlink ? "a symbolic link to a directory; reel does not follow it here"
+                           : "a directory deeper than any info.json path template");
+        continue;
+      }
       if (e.type == FileType::kDirectory) {
-        REEL_RETURN_IF_ERROR(walk(child));
+        REEL_RETURN_IF_ERROR(walk(child, depth + 1));
         continue;
       }
       bool known = std::any_of(templates.begin(), templates.end(),
@@ -257,7 +257,7 @@ Status CheckStrayFiles(const Task& task, FindingSink& sink) {
     }
     return Status::OK();
   };
-  for (const char* dir : {"data", "videos", "meta/episodes"}) REEL_RETURN_IF_ERROR(walk(dir));
+  for (const char* dir : {"data", "videos", "meta/episodes"}) REEL_RETURN_IF_ERROR(walk(dir, 1));
   return Status::OK();
 }
 

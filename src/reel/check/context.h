@@ -31,6 +31,10 @@ void CheckEpisode(const Task& task, const EpisodeEntry& episode, FindingSink& si
 void CheckVideoFiles(const Task& task, const EpisodeEntry& episode, std::optional<int64_t> data_rows,
                      FindingSink& sink);
 
+// Depth slots are named <base>_depth, <base>_depth_<N> or stereo_depth (multi-device §4.3,
+// §4.4); "D435_depth_rgb" is an RGB slot.
+bool IsDepthSlot(const std::string& slot);
+
 // True for the data parquet key columns of contract §7.1 / multi-device §3.
 bool IsKeyColumn(const std::string& name);
 

@@ -6,7 +6,10 @@
 #include <arrow/util/compression.h>
 
 #include <cctype>
+#include <cstdio>
+#include <cmath>
 #include <functional>
+#include <limits>
 
 #include "check/context.h"
 #include "meta/json_util.h"
@@ -19,6 +22,15 @@ namespace {
 
 
 using TypePtr = std::shared_ptr<arrow::DataType>;
+
+// A double for messages: shortest round trip, and nan / inf / -inf by name.
+std::string FormatDouble(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
 
 bool IsListType(const arrow::DataType& t) {
   return t.id() == arrow::Type::LIST || t.id() == arrow::Type::LARGE_LIST ||
@@ -59,6 +71,18 @@ void CheckColumnName(const std::string& name, const std::string& where, FindingS
 }
 
 // ---- the episodes row ----------------------------------------------------------
+
+void CheckRowValues(const EpisodeRow& row, const EpisodeEntry& e, FindingSink& sink) {
+  if (!std::isfinite(row.duration_sec) || row.duration_sec < 0)
+    sink.Add("episodes.values", e.row_path,
+             "duration_sec is " + FormatDouble(row.duration_sec) + "; a duration is finite and not negative");
+  if (!std::isfinite(row.created_at))
+    sink.Add("episodes.values", e.row_path,
+             "created_at is " + FormatDouble(row.created_at) + "; a Unix time is finite");
+  if (row.task_index < 0)
+    sink.Add("episodes.values", e.row_path,
+             "task_index is " + std::to_string(row.task_index) + "; task indices start at 0");
+}
 
 std::optional<EpisodeRow> CheckRow(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
   if (e.row_source == RowSource::kMissing) {
@@ -125,11 +149,16 @@ std::optional<EpisodeRow> CheckRow(const Task& task, const EpisodeEntry& e, Find
                    {"slam_specs", row->slam_specs}};
   for (const JsonCol& c : json_cols) {
     auto parsed = ParseJson(c.value, std::string(c.name));
-    if (!parsed.ok() || !parsed->is_object())
+    if (!parsed.ok())
+      sink.Add("episodes.json_column", e.row_path,
+               std::string("column \"") + c.name + "\" must hold a JSON object string: " +
+                   parsed.status().message());
+    else if (!parsed->is_object())
       sink.Add("episodes.json_column", e.row_path,
                std::string("column \"") + c.name + "\" must hold a JSON object string, found \"" +
                    c.value.substr(0, 40) + "\"");
   }
+  CheckRowValues(*row, e, sink);
   return *row;
 }
 
@@ -181,6 +210,49 @@ void CheckKeyColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJso
         return;
       }
     }
+  }
+}
+
+// Times of rows written in order: finite, never decreasing. Reports the first bad row.
+template <typename ArrowArray>
+void CheckTimeColumn(const arrow::Table& t, const char* name, const EpisodeEntry& e, FindingSink& sink) {
+  auto col = t.GetColumnByName(name);
+  if (!col || col->type()->id() != ArrowArray::TypeClass::type_id) return;  // a type finding
+  double prev = -std::numeric_limits<double>::infinity();
+  int64_t r = 0;
+  for (const auto& chunk : col->chunks()) {
+    const auto& a = static_cast<const ArrowArray&>(*chunk);
+    for (int64_t i = 0; i < a.length(); ++i, ++r) {
+      if (a.IsNull(i)) continue;  // reported by the key-column rules
+      const double v = static_cast<double>(a.Value(i));
+      if (!std::isfinite(v) || v < prev) {
+        sink.Add("data.time_order", e.data_path,
+                 std::string(name) + " at row " + std::to_string(r) + " is " + FormatDouble(v) +
+                     (std::isfinite(v) ? ", before the previous row's " + FormatDouble(prev) : "") +
+                     "; rows are written in time order");
+        return;
+      }
+      prev = v;
+    }
+  }
+}
+
+void CheckTimeOrder(const arrow::Table& t, const EpisodeEntry& e, FindingSink& sink) {
+  CheckTimeColumn<arrow::FloatArray>(t, "timestamp", e, sink);
+  CheckTimeColumn<arrow::DoubleArray>(t, "timestamp", e, sink);
+  CheckTimeColumn<arrow::DoubleArray>(t, "wall_time", e, sink);
+  auto col = t.GetColumnByName("task_index");
+  if (!col || col->type()->id() != arrow::Type::INT64) return;
+  int64_t r = 0;
+  for (const auto& chunk : col->chunks()) {
+    const auto& a = static_cast<const arrow::Int64Array&>(*chunk);
+    for (int64_t i = 0; i < a.length(); ++i, ++r)
+      if (a.IsValid(i) && a.Value(i) < 0) {
+        sink.Add("data.key_column", e.data_path,
+                 "task_index at row " + std::to_string(r) + " is " + std::to_string(a.Value(i)) +
+                     "; task indices start at 0");
+        return;
+      }
   }
 }
 
@@ -326,6 +398,7 @@ void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
   CheckVideoFiles(task, e, t.num_rows(), sink);
   CheckCompression(task, e, sink);
   CheckKeyColumns(t, e, task.info(), sink);
+  CheckTimeOrder(t, e, sink);
   CheckColumns(t, e, task.info(), sink);
   CheckLockstep(t, e, sink);
   CheckForceMatrices(t, e, row ? &*row : nullptr, task.info(), sink);

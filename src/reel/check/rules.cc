@@ -82,6 +82,9 @@ const std::vector<RuleInfo>& Rules() {
        "force_matrix_specs and slam_specs may be absent in old rows"},
       {"episodes.json_column", S::kError, "contract §6.2",
        "drop_stats, video_codec, calibration, force_matrix_specs and slam_specs hold JSON objects"},
+      {"episodes.values", S::kError, "contract §6.2",
+       "duration_sec and created_at are finite, duration_sec is not negative, task_index is not "
+       "negative"},
       {"episodes.length", S::kError, "contract §6.2, §7.1",
        "length equals the data parquet's rows, start_frame_index is 0 and end_frame_index is "
        "length-1"},
@@ -91,8 +94,12 @@ const std::vector<RuleInfo>& Rules() {
        "data parquet column chunks are zstd-compressed"},
       {"data.key_column", S::kError, "contract §7.1; multi-device §3",
        "key columns exist with their types: episode_index int64, frame_index int64, timestamp "
-       "float32, task_index int64, wall_time float64, hardware_ns int64 (raw_hw_ns int64 if present)"},
+       "float32, task_index int64, wall_time float64, hardware_ns int64 (raw_hw_ns int64 if present); "
+       "task_index is not negative"},
       {"data.frame_index", S::kError, "contract §7.1", "frame_index is 0..length-1 without gaps"},
+      {"data.time_order", S::kError, "contract §7.1; multi-device §3.1",
+       "timestamp and wall_time are finite and never decrease within an episode (rows are "
+       "written in time order)"},
       {"data.column_type", S::kError, "contract §7.2; multi-device App. C",
        "each column family has its Arrow type: fixed_size_list for list<T, N>, variable list "
        "for force matrices, SLAM, IMU samples"},
@@ -130,6 +137,11 @@ const std::vector<RuleInfo>& Rules() {
       {"video.unreadable", S::kError, "contract §8",
        "every video file opens (FFmpeg demuxer and packet index) and holds a video stream with a "
        "decoder; a depth .mkv is read by its FFV1 stream"},
+      {"video.stream_kind", S::kError, "contract §3, §8; multi-device §4.8",
+       "a depth slot holds a depth stream (12-bit HEVC or FFV1 gray16le) and an RGB slot does not"},
+      {"video.resolution", S::kWarning, "contract §3; reference behaviour",
+       "a video's width and height are those of its cameras entry (the latest episode's value "
+       "wins, so older episodes may differ)"},
       {"video.frame_count", S::kError, "contract §7.3, §8",
        "every video of an episode has exactly as many frames as its data parquet has rows "
        "(row i = frame i)"},

@@ -100,20 +100,23 @@ class PosixFileSystem final : public FileSystem {
     DIR* dir = ::opendir(path.c_str());
     if (dir == nullptr) return ErrnoStatus("opendir", path, errno);
     std::vector<DirEntry> entries;
-    errno = 0;
-    while (struct dirent* e = ::readdir(dir)) {
+    // readdir reports an error only through errno, which the stat calls below may set.
+    for (errno = 0; struct dirent* e = ::readdir(dir); errno = 0) {
       std::string name = e->d_name;
       if (name == "." || name == "..") continue;
       FileType type = FileType::kOther;
+      bool symlink = e->d_type == DT_LNK;
       if (e->d_type == DT_REG) {
         type = FileType::kFile;
       } else if (e->d_type == DT_DIR) {
         type = FileType::kDirectory;
       } else if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
+        const std::string child = path + "/" + name;
         struct stat st;
-        if (::stat((path + "/" + name).c_str(), &st) == 0) type = TypeOfMode(st.st_mode);
+        if (e->d_type == DT_UNKNOWN && ::lstat(child.c_str(), &st) == 0) symlink = S_ISLNK(st.st_mode);
+        if (::stat(child.c_str(), &st) == 0) type = TypeOfMode(st.st_mode);  // a loop stays kOther
       }
-      entries.push_back({std::move(name), type});
+      entries.push_back({std::move(name), type, symlink});
     }
     int err = errno;
     ::closedir(dir);

@@ -76,6 +76,25 @@ TEST(PathTemplate, ParseErrors) {
   EXPECT_FALSE(PathTemplate::Parse("data/{image_key}{ext}").ok());
 }
 
+TEST(PathTemplate, HostileTemplatesAreBounded) {
+  // A width of 999999999 took `reel show` 17 s and 4.9 GB; 20 digits threw from std::stoi.
+  for (const char* t : {"data/chunk-{c:999999999d}/episode-{f:03d}.parquet",
+                        "data/chunk-{c:99999999999999999999d}/x.parquet", "data/{c:019d}.parquet"}) {
+    auto p = PathTemplate::Parse(t);
+    ASSERT_FALSE(p.ok()) << t;
+    EXPECT_NE(p.status().message().find("width"), std::string::npos) << p.status().message();
+  }
+  EXPECT_TRUE(PathTemplate::Parse("data/{c:018d}.parquet").ok());
+  EXPECT_FALSE(PathTemplate::Parse("data/" + std::string(600, 'x') + "/{f:03d}.parquet").ok());
+  // Three string placeholders in a component would make matching cubic and more.
+  EXPECT_FALSE(PathTemplate::Parse("v/{image_key}a{ext}b{image_key}.mp4").ok());
+  auto two = PathTemplate::Parse("v/{image_key}.{ext}");
+  ASSERT_TRUE(two.ok());
+  auto m = two->Match("v/" + std::string(250, 'a') + ".mp4");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->ext, "mp4");
+}
+
 TEST(NonData, ContractSection11) {
   for (const char* name : {".lock", ".episode-001.parquet.tmp", "recycled_episode.json", "_trash",
                            "_migrate_backup_20250101", "_episodes_task_3.parquet",

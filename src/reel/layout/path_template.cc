@@ -1,4 +1,5 @@
 // PathTemplate: compile, render, match and glob info.json path templates.
+#include <algorithm>
 #include <cctype>
 #include <functional>
 
@@ -10,6 +11,10 @@ namespace {
 
 using Piece = PathTemplate::Piece;
 using Var = PathTemplate::Var;
+
+// Bounds on a template from outside (info.json): a path is short, and so is its padding.
+constexpr size_t kMaxTemplateBytes = 512;
+constexpr int kMaxWidth = 18;
 
 bool IsNumeric(Var v) { return v == Var::kChunk || v == Var::kFile || v == Var::kEpisodeIndex; }
 
@@ -57,7 +62,15 @@ Result<std::vector<Piece>> ParseComponent(const std::string& comp, const std::st
       if (!ok)
         return Status::Invalid("path template \"" + text + "\": unsupported format spec {" + body +
                                "}");
-      p.width = digits.empty() ? 0 : std::stoi(digits);
+      // A path component holds at most 18 digits of a number (MatchPieces), so wider
+      // padding can only be a hostile template (a width of 999999999 would render a
+      // gigabyte).
+      const size_t first = digits.find_first_not_of('0');  // "03d": the zero flag, width 3
+      const std::string width = first == std::string::npos ? "" : digits.substr(first);
+      if (width.size() > 2 || (!width.empty() && std::stoi(width) > kMaxWidth))
+        return Status::Invalid("path template \"" + text + "\": width in {" + body +
+                               "} is more than " + std::to_string(kMaxWidth));
+      p.width = width.empty() ? 0 : std::stoi(width);
     }
     if (!pieces.empty() && pieces.back().is_var)
       return Status::Invalid("path template \"" + text +
@@ -65,6 +78,13 @@ Result<std::vector<Piece>> ParseComponent(const std::string& comp, const std::st
     pieces.push_back(std::move(p));
     i = close + 1;
   }
+  // Each string placeholder tries every split of the component: two keep matching
+  // quadratic in a component's length, more would let a template take exponential time.
+  const auto strings = std::count_if(pieces.begin(), pieces.end(),
+                                     [](const Piece& p) { return p.is_var && !IsNumeric(p.var); });
+  if (strings > 2)
+    return Status::Invalid("path template \"" + text + "\": more than two string placeholders in \"" +
+                           comp + "\"");
   return pieces;
 }
 
@@ -125,6 +145,10 @@ std::vector<std::string> SplitPath(const std::string& path) {
 Result<PathTemplate> PathTemplate::Parse(const std::string& text) {
   if (text.empty() || text.front() == '/')
     return Status::Invalid("path template \"" + text + "\": must be a non-empty relative path");
+  if (text.size() > kMaxTemplateBytes)
+    return Status::Invalid("path template of " + std::to_string(text.size()) +
+                           " bytes: longer than the limit of " + std::to_string(kMaxTemplateBytes) +
+                           " (\"" + text.substr(0, 60) + "...\")");
   PathTemplate t;
   t.text_ = text;
   for (const std::string& comp : SplitPath(text)) {

@@ -1,11 +1,50 @@
 #include "meta/json_util.h"
 
-namespace reel::internal {
+namespace reel {
 
-Result<Json> ParseJson(std::string_view text, const std::string& path) {
+Status CheckJsonBounds(std::string_view text, const std::string& path, const JsonLimits& limits) {
+  if (static_cast<int64_t>(text.size()) > limits.max_bytes)
+    return Status::Invalid(path + ": json.size: " + std::to_string(text.size()) +
+                           " bytes of JSON, more than the limit of " +
+                           std::to_string(limits.max_bytes));
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limits.max_depth)
+        return Status::Invalid(path + ": json.depth: arrays and objects nested more than " +
+                               std::to_string(limits.max_depth) + " levels deep (at byte " +
+                               std::to_string(i) + ")");
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;  // unbalanced closers are the parser's to report
+    }
+  }
+  return Status::OK();
+}
+
+namespace internal {
+
+Result<Json> ParseJson(std::string_view text, const std::string& path, const JsonLimits& limits) {
+  REEL_RETURN_IF_ERROR(CheckJsonBounds(text, path, limits));
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
+    return Status::Invalid(path + ": malformed JSON (" + std::string(e.what()) + ")");
+  } catch (const Json::out_of_range& e) {
+    // nlohmann reports a number that overflows a double (1e999) as out_of_range.406.
+    return Status::Invalid(path + ": json.number: a number outside the range of a double (" +
+                           std::string(e.what()) + ")");
+  } catch (const Json::exception& e) {
     return Status::Invalid(path + ": malformed JSON (" + std::string(e.what()) + ")");
   }
 }
@@ -96,4 +135,5 @@ std::string Dump(const Json& j, int indent) {
   return j.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
-}  // namespace reel::internal
+}  // namespace internal
+}  // namespace reel

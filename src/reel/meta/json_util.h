@@ -5,14 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "reel/metadata.h"
 #include "reel/status.h"
 
 namespace reel::internal {
 
 using Json = nlohmann::ordered_json;
 
-// Parses `text`; Invalid "<path>: malformed JSON: <where>" on failure.
-Result<Json> ParseJson(std::string_view text, const std::string& path);
+// The one way reel parses JSON: `text` is first held to `limits` (CheckJsonBounds),
+// then parsed. Invalid "<path>: malformed JSON (<where>)" on a syntax error,
+// "<path>: json.number: ..." on a number outside the range of a double (1e999),
+// "<path>: json.depth: ..." / "json.size: ..." past the limits. Never throws.
+Result<Json> ParseJson(std::string_view text, const std::string& path,
+                       const JsonLimits& limits = {});
 
 // "a JSON array", "a string", ... for messages.
 std::string JsonTypeName(const Json& j);

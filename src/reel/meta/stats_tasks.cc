@@ -88,15 +88,16 @@ Result<std::vector<TaskEntry>> ParseTasksJsonl(std::string_view text, const std:
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     const std::string where = path + ": line " + std::to_string(line_no);
-    Json obj;
-    try {
-      obj = Json::parse(line.begin(), line.end());
-    } catch (const Json::parse_error&) {
+    auto parsed = internal::ParseJson(line, where);
+    // Past the bounds, or a number out of range: the bound's own message says more.
+    if (!parsed.ok() && parsed.status().message().find(": json.") != std::string::npos)
+      return parsed.status();
+    if (!parsed.ok())
       return Status::Invalid(where + " is not one complete JSON object: \"" +
                              std::string(line.substr(0, 40)) +
                              "\" (contract §5: one object per line; a pretty-printed, multi-line "
                              "tasks.jsonl breaks first-line readers)");
-    }
+    Json obj = std::move(*parsed);
     if (!obj.is_object())
       return Status::Invalid(where + " must be a JSON object, found " + internal::JsonTypeName(obj));
     TaskEntry t;

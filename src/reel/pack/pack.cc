@@ -129,6 +129,24 @@ Status WriteZip(const std::string& path, const std::vector<Source>& sources) {
   return Status::OK();
 }
 
+// The zip is renamed over its path: only a regular file may be replaced that way. A
+// symbolic link, FIFO or device node there (`-o /dev/stdout`) would silently become a
+// regular file.
+Status CheckReplaceable(FileSystem* fs, const std::string& zip_path) {
+  REEL_ASSIGN_OR_RETURN(FileInfo target, fs->Stat(zip_path));
+  if (target.type == FileType::kNotFound) {
+    // A dangling symbolic link stats as absent; the listing tells.
+  } else if (target.type != FileType::kFile) {
+    return Status::AlreadyExists(zip_path + ": exists and is not a regular file; pack replaces only a zip it wrote");
+  }
+  REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(DirName(zip_path)));
+  const std::string name = zip_path.substr(zip_path.find_last_of('/') + 1);
+  for (const DirEntry& e : entries)
+    if (e.name == name && e.symlink)
+      return Status::AlreadyExists(zip_path + ": is a symbolic link; pack does not replace links");
+  return Status::OK();
+}
+
 Result<PackResult> PackInto(const Task& task, int64_t n, const std::string& zip_path,
                             const std::string& temp, const PackOptions& options) {
   FileSystem* fs = task.fs();
@@ -164,6 +182,7 @@ Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_ind
   REEL_ASSIGN_OR_RETURN(FileInfo out_dir, fs->Stat(DirName(zip_path)));
   if (out_dir.type != FileType::kDirectory)
     return Status::NotFound(zip_path + ": output directory " + DirName(zip_path) + " does not exist");
+  REEL_RETURN_IF_ERROR(CheckReplaceable(fs, zip_path));
   const std::string temp = internal::TempPathFor(zip_path, "pack");
   auto result = PackInto(*task, episode_index, zip_path, temp, options);
   if (!result.ok()) {

@@ -5,6 +5,7 @@
 #include <parquet/exception.h>
 
 #include <algorithm>
+#include <set>
 
 #include "read/parquet_io.h"
 
@@ -30,6 +31,13 @@ Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
                                 reader.status().message() + ")");
     std::shared_ptr<parquet::arrow::FileReader> shared = std::move(*reader);
     shared->set_use_threads(use_threads);
+    // Columns are found by name everywhere; a second column of one name would be
+    // ambiguous, and Arrow's by-name lookup answers it with no column at all.
+    std::set<std::string> names;
+    for (const auto& field : shared->manifest().schema_fields)
+      if (!names.insert(field.field->name()).second)
+        return Status::Corruption(path + ": the column \"" + field.field->name() +
+                                  "\" appears more than once");
     return shared;
   } catch (const std::exception& e) {
     return Status::Corruption(path + ": not a readable parquet file (" + e.what() + ")");

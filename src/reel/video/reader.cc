@@ -1,6 +1,8 @@
 // VideoReader (see reel/video.h): opening a file and its frame index. Decoding by
 // index is in reader_decode.cc, by timestamp in reader_at.cc.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -55,6 +57,76 @@ Status OpenInput(const std::string& path, video::InputPtr* out) {
   return Status::OK();
 }
 
+// The payload ranges of the top-level `mdat` boxes of an mp4/mov file, read from the box
+// headers (a bounded walk; it stops at the first header that does not fit the file).
+// Empty when none is found, and then nothing is judged by it.
+std::vector<std::pair<int64_t, int64_t>> MdatRanges(const std::string& path, int64_t size) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ranges;
+  int64_t pos = 0;
+  for (int boxes = 0; boxes < 4096 && pos + 8 <= size; ++boxes) {
+    unsigned char h[16];
+    if (::pread(fd, h, sizeof h, pos) < 8) break;
+    auto be = [&](int at, int n) {
+      uint64_t v = 0;
+      for (int i = 0; i < n; ++i) v = v << 8 | h[at + i];
+      return v;
+    };
+    uint64_t length = be(0, 4);
+    int64_t header = 8;
+    if (length == 1) {
+      if (pos + 16 > size) break;
+      length = be(8, 8);
+      header = 16;
+    } else if (length == 0) {
+      length = static_cast<uint64_t>(size - pos);  // the box runs to the end of the file
+    }
+    if (length < static_cast<uint64_t>(header) || length > static_cast<uint64_t>(size - pos)) break;
+    if (std::memcmp(h + 4, "mdat", 4) == 0) ranges.emplace_back(pos + header, pos + static_cast<int64_t>(length));
+    pos += static_cast<int64_t>(length);
+  }
+  ::close(fd);
+  return ranges;
+}
+
+// Every frame of an mp4 lies in its media data. A damaged index (chunk offsets zeroed
+// or shifted) points frames at the file's header boxes: the demuxer would hand the
+// decoder whatever lies there, and `check` would count the frames without noticing.
+Status CheckIndexInMediaData(const std::string& path, int64_t size,
+                             const std::vector<const AVIndexEntry*>& entries) {
+  const auto ranges = MdatRanges(path, size);
+  if (ranges.empty()) return Status::OK();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const int64_t begin = entries[i]->pos, end = begin + entries[i]->size;
+    const bool inside = std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) {
+      return begin >= r.first && end <= r.second;
+    });
+    if (!inside)
+      return Status::Corruption(path + ": damaged index: frame " + std::to_string(i) + " at byte " +
+                                std::to_string(begin) + " lies outside the file's media data "
+                                "(its chunk offsets are wrong)");
+  }
+  return Status::OK();
+}
+
+// Frames of one stream occupy distinct bytes. A damaged index (an mp4 whose chunk
+// offsets were zeroed) points many frames at the same bytes: the demuxer would hand
+// the decoder whatever lies there, so such a file is refused when opened.
+Status CheckIndexOverlap(const std::string& path, const std::vector<const AVIndexEntry*>& entries) {
+  std::vector<std::pair<int64_t, int64_t>> spans;  // (pos, end)
+  spans.reserve(entries.size());
+  for (const AVIndexEntry* e : entries) spans.emplace_back(e->pos, e->pos + e->size);
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (spans[i].first < 0 || (i > 0 && spans[i].first < spans[i - 1].second))
+      return Status::Corruption(path + ": damaged index: frames overlap at byte " +
+                                std::to_string(spans[i].first) +
+                                " (the chunk offsets of the file are wrong)");
+  }
+  return Status::OK();
+}
+
 // Counts the frames from the demuxer's packet index when it lists every packet
 // (mp4: one entry per sample); -1 when it does not (mkv indexes only the keyframes
 // of its cues). Builds frame_pts and keyframes from it when the presentation times
@@ -83,6 +155,9 @@ Result<int64_t> CountFromIndex(VideoReader::Impl& m) {
     return Status::Corruption(m.path + ": truncated: its index lists frames up to byte " +
                               std::to_string(end) + " but the file has " + std::to_string(size) +
                               " bytes");
+  REEL_RETURN_IF_ERROR(CheckIndexOverlap(m.path, entries));
+  if (size >= 0 && std::strstr(m.format->iformat->name, "mp4"))
+    REEL_RETURN_IF_ERROR(CheckIndexInMediaData(m.path, size, entries));
   // Index timestamps are decode timestamps. Without frame reordering, or with it at
   // a constant frame rate, the presentation times are the same values shifted by
   // the first packet's pts - dts; decoding verifies every frame against them and

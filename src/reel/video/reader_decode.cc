@@ -43,6 +43,8 @@ size_t VideoReader::Impl::KeyAtOrBefore(int64_t index) const {
 }
 
 Status VideoReader::Impl::SeekTo(size_t key) {
+  if (frame_pts.empty() || (!keyframes.empty() && key >= keyframes.size()))
+    return Status::Corruption(path + ": no frame to seek to: the file's index is empty or damaged");
   // Without a keyframe list (nothing flagged), the first frame's timestamp.
   const int64_t ts = keyframes.empty() ? frame_pts.front() : keyframes[key].seek_ts;
   const int err = av_seek_frame(format.get(), stream->index, ts, AVSEEK_FLAG_BACKWARD);

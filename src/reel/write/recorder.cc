@@ -349,9 +349,14 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
         if (gripper && (!decl.gripper_slam_frame || column == "observation.slam_trajectory"))
           decl.gripper_slam_frame = *f.frame;
       }
-      if (!f.frame_axes_json.empty()) spec["frame_axes"] = Json::parse(f.frame_axes_json);
-      if (!f.time_json.empty()) spec["time"] = Json::parse(f.time_json);
-      if (!f.owner_json.empty()) spec["owner"] = Json::parse(f.owner_json);
+      for (const auto& [key, text] : {std::pair<const char*, const std::string&>{"frame_axes", f.frame_axes_json},
+                                      {"time", f.time_json},
+                                      {"owner", f.owner_json}}) {
+        if (text.empty()) continue;
+        auto parsed = internal::ParseJson(text, column + " " + key);
+        if (!parsed.ok()) return fail(parsed.status());
+        spec[key] = std::move(*parsed);
+      }
       if (!spec.empty()) slam_specs[column] = spec;
     }
     decl.features.emplace_back(column, std::move(f));

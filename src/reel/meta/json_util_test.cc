@@ -1,0 +1,100 @@
+// The one JSON entry point: bounded depth and size, numbers out of range, never a throw.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "meta/json_util.h"
+#include "reel/metadata.h"
+
+namespace reel {
+namespace {
+
+std::string Nested(int levels, char open = '[', char close = ']') {
+  return std::string(levels, open) + std::string(levels, close);
+}
+
+TEST(JsonBounds, DepthUpToTheLimitParses) {
+  auto j = internal::ParseJson(Nested(64), "x.json");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+}
+
+TEST(JsonBounds, OneLevelPastTheLimitIsRefusedNamingFileRuleAndValue) {
+  auto j = internal::ParseJson(Nested(65), "meta/info.json");
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.status().code(), StatusCode::kInvalid);
+  const std::string& m = j.status().message();
+  EXPECT_NE(m.find("meta/info.json: json.depth: "), std::string::npos) << m;
+  EXPECT_NE(m.find("64 levels"), std::string::npos) << m;
+  EXPECT_NE(m.find("at byte 64"), std::string::npos) << m;
+}
+
+TEST(JsonBounds, HundredThousandLevelsAreRefusedWithoutRecursion) {
+  // Before the bound this crashed every command: nlohmann's copy and dump recurse.
+  auto j = internal::ParseJson("{\"a\": " + Nested(100000) + "}", "calibration");
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find("json.depth"), std::string::npos);
+}
+
+TEST(JsonBounds, BracketsInsideStringsDoNotCount) {
+  const std::string text = "{\"k\": \"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
+  auto j = internal::ParseJson(text, "x.json");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ((*j)["k"].get<std::string>().size(), 2001u);
+}
+
+TEST(JsonBounds, UnbalancedClosersDoNotBuyExtraDepth) {
+  // "]]]]" first must not let the openers that follow go deeper than the limit.
+  auto st = CheckJsonBounds(std::string(100, ']') + Nested(65), "x");
+  EXPECT_FALSE(st.ok());
+}
+
+TEST(JsonBounds, SizeLimit) {
+  JsonLimits limits;
+  limits.max_bytes = 10;
+  auto j = internal::ParseJson("[1,2,3,4,5,6]", "tasks.jsonl", limits);
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find("tasks.jsonl: json.size: 13 bytes"), std::string::npos)
+      << j.status().message();
+}
+
+TEST(JsonBounds, NumberOutOfRangeIsInvalidNotAnAbort) {
+  for (const char* text : {"1e999", "[-1e999]", "{\"fps\": 1E400}"}) {
+    auto j = internal::ParseJson(text, "stats.json");
+    ASSERT_FALSE(j.ok()) << text;
+    EXPECT_EQ(j.status().code(), StatusCode::kInvalid);
+    EXPECT_NE(j.status().message().find("stats.json: json.number: "), std::string::npos)
+        << j.status().message();
+  }
+  // Large but finite numbers and big integers still parse.
+  EXPECT_TRUE(internal::ParseJson("[1e308, -1e308, 18446744073709551615, 1e-400]", "x").ok());
+}
+
+TEST(JsonBounds, MalformedStaysMalformed) {
+  auto j = internal::ParseJson("{\"a\": ", "x.json");
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find("x.json: malformed JSON"), std::string::npos);
+}
+
+TEST(JsonBounds, EveryMetadataParserIsBounded) {
+  const std::string deep = Nested(1000);
+  EXPECT_NE(ParseInfoJson("{\"format\": \"pooled_episodes_v1\", \"calibration\": " + deep + "}", "info.json")
+                .status()
+                .message()
+                .find("json.depth"),
+            std::string::npos);
+  EXPECT_NE(ParseStatsJson("{\"a\": " + deep + "}", "stats.json").status().message().find("json.depth"),
+            std::string::npos);
+  EXPECT_NE(ParseTasksJsonl("{\"task_index\": 0, \"task\": " + deep + "}\n", "tasks.jsonl")
+                .status()
+                .message()
+                .find("json.depth"),
+            std::string::npos);
+  EXPECT_NE(ParseTasksJsonl("{\"task_index\": 1e999, \"task\": \"t\"}\n", "tasks.jsonl")
+                .status()
+                .message()
+                .find("json.number"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace reel
