@@ -10,6 +10,7 @@
 #include "reel/task.h"
 #include "io/scratch_dir.h"
 #include "meta/json_util.h"
+#include "serve/request_parse.h"
 #include "serve/serve_internal.h"
 #include "write/episode_stats.h"
 #include "write/task_files.h"
@@ -161,13 +162,6 @@ Result<std::vector<internal::Rename>> PlaceTemps(FileSystem* fs, const std::stri
 
 }  // namespace
 
-bool IsValidProjectName(const std::string& name) {
-  if (name.empty() || name.size() > 255 || name[0] == '.') return false;
-  for (unsigned char c : name)
-    if (c < 0x20 || c == 0x7f || c == '/' || c == '\\') return false;
-  return true;
-}
-
 std::string SessionId(const std::string& project, int64_t episode_index) {
   return project + "/" + std::to_string(episode_index);
 }
@@ -175,10 +169,8 @@ std::string SessionId(const std::string& project, int64_t episode_index) {
 ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
                           const ImportOptions& options) {
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
-  if (!IsValidProjectName(request.project))
-    return Refuse(400, "form.name",
-                  "task name \"" + request.project +
-                      "\" is not a directory name (empty, leading '.', '/', '\\' or control characters)");
+  if (std::string problem = serve::ProjectNameProblem(request.project); !problem.empty())
+    return Refuse(400, "form.name", "the task name is refused: " + problem);
   const std::string staging_parent = options.staging_dir.empty() ? JoinPath(root, ".staging") : options.staging_dir;
   auto staging = internal::ScratchDir::Create("import", staging_parent, fs);
   if (!staging.ok()) return RefuseStatus(staging.status(), "import.io");
