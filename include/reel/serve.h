@@ -89,6 +89,8 @@ struct ServeConfig {
   int read_timeout_s = 30;            // per socket read
   int write_timeout_s = 30;
   int request_timeout_s = 3600;       // whole request body (408 after), against slow trickles
+  int head_timeout_s = 10;            // request line + headers, and the small bodies of
+                                      // non-upload endpoints (408 / connection closed after)
   int workers = 8;                    // bounded worker pool
   int session_ttl_s = 12 * 3600;      // login cookie lifetime
   bool check = true;                  // run the checker on each slice

@@ -165,7 +165,7 @@ Result<ServeConfig> LoadServeConfig(const std::string& path) {
     if (!l.is_object()) return Status::Invalid(where + " must be an object");
     REEL_RETURN_IF_ERROR(Unknown(l, {"max_request_bytes", "max_field_bytes", "max_entries", "max_entry_bytes",
                                      "max_total_bytes", "max_ratio", "read_timeout_s", "write_timeout_s", "request_timeout_s",
-                                     "workers", "session_ttl_s"},
+                                     "head_timeout_s", "workers", "session_ttl_s"},
                                  where));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_request_bytes", where, &c.max_request_bytes));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_field_bytes", where, &c.max_field_bytes));
@@ -176,6 +176,7 @@ Result<ServeConfig> LoadServeConfig(const std::string& path) {
     REEL_RETURN_IF_ERROR(ReadNumber(l, "read_timeout_s", where, &c.read_timeout_s));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "write_timeout_s", where, &c.write_timeout_s));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "request_timeout_s", where, &c.request_timeout_s));
+    REEL_RETURN_IF_ERROR(ReadNumber(l, "head_timeout_s", where, &c.head_timeout_s));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "workers", where, &c.workers));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "session_ttl_s", where, &c.session_ttl_s));
   }

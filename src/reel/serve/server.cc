@@ -46,6 +46,8 @@ Result<std::unique_ptr<Server>> Server::Create(const ServeConfig& config) {
   if (config.port < 0 || config.port > 65535)
     return Status::Invalid("serve: port " + std::to_string(config.port) + " is out of range");
   if (config.workers < 1) return Status::Invalid("serve: workers must be at least 1");
+  if (config.head_timeout_s < 1 || config.request_timeout_s < 1 || config.read_timeout_s < 1)
+    return Status::Invalid("serve: head_timeout_s, request_timeout_s and read_timeout_s must be at least 1");
   REEL_RETURN_IF_ERROR(PrepareRoot(config));
   std::unique_ptr<Server> server(new Server());
   server->impl_ = std::make_unique<Impl>();
