@@ -110,8 +110,8 @@ bool VerifyPassword(const std::string& password, const std::string& hash);
 
 class Server {
  public:
-  // Validates the config and prepares the root (creates it, rolls forward interrupted
-  // commits, removes stale staging files). Does not bind.
+  // Validates the config and prepares the root (made absolute; creates it, rolls forward
+  // interrupted commits, removes stale staging files). Does not bind.
   static Result<std::unique_ptr<Server>> Create(const ServeConfig& config);
   ~Server();
 

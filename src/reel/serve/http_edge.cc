@@ -113,12 +113,13 @@ class HttplibEdge final : public HttpEdge {
       if (!log_) return Status::IOError(config_.log_path + ": cannot open the log file");
     }
     std::snprintf(prefix_, sizeof prefix_, "%06x", static_cast<unsigned>(::getpid() & 0xffffff));
-    // Server paths never reach a client: the root as given and as resolved.
+    // Server paths never reach a client: the root (absolute, Server::Create) as given and
+    // with symlinks resolved. "/" is never hidden: it would take every name apart.
     std::error_code ec;
-    for (std::string root : {config_.root, std::filesystem::absolute(config_.root, ec).string(),
-                             std::filesystem::weakly_canonical(config_.root, ec).string()}) {
+    for (std::string root : {config_.root, std::filesystem::weakly_canonical(config_.root, ec).string()}) {
       while (root.size() > 1 && root.back() == '/') root.pop_back();
-      if (!root.empty() && std::find(hidden_.begin(), hidden_.end(), root) == hidden_.end()) hidden_.push_back(root);
+      if (root.size() > 1 && root[0] == '/' && std::find(hidden_.begin(), hidden_.end(), root) == hidden_.end())
+        hidden_.push_back(root);
     }
     std::sort(hidden_.begin(), hidden_.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
     Routes();

@@ -34,7 +34,7 @@ ImportOutcome Refuse(int http_status, std::string rule, std::string message) {
 // entries relative to the slice.
 std::string WithoutPrefixes(std::string message, const std::vector<std::string>& prefixes) {
   for (const std::string& prefix : prefixes) {
-    if (prefix.empty()) continue;
+    if (prefix.size() <= 1) continue;  // "" or "/": nothing to hide
     for (size_t pos; (pos = message.find(prefix)) != std::string::npos;) {
       size_t end = pos + prefix.size();
       if (end < message.size() && message[end] == '/') ++end;
