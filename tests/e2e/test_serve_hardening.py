@@ -134,16 +134,22 @@ def test_slice_with_another_chunks_size_into_a_new_task(server, client_task, ree
 
 
 def test_slice_whose_templates_differ_from_the_tasks_is_refused(server, client_task, tmp_path):
+    """data_path and episodes_path swapped in the slice's info.json, and its two parquet
+    files swapped to match: consistent in itself, but the task reads files by its own
+    templates, so placing them by name would leave a data parquet where the task expects
+    an episodes row."""
     assert upload(server.url, build_slice(client_task, 1, tmp_path / "s1.zip"), episode_index=0).status_code == 201
     before = tree(server.root / "task_a")
-
-    def swap(info):
-        info["data_path"], info["episodes_path"] = info["episodes_path"], info["data_path"]
-
-    z = slice_with_chunks(client_task, 2, tmp_path / "s2.zip", chunks=1000, info_edit=swap)
+    info = json.loads((client_task / "meta/info.json").read_text())
+    info["data_path"], info["episodes_path"] = info["episodes_path"], info["data_path"]
+    z = build_slice(client_task, 2, tmp_path / "s2.zip", replace={
+        "meta/info.json": json.dumps(info).encode(),
+        data_rel(2): (client_task / row_rel(2)).read_bytes(),
+        row_rel(2): (client_task / data_rel(2)).read_bytes()})
     r = upload(server.url, z, episode_index=1)
     assert r.status_code == 422, r.text
-    assert r.json()["rule"] in ("slice.layout",) or r.json()["rule"].startswith("check."), r.json()
+    assert r.json()["rule"] == "slice.layout", r.json()
+    assert "data_path" in r.json()["detail"]
     assert tree(server.root / "task_a") == before, "a refused slice changed the task"
 
 
@@ -261,9 +267,10 @@ def test_deeply_nested_info_json_writes_nothing(server, client_task, tmp_path):
 
 
 def test_slow_heads_do_not_block_health(reel_bin, tmp_path):
-    """As many connections as twice the workers trickle a request head one byte every
-    0.3 s (each byte well within the read timeout). The head deadline frees their workers,
-    so /health stays answered, without any credential."""
+    """Four times as many connections as workers trickle a request head one byte every
+    0.3 s (each byte well within the read timeout). Heads are read by connection threads
+    and cut at the head deadline; workers serve only complete requests, so /health and an
+    authenticated listing stay answered."""
     srv = start(reel_bin, tmp_path, "slow", {"workers": 2, "head_timeout_s": 2})
     host, port = host_port(srv.url)
     stop = threading.Event()
@@ -286,22 +293,60 @@ def test_slow_heads_do_not_block_health(reel_bin, tmp_path):
                 if s:
                     s.close()
 
-    threads = [threading.Thread(target=trickle, daemon=True) for _ in range(4)]
+    threads = [threading.Thread(target=trickle, daemon=True) for _ in range(8)]
     try:
         for t in threads:
             t.start()
         time.sleep(1.0)
-        for _ in range(4):
+        for _ in range(6):
             t0 = time.time()
             r = requests.get(f"{srv.url}/health", timeout=15)
             assert r.status_code == 200
-            assert time.time() - t0 < 9, f"/health took {time.time() - t0:.1f} s"
+            listing = requests.get(f"{srv.url}/api/v1/sessions", headers=AUTH, timeout=15)
+            assert listing.status_code == 200
+            assert time.time() - t0 < 5, f"/health and a listing took {time.time() - t0:.1f} s"
             time.sleep(0.5)
-        assert cut, "no slow connection was cut"
+        assert cut, "no slow connection was cut at the head deadline"
     finally:
         stop.set()
         for t in threads:
             t.join(timeout=10)
+        srv.stop()
+
+
+def test_connections_per_address_are_bounded(reel_bin, tmp_path):
+    srv = start(reel_bin, tmp_path, "peraddr", {"max_connections_per_address": 4})
+    host, port = host_port(srv.url)
+    idle = []
+    try:
+        for _ in range(4):
+            idle.append(socket.create_connection((host, port), timeout=10))
+            idle[-1].send(b"G")  # a head that has begun, and will take its time
+        time.sleep(0.5)
+        extra = socket.create_connection((host, port), timeout=10)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = extra.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+        extra.close()
+        assert answer.startswith(b"HTTP/1.1 503") and b"limit.connections" in answer, answer[:300]
+        for s in idle:
+            s.close()
+        idle.clear()
+        # Once they are gone, the address is served again.
+        deadline, status = time.time() + 10, None
+        while time.time() < deadline and status != 200:
+            try:
+                status = requests.get(f"{srv.url}/health", timeout=5).status_code
+            except requests.RequestException:
+                pass
+            time.sleep(0.2)
+        assert status == 200
+    finally:
+        for s in idle:
+            s.close()
         srv.stop()
 
 

@@ -149,8 +149,51 @@ void ConnStream::get_local_ip_and_port(std::string& ip, int& port) const {
   if (::getsockname(sock_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) AddressOf(addr, len, ip, port);
 }
 
+void ConnStream::HoldSlot() {
+  if (holding_slot_ || !slots_) return;
+  slots_->Acquire();
+  holding_slot_ = true;
+}
+
+void ConnStream::ReleaseSlot() {
+  if (!holding_slot_) return;
+  slots_->Release();
+  holding_slot_ = false;
+}
+
+bool DeadlineServer::Admit(const std::string& address) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t& n = per_address_[address];
+  if (n >= limits_.per_address) {
+    if (n == 0) per_address_.erase(address);
+    return false;
+  }
+  ++n;
+  return true;
+}
+
+void DeadlineServer::Leave(const std::string& address) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = per_address_.find(address);
+  if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
+}
+
 bool DeadlineServer::process_and_close_socket(socket_t sock) {
-  ConnStream strm(sock, limits_);
+  ConnStream strm(sock, limits_, &slots_);
+  std::string address;
+  int port = 0;
+  strm.get_remote_ip_and_port(address, port);
+  if (!Admit(address)) {
+    static const std::string kBody =
+        R"({"detail":"too many connections from this address","rule":"limit.connections","request_id":""})";
+    const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                               "X-Reel-Rule: limit.connections\r\nRetry-After: 1\r\nConnection: close\r\n"
+                               "Content-Length: " + std::to_string(kBody.size()) + "\r\n\r\n" + kBody;
+    (void)strm.write(answer.data(), answer.size());
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return false;
+  }
   auto running = [this] { return svr_sock_ != INVALID_SOCKET; };
   bool ret = false;
   for (size_t left = keep_alive_max_count_; left > 0 && running(); --left) {
@@ -161,9 +204,11 @@ bool DeadlineServer::process_and_close_socket(socket_t sock) {
     if (request_begin_) request_begin_();
     bool connection_closed = false;
     ret = process_request(strm, left == 1, connection_closed, nullptr);
+    strm.ReleaseSlot();
     current_connection = nullptr;
     if (!ret || connection_closed || strm.timed_out() || strm.head_too_large()) break;
   }
+  Leave(address);
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
   return ret;

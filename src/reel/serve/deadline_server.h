@@ -25,8 +25,11 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <string>
 
 namespace reel::serve {
@@ -38,13 +41,40 @@ struct ConnLimits {
   double read_timeout_s = 30;    // one recv
   double write_timeout_s = 30;   // one send
   size_t max_head_bytes = 64 << 10;
+  size_t per_address = 32;       // connections served at once from one address
+};
+
+// A counting semaphore: the requests processed at once (`workers`), as opposed to the
+// connections being read (one thread each).
+class Slots {
+ public:
+  explicit Slots(int n) : free_(n) {}
+  void Acquire() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return free_ > 0; });
+    --free_;
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++free_;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int free_;
 };
 
 class ConnStream final : public httplib::Stream {
  public:
   static constexpr uint64_t kUnlimited = std::numeric_limits<uint64_t>::max();
 
-  ConnStream(socket_t sock, const ConnLimits& limits) : sock_(sock), limits_(limits) {}
+  ConnStream(socket_t sock, const ConnLimits& limits, Slots* slots)
+      : sock_(sock), limits_(limits), slots_(slots) {}
+  ~ConnStream() override { ReleaseSlot(); }
 
   // Waits until a request's first byte is here (buffered or readable), at most
   // `idle_s`, checking `keep_going` every 100 ms. False on timeout, EOF or stop.
@@ -54,6 +84,12 @@ class ConnStream final : public httplib::Stream {
   // The head is complete: from now on reads return at most `body_bytes` more bytes
   // (kUnlimited for chunked bodies, counted by the handler) until `deadline`.
   void BodyAllowed(uint64_t body_bytes, Clock::time_point deadline);
+
+  // Waits for one of the `workers` processing slots and holds it until the request
+  // ends: called by the gate once a request's head is complete and accepted, so slow
+  // heads and refused requests never take one.
+  void HoldSlot();
+  void ReleaseSlot();
 
   Clock::time_point request_start() const { return start_; }
   const std::string& head() const { return head_; }
@@ -77,6 +113,8 @@ class ConnStream final : public httplib::Stream {
 
   socket_t sock_;
   ConnLimits limits_;
+  Slots* slots_;
+  bool holding_slot_ = false;
   std::string buffer_ = std::string(64 << 10, '\0');
   size_t off_ = 0, len_ = 0;
   Clock::time_point start_{};
@@ -91,9 +129,13 @@ class ConnStream final : public httplib::Stream {
 // The stream of the request this thread is processing, or null.
 ConnStream* CurrentConnection();
 
+// Connections are read by the server's task queue (one thread each, `max_connections`
+// of them, set through new_task_queue); requests are processed `workers` at a time
+// (Slots). A connection from an address that already has `per_address` connections
+// being served is answered 503 `limit.connections` and closed.
 class DeadlineServer final : public httplib::Server {
  public:
-  explicit DeadlineServer(const ConnLimits& limits) : limits_(limits) {}
+  DeadlineServer(const ConnLimits& limits, int workers) : limits_(limits), slots_(workers) {}
 
   // Called on the worker thread as each request begins, before httplib reads it (and
   // so before any handler of it runs): per-request state is reset here, never left
@@ -102,9 +144,15 @@ class DeadlineServer final : public httplib::Server {
 
  private:
   bool process_and_close_socket(socket_t sock) override;
+  // Counts a connection from `address`; false when it already has `per_address`.
+  bool Admit(const std::string& address);
+  void Leave(const std::string& address);
 
   ConnLimits limits_;
+  Slots slots_;
   std::function<void()> request_begin_;
+  std::mutex mu_;
+  std::map<std::string, size_t> per_address_;
 };
 
 }  // namespace reel::serve

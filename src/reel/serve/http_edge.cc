@@ -103,7 +103,9 @@ class HttplibEdge final : public HttpEdge {
         auth_(config.tokens, config.users, config.session_ttl_s),
         spool_(JoinPath(config.root, ".uploads")),
         svr_(ConnLimits{static_cast<double>(config.head_timeout_s), static_cast<double>(config.read_timeout_s),
-                        static_cast<double>(config.write_timeout_s), 64 << 10}),
+                        static_cast<double>(config.write_timeout_s), 64 << 10,
+                        static_cast<size_t>(config.max_connections_per_address)},
+             config.workers),
         login_limiter_(kLoginBurst, kLoginRefillS, 4096) {}
 
   Status Init() {
@@ -277,7 +279,7 @@ class HttplibEdge final : public HttpEdge {
                                             std::to_string(static_cast<int64_t>(std::ceil(retry_after))) + " s");
       }
     }
-    if (IsPublic(req)) return ctx.gate_status = 0;
+    if (IsPublic(req)) return ctx.gate_status = HoldSlot(req);
     size_t auth_count = 0, cookie_count = 0;
     const std::string authorization = RawHeader(req, "Authorization", &auth_count);
     const std::string cookie = RawHeader(req, "Cookie", &cookie_count);
@@ -291,7 +293,16 @@ class HttplibEdge final : public HttpEdge {
                              : "authentication required: Authorization: Bearer <token>, or log in at "
                                "/api/v1/auth/login");
     }
-    return ctx.gate_status = 0;
+    return ctx.gate_status = HoldSlot(req);
+  }
+
+  // An accepted request takes one of the `workers` processing slots (waiting for one if
+  // need be) until it ends; /health, /metrics and the tus discovery answer at once.
+  static int HoldSlot(const Request& req) {
+    const bool cheap = (req.method == "GET" && (req.path == "/health" || req.path == "/metrics")) ||
+                       req.method == "OPTIONS";
+    if (ConnStream* conn = CurrentConnection(); conn && !cheap) conn->HoldSlot();
+    return 0;
   }
 
   // A new request on this worker thread: the per-request state starts empty.
@@ -302,7 +313,9 @@ class HttplibEdge final : public HttpEdge {
   }
 
   void Routes() {
-    svr_.new_task_queue = [n = config_.workers] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+    // One thread per connection being read; DeadlineServer's slots bound the requests
+    // processed at once to `workers`.
+    svr_.new_task_queue = [n = config_.max_connections] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
     svr_.set_payload_max_length(config_.max_request_bytes);
     svr_.set_read_timeout(config_.read_timeout_s, 0);
     svr_.set_write_timeout(config_.write_timeout_s, 0);

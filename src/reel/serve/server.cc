@@ -53,7 +53,8 @@ Result<std::unique_ptr<Server>> Server::Create(const ServeConfig& given) {
   config.root = root;
   if (config.port < 0 || config.port > 65535)
     return Status::Invalid("serve: port " + std::to_string(config.port) + " is out of range");
-  if (config.workers < 1) return Status::Invalid("serve: workers must be at least 1");
+  if (config.workers < 1 || config.max_connections < 1 || config.max_connections_per_address < 1)
+    return Status::Invalid("serve: workers, max_connections and max_connections_per_address must be at least 1");
   if (config.head_timeout_s < 1 || config.request_timeout_s < 1 || config.read_timeout_s < 1)
     return Status::Invalid("serve: head_timeout_s, request_timeout_s and read_timeout_s must be at least 1");
   REEL_RETURN_IF_ERROR(PrepareRoot(config));
