@@ -89,7 +89,12 @@ struct ServeConfig {
   int read_timeout_s = 30;            // per socket read
   int write_timeout_s = 30;
   int request_timeout_s = 3600;       // whole request body (408 after), against slow trickles
-  int workers = 8;                    // bounded worker pool
+  int head_timeout_s = 10;            // request line + headers, and the small bodies of
+                                      // non-upload endpoints (408 / connection closed after)
+  int workers = 8;                    // requests processed at once (imports, logins, ...)
+  int max_connections = 128;          // connections read at once (one thread each; heads
+                                      // are read before a request takes a worker)
+  int max_connections_per_address = 32;  // 503 limit.connections past this, per client address
   int session_ttl_s = 12 * 3600;      // login cookie lifetime
   bool check = true;                  // run the checker on each slice
   std::string log_path;               // JSON lines; empty = stderr
@@ -108,8 +113,8 @@ bool VerifyPassword(const std::string& password, const std::string& hash);
 
 class Server {
  public:
-  // Validates the config and prepares the root (creates it, rolls forward interrupted
-  // commits, removes stale staging files). Does not bind.
+  // Validates the config and prepares the root (made absolute; creates it, rolls forward
+  // interrupted commits, removes stale staging files). Does not bind.
   static Result<std::unique_ptr<Server>> Create(const ServeConfig& config);
   ~Server();
 

@@ -86,7 +86,7 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--config", args->config, "JSON config: tokens, users, limits (docs/serve.md)");
   cmd->add_option("--host", args->host, "address to bind (default 127.0.0.1: loopback only)");
   cmd->add_option("--port", args->port, "port (default 8765; 0 = any free port, printed on stderr)");
-  cmd->add_option("--workers", args->workers, "worker threads (default 8)");
+  cmd->add_option("--workers", args->workers, "requests processed at once (default 8)");
   cmd->add_flag("--no-check", args->no_check, "skip the conformance checker on received slices");
   cmd->add_option("--hash-token", args->hash_token, "print the SHA-256 of a token for the config, and exit");
   cmd->add_flag("--hash-password", args->hash_password_stdin,

@@ -25,8 +25,10 @@ class Authenticator {
   Authenticator(std::vector<ServeToken> tokens, std::vector<ServeUser> users, int session_ttl_s)
       : tokens_(std::move(tokens)), users_(std::move(users)), ttl_(session_ttl_s) {}
 
-  // From "Authorization: Bearer <token>" or "Cookie: reel_session=<id>"; nullopt when
-  // neither names a valid credential.
+  // From the raw (never %-decoded) values of "Authorization: Bearer <token>" or "Cookie:
+  // reel_session=<id>"; nullopt when neither names a valid credential. A token is
+  // compared only when it is plain visible ASCII (request_parse.h BearerToken), a
+  // session id only when it is the 64 hex digits the server hands out.
   std::optional<Principal> Authenticate(const std::string& authorization, const std::string& cookie);
 
   // Checks a password and opens a session; nullopt on a wrong name or password.
@@ -44,7 +46,33 @@ class Authenticator {
   std::map<std::string, Session> sessions_;
 };
 
-// The value of cookie `name` in a Cookie header, or "".
-std::string CookieValue(const std::string& header, const std::string& name);
+// Per-address token buckets for login attempts (each one costs a PBKDF2 of ~70 ms of
+// CPU): an address may try `burst` logins at once and one more every `refill_s`
+// seconds. At most `max_addresses` buckets are kept: when the table is full, buckets
+// that have refilled (the same as a fresh one) are dropped, then the one idle longest.
+// Thread safe.
+class LoginLimiter {
+ public:
+  LoginLimiter(int burst, double refill_s, size_t max_addresses)
+      : burst_(burst), refill_s_(refill_s), max_(max_addresses) {}
+
+  // True when `address` may try at `now` (a token is taken). Otherwise false, with the
+  // seconds until it may in `retry_after_s`.
+  bool Take(const std::string& address, std::chrono::steady_clock::time_point now, double* retry_after_s);
+  size_t size() const;
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point last;
+  };
+  double Refilled(const Bucket& b, std::chrono::steady_clock::time_point now) const;
+
+  int burst_;
+  double refill_s_;
+  size_t max_;
+  mutable std::mutex mu_;
+  std::map<std::string, Bucket> buckets_;
+};
 
 }  // namespace reel::serve

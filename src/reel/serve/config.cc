@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 
 #include <cstdio>
+#include <limits>
 #include <set>
 
 #include "meta/json_util.h"
@@ -60,8 +61,10 @@ template <typename T>
 Status ReadNumber(const Json& obj, const char* key, const std::string& where, T* out) {
   if (!obj.contains(key)) return Status::OK();
   const Json& v = obj[key];
-  if (!v.is_number() || v.get<double>() < 0)
-    return Status::Invalid(where + ": \"" + key + "\" must be a non-negative number");
+  // Range-checked as a double first: get<T>() of a value T cannot hold is undefined.
+  if (!v.is_number() || !(v.get<double>() >= 0) ||
+      v.get<double>() > static_cast<double>(std::numeric_limits<T>::max()))
+    return Status::Invalid(where + ": \"" + key + "\" must be a non-negative number that fits");
   *out = v.get<T>();
   return Status::OK();
 }
@@ -165,7 +168,8 @@ Result<ServeConfig> LoadServeConfig(const std::string& path) {
     if (!l.is_object()) return Status::Invalid(where + " must be an object");
     REEL_RETURN_IF_ERROR(Unknown(l, {"max_request_bytes", "max_field_bytes", "max_entries", "max_entry_bytes",
                                      "max_total_bytes", "max_ratio", "read_timeout_s", "write_timeout_s", "request_timeout_s",
-                                     "workers", "session_ttl_s"},
+                                     "head_timeout_s", "workers", "max_connections", "max_connections_per_address",
+                                     "session_ttl_s"},
                                  where));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_request_bytes", where, &c.max_request_bytes));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_field_bytes", where, &c.max_field_bytes));
@@ -176,7 +180,10 @@ Result<ServeConfig> LoadServeConfig(const std::string& path) {
     REEL_RETURN_IF_ERROR(ReadNumber(l, "read_timeout_s", where, &c.read_timeout_s));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "write_timeout_s", where, &c.write_timeout_s));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "request_timeout_s", where, &c.request_timeout_s));
+    REEL_RETURN_IF_ERROR(ReadNumber(l, "head_timeout_s", where, &c.head_timeout_s));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "workers", where, &c.workers));
+    REEL_RETURN_IF_ERROR(ReadNumber(l, "max_connections", where, &c.max_connections));
+    REEL_RETURN_IF_ERROR(ReadNumber(l, "max_connections_per_address", where, &c.max_connections_per_address));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "session_ttl_s", where, &c.session_ttl_s));
   }
   return c;

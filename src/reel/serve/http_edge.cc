@@ -1,24 +1,26 @@
 #include "serve/http_edge.h"
 
 #include <httplib.h>
-#include <openssl/evp.h>
-
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include "meta/json_util.h"
 #include "reel/layout.h"
 #include "reel/task.h"
 #include "serve/auth.h"
+#include "serve/deadline_server.h"
+#include "serve/request_parse.h"
 #include "serve/serve_internal.h"
 #include "serve/spool.h"
 
@@ -32,14 +34,49 @@ using httplib::Request;
 using httplib::Response;
 
 // Per-request state. cpp-httplib runs pre-routing, the handler and the logger of one
-// request on the same worker thread, so a thread_local carries it between them.
+// request on the same worker thread, so a thread_local carries it between them; the
+// DeadlineServer resets it as each request begins.
 struct RequestContext {
   std::chrono::steady_clock::time_point start;
   std::string id;
   std::optional<Principal> principal;
   uint64_t bytes_in = 0;
+  int gate_status = -1;  // -1 = the gate has not run for this request (it is asked twice with 100-continue)
 };
 thread_local RequestContext ctx;
+
+// Bodies of the routes that are not streamed (login, tus create and import, unknown
+// routes): httplib reads them into memory whole, so they get a small limit of their own.
+constexpr uint64_t kSmallBodyBytes = 64 << 10;
+constexpr size_t kLoginBodyBytes = 4096;
+
+// The request streams its body through a ContentReader (counted by the handler).
+bool IsStreamingRoute(const Request& req) {
+  static const std::regex kPatch(R"(/api/v1/uploads/[0-9a-f]{32})");
+  return (req.method == "POST" && req.path == "/api/v1/session/upload") ||
+         (req.method == "PATCH" && std::regex_match(req.path, kPatch));
+}
+
+bool IEquals(const std::string& a, const char* b) {
+  const size_t n = std::strlen(b);
+  if (a.size() != n) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+// Keeps the imports_in_flight gauge right on every path out of an import, exceptions
+// included.
+class InFlight {
+ public:
+  explicit InFlight(std::atomic<int64_t>& gauge) : gauge_(gauge) { ++gauge_; }
+  ~InFlight() { --gauge_; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  std::atomic<int64_t>& gauge_;
+};
 
 std::string IsoNow() {
   const auto now = std::chrono::system_clock::now();
@@ -58,85 +95,18 @@ void Answer(Response& res, int status, const Json& body) {
   res.set_content(internal::Dump(body, -1), "application/json");
 }
 
-void Error(Response& res, int status, const std::string& rule, const std::string& detail) {
-  res.set_header("X-Reel-Rule", rule);
-  Answer(res, status, {{"detail", detail}, {"rule", rule}, {"request_id", ctx.id}});
-}
-
-bool ParseUint(const std::string& text, uint64_t* out) {
-  if (text.empty() || text.size() > 19) return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *out = v;
-  return true;
-}
-
-// Standard base64 (tus Upload-Metadata values).
-bool Base64Decode(const std::string& in, std::string* out) {
-  if (in.size() % 4) return false;
-  out->assign(in.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out->data()),
-                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  if (n < 0) return false;
-  size_t pad = 0;
-  if (!in.empty() && in.back() == '=') ++pad;
-  if (in.size() > 1 && in[in.size() - 2] == '=') ++pad;
-  out->resize(static_cast<size_t>(n) - pad);
-  return true;
-}
-
-// The form/metadata fields of an upload, validated.
-struct UploadFields {
-  std::string name;
-  std::string project;  // project_id when given, else name
-  int64_t form_episode_index = -1;
-};
-
-std::string FieldOf(const std::map<std::string, std::string>& fields, const char* key) {
-  auto it = fields.find(key);
-  return it == fields.end() ? std::string() : it->second;
-}
-
-// The task directory an upload goes to: project_id when given, else name.
-std::string ProjectOf(const std::map<std::string, std::string>& fields) {
-  const std::string project_id = FieldOf(fields, "project_id");
-  return project_id.empty() ? FieldOf(fields, "name") : project_id;
-}
-
-// Empty string when fine, else the rule and the detail (rule in `rule`).
-std::string CheckFields(const std::map<std::string, std::string>& fields, UploadFields* out, std::string* rule) {
-  auto get = [&](const char* key) { return FieldOf(fields, key); };
-  out->name = get("name");
-  out->project = ProjectOf(fields);
-  if (out->name.empty()) {
-    *rule = "form.name";
-    return "the form field `name` (the task name) is missing";
-  }
-  if (!IsValidProjectName(out->project)) {
-    *rule = "form.name";
-    return "\"" + out->project + "\" is not a valid task name";
-  }
-  const std::string idx = get("episode_index");
-  if (!idx.empty()) {
-    uint64_t v = 0;
-    if (!ParseUint(idx, &v)) {
-      *rule = "form.episode_index";
-      return "episode_index \"" + idx + "\" is not a non-negative integer";
-    }
-    out->form_episode_index = static_cast<int64_t>(v);
-  }
-  return "";
-}
 
 class HttplibEdge final : public HttpEdge {
  public:
   explicit HttplibEdge(const ServeConfig& config)
       : config_(config),
         auth_(config.tokens, config.users, config.session_ttl_s),
-        spool_(JoinPath(config.root, ".uploads")) {}
+        spool_(JoinPath(config.root, ".uploads")),
+        svr_(ConnLimits{static_cast<double>(config.head_timeout_s), static_cast<double>(config.read_timeout_s),
+                        static_cast<double>(config.write_timeout_s), 64 << 10,
+                        static_cast<size_t>(config.max_connections_per_address)},
+             config.workers),
+        login_limiter_(kLoginBurst, kLoginRefillS, 4096) {}
 
   Status Init() {
     REEL_RETURN_IF_ERROR(spool_.Init(7 * 24 * 3600));
@@ -145,6 +115,15 @@ class HttplibEdge final : public HttpEdge {
       if (!log_) return Status::IOError(config_.log_path + ": cannot open the log file");
     }
     std::snprintf(prefix_, sizeof prefix_, "%06x", static_cast<unsigned>(::getpid() & 0xffffff));
+    // Server paths never reach a client: the root (absolute, Server::Create) as given and
+    // with symlinks resolved. "/" is never hidden: it would take every name apart.
+    std::error_code ec;
+    for (std::string root : {config_.root, std::filesystem::weakly_canonical(config_.root, ec).string()}) {
+      while (root.size() > 1 && root.back() == '/') root.pop_back();
+      if (root.size() > 1 && root[0] == '/' && std::find(hidden_.begin(), hidden_.end(), root) == hidden_.end())
+        hidden_.push_back(root);
+    }
+    std::sort(hidden_.begin(), hidden_.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
     Routes();
     return Status::OK();
   }
@@ -180,6 +159,10 @@ class HttplibEdge final : public HttpEdge {
   void Stop() override { svr_.stop(); }
 
  private:
+  // Login attempts per address: a burst of 10, then one every 6 s.
+  static constexpr int kLoginBurst = 10;
+  static constexpr double kLoginRefillS = 6;
+
   // ---- plumbing ----
 
   void Log(Json line) {
@@ -192,51 +175,152 @@ class HttplibEdge final : public HttpEdge {
     std::fflush(f);
   }
 
+  // `message` with the server's root removed: names become relative to the root
+  // ("task_a/meta/info.json"), so answers never show server paths.
+  std::string Scrub(std::string message) const {
+    for (const std::string& root : hidden_) {
+      for (size_t pos; (pos = message.find(root)) != std::string::npos;) {
+        size_t end = pos + root.size();
+        if (end < message.size() && message[end] == '/') ++end;
+        message.erase(pos, end - pos);
+      }
+    }
+    return message;
+  }
+
+  void Error(Response& res, int status, const std::string& rule, const std::string& detail) const {
+    res.set_header("X-Reel-Rule", rule);
+    Answer(res, status, {{"detail", Scrub(detail)}, {"rule", rule}, {"request_id", ctx.id}});
+  }
+
   static bool IsPublic(const Request& req) {
     return (req.method == "GET" && (req.path == "/health" || req.path == "/metrics")) ||
            (req.method == "POST" && req.path == "/api/v1/auth/login") ||
            (req.method == "OPTIONS" && req.path == "/api/v1/uploads");
   }
 
-  // Authentication and size limits, from the headers alone: runs before any body byte
-  // is read (pre-routing, and the 100-continue answer for clients that wait for it).
-  // Returns 0 to go on, else the status already written into `res`.
-  int Gate(const Request& req, Response& res) {
-    ctx = RequestContext{};
-    ctx.start = std::chrono::steady_clock::now();
-    ctx.id = std::string(prefix_) + "-" + std::to_string(++request_counter_);
-    res.set_header("X-Request-Id", ctx.id);
+  // A refusal from the gate: the connection closes, so a body the request may still
+  // send is never read.
+  int Refuse(Response& res, int status, const std::string& rule, const std::string& detail) {
+    res.set_header("Connection", "close");
+    Error(res, status, rule, detail);
+    return status;
+  }
+
+  // What the request says about its body, checked before any body byte is read:
+  // encodings the server will not undo, sizes above the limits, and framing httplib
+  // would read without bound. Tells the connection how much body it may read and until
+  // when. Returns 0 to go on, else the status already written into `res`.
+  int GateBody(const Request& req, Response& res) {
+    for (const char* name : {"Content-Encoding", "Transfer-Encoding", "Content-Length"})
+      if (req.get_header_value_count(name) > 1)
+        return Refuse(res, 400, "limit.framing", std::string(name) + " sent more than once");
+    // httplib would inflate gzip/brotli bodies with no bound of its own (a 1 MB gzip
+    // login grew the server by 1 GB); no reel client compresses a request.
+    if (!IsIdentityEncoding(req.get_header_value("Content-Encoding")))
+      return Refuse(res, 415, "limit.content_encoding",
+                    "Content-Encoding \"" + req.get_header_value("Content-Encoding") +
+                        "\" is not accepted: send the body uncompressed");
+    const bool has_te = req.has_header("Transfer-Encoding");
+    const bool chunked = has_te && IEquals(req.get_header_value("Transfer-Encoding"), "chunked");
+    if (has_te && !chunked)
+      return Refuse(res, 501, "limit.transfer_encoding", "only Transfer-Encoding: chunked is supported");
+    const bool has_length = req.has_header("Content-Length");
+    if (has_te && has_length)
+      return Refuse(res, 400, "limit.framing", "both Content-Length and Transfer-Encoding were sent");
     uint64_t length = 0;
-    if (req.has_header("Content-Length") && ParseUint(req.get_header_value("Content-Length"), &length) &&
-        length > config_.max_request_bytes) {
-      res.set_header("Connection", "close");
-      Error(res, 413, "limit.request_size",
-            "request body of " + std::to_string(length) + " bytes exceeds the limit of " +
-                std::to_string(config_.max_request_bytes));
-      return 413;
-    }
-    if (IsPublic(req)) return 0;
-    const std::string authorization = req.get_header_value("Authorization");
-    const std::string cookie = req.get_header_value("Cookie");
-    ctx.principal = auth_.Authenticate(authorization, cookie);
-    if (!ctx.principal) {
-      res.set_header("WWW-Authenticate", "Bearer");
-      res.set_header("Connection", "close");
-      const bool sent = !authorization.empty() || !CookieValue(cookie, "reel_session").empty();
-      Error(res, 401, sent ? "auth.invalid" : "auth.missing",
-            sent ? "the credential is not valid (unknown token or expired session)"
-                 : "authentication required: Authorization: Bearer <token>, or log in at /api/v1/auth/login");
-      return 401;
+    if (has_length && !ParseUint(req.get_header_value("Content-Length"), &length))
+      return Refuse(res, 400, "limit.framing", "Content-Length is not a non-negative integer");
+    const bool streaming = IsStreamingRoute(req);
+    const uint64_t limit = streaming ? config_.max_request_bytes : kSmallBodyBytes;
+    if (length > limit)
+      return Refuse(res, 413, "limit.request_size",
+                    "request body of " + std::to_string(length) + " bytes exceeds the limit of " +
+                        std::to_string(limit) + (streaming ? "" : " for this endpoint"));
+    if (chunked && !streaming)
+      return Refuse(res, 411, "limit.length_required",
+                    "this endpoint needs a Content-Length (chunked bodies are taken by uploads only)");
+    if (ConnStream* conn = CurrentConnection()) {
+      // Streamed bodies have request_timeout_s; the others are small and get the head's time.
+      const auto budget = std::chrono::seconds(streaming ? config_.request_timeout_s : config_.head_timeout_s);
+      conn->BodyAllowed(chunked ? ConnStream::kUnlimited : length, conn->request_start() + budget);
     }
     return 0;
   }
 
+  // The raw value of a header (request_parse.h RawHeaderValues): httplib %-decodes
+  // header values and cuts them at NUL, which must not change what a credential is.
+  // `count` says how many times it was sent.
+  static std::string RawHeader(const Request& req, const char* name, size_t* count) {
+    if (ConnStream* conn = CurrentConnection()) {
+      const std::vector<std::string> values = RawHeaderValues(conn->head(), name);
+      *count = values.size();
+      return values.empty() ? std::string() : values.front();
+    }
+    *count = req.get_header_value_count(name);
+    return req.get_header_value(name);
+  }
+
+  // Authentication, limits and the login rate, from the head alone: runs before any
+  // body byte is read (pre-routing, and the 100-continue answer for clients that wait
+  // for it). Returns 0 to go on, else the status already written into `res`.
+  int Gate(const Request& req, Response& res) {
+    if (ctx.gate_status >= 0) return ctx.gate_status;  // the 100-continue call already ran it
+    if (ctx.id.empty()) ctx.id = std::string(prefix_) + "-" + std::to_string(++request_counter_);
+    res.set_header("X-Request-Id", ctx.id);
+    ctx.gate_status = GateBody(req, res);
+    if (ctx.gate_status) return ctx.gate_status;
+    if (req.method == "POST" && req.path == "/api/v1/auth/login") {
+      double retry_after = 0;
+      if (!login_limiter_.Take(req.remote_addr, std::chrono::steady_clock::now(), &retry_after)) {
+        res.set_header("Retry-After", std::to_string(static_cast<int64_t>(std::ceil(retry_after))));
+        return ctx.gate_status = Refuse(res, 429, "auth.rate",
+                                        "too many login attempts from this address; retry after " +
+                                            std::to_string(static_cast<int64_t>(std::ceil(retry_after))) + " s");
+      }
+    }
+    if (IsPublic(req)) return ctx.gate_status = HoldSlot(req);
+    size_t auth_count = 0, cookie_count = 0;
+    const std::string authorization = RawHeader(req, "Authorization", &auth_count);
+    const std::string cookie = RawHeader(req, "Cookie", &cookie_count);
+    if (auth_count <= 1 && cookie_count <= 1) ctx.principal = auth_.Authenticate(authorization, cookie);
+    if (!ctx.principal) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      const bool sent = auth_count > 0 || !CookieValue(cookie, "reel_session").empty();
+      return ctx.gate_status =
+                 Refuse(res, 401, sent ? "auth.invalid" : "auth.missing",
+                        sent ? "the credential is not valid (unknown token or expired session)"
+                             : "authentication required: Authorization: Bearer <token>, or log in at "
+                               "/api/v1/auth/login");
+    }
+    return ctx.gate_status = HoldSlot(req);
+  }
+
+  // An accepted request takes one of the `workers` processing slots (waiting for one if
+  // need be) until it ends; /health, /metrics and the tus discovery answer at once.
+  static int HoldSlot(const Request& req) {
+    const bool cheap = (req.method == "GET" && (req.path == "/health" || req.path == "/metrics")) ||
+                       req.method == "OPTIONS";
+    if (ConnStream* conn = CurrentConnection(); conn && !cheap) conn->HoldSlot();
+    return 0;
+  }
+
+  // A new request on this worker thread: the per-request state starts empty.
+  static void ResetContext() {
+    ctx = RequestContext{};
+    const ConnStream* conn = CurrentConnection();
+    ctx.start = conn ? conn->request_start() : std::chrono::steady_clock::now();
+  }
+
   void Routes() {
-    svr_.new_task_queue = [n = config_.workers] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+    // One thread per connection being read; DeadlineServer's slots bound the requests
+    // processed at once to `workers`.
+    svr_.new_task_queue = [n = config_.max_connections] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
     svr_.set_payload_max_length(config_.max_request_bytes);
     svr_.set_read_timeout(config_.read_timeout_s, 0);
     svr_.set_write_timeout(config_.write_timeout_s, 0);
     svr_.set_keep_alive_timeout(5);
+    svr_.set_request_begin([] { ResetContext(); });
     svr_.set_pre_routing_handler([this](const Request& req, Response& res) {
       return Gate(req, res) ? httplib::Server::HandlerResponse::Handled
                             : httplib::Server::HandlerResponse::Unhandled;
@@ -245,8 +329,34 @@ class HttplibEdge final : public HttpEdge {
       const int status = Gate(req, res);
       return status ? status : 100;
     });
+    // Answers httplib writes itself (a head cut off by its deadline, a malformed
+    // request, an unknown route) get the JSON error shape too.
+    svr_.set_error_handler(httplib::Server::HandlerWithResponse([this](const Request&, Response& res) {
+      if (res.has_header("X-Reel-Rule")) return httplib::Server::HandlerResponse::Unhandled;
+      if (ctx.id.empty()) ctx.id = std::string(prefix_) + "-" + std::to_string(++request_counter_);
+      res.set_header("X-Request-Id", ctx.id);
+      const ConnStream* conn = CurrentConnection();
+      if (conn && conn->head_too_large()) {
+        res.set_header("Connection", "close");
+        Error(res, 431, "limit.header_size", "the request head is larger than 64 KiB");
+      } else if (conn && conn->in_head() && conn->timed_out()) {
+        res.set_header("Connection", "close");
+        Error(res, 408, "limit.header_time",
+              "the request head did not arrive within " + std::to_string(config_.head_timeout_s) + " s");
+      } else if (res.status == 404) {
+        Error(res, 404, "http.not_found", "no such endpoint");
+      } else {
+        Error(res, res.status, "http.malformed", "the request is not valid HTTP/1.1");
+      }
+      return httplib::Server::HandlerResponse::Handled;
+    }));
+    svr_.set_exception_handler([this](const Request&, Response& res, std::exception_ptr) {
+      // Handlers return statuses; an exception is a bug. Its text stays in the log.
+      Log({{"event", "exception"}, {"request_id", ctx.id}});
+      Error(res, 500, "server.internal", "internal error");
+    });
     svr_.set_logger([this](const Request& req, const Response& res) {
-      ++requests_[res.status / 100 < 6 ? res.status / 100 : 5];
+      ++requests_[res.status / 100 < 6 && res.status > 0 ? res.status / 100 : 5];
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ctx.start).count();
       Json line = {{"request_id", ctx.id},
@@ -315,8 +425,33 @@ class HttplibEdge final : public HttpEdge {
   bool PastDeadline() const {
     return std::chrono::steady_clock::now() - ctx.start > std::chrono::seconds(config_.request_timeout_s);
   }
+  // A streamed body that ended early because its deadline passed (the connection's
+  // reads stop at it) rather than because the client hung up.
+  static bool BodyTimedOut() {
+    const ConnStream* conn = CurrentConnection();
+    return conn && conn->timed_out();
+  }
   std::string DeadlineDetail() const {
     return "the request body did not arrive within " + std::to_string(config_.request_timeout_s) + " s";
+  }
+  std::string SizeDetail() const {
+    return "request body exceeds the limit of " + std::to_string(config_.max_request_bytes) + " bytes";
+  }
+
+  // ImportSlice, with every way out accounted: the in-flight gauge always comes down,
+  // and an exception (a parser meeting a hostile slice) is a refusal with a rule, not a
+  // 500 that a client would retry.
+  ImportOutcome RunImport(const ImportRequest& request, const ImportOptions& options) {
+    InFlight in_flight(imports_in_flight_);
+    try {
+      return ImportSlice(config_.root, request, options);
+    } catch (const std::exception& e) {
+      ImportOutcome o;
+      o.http_status = 422;
+      o.rule = "slice.unreadable";
+      o.message = std::string("the slice could not be read: ") + e.what();
+      return o;
+    }
   }
 
   // Imports a received zip and answers; shared by the multipart and resumable paths.
@@ -329,11 +464,10 @@ class HttplibEdge final : public HttpEdge {
     ImportOptions options;
     options.limits = config_.slice_limits;
     options.check = config_.check;
-    ++imports_in_flight_;
     const auto t0 = std::chrono::steady_clock::now();
-    ImportOutcome o = ImportSlice(config_.root, request, options);
+    ImportOutcome o = RunImport(request, options);
     import_us_ += std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
-    --imports_in_flight_;
+    o.message = Scrub(o.message);
     if (o.http_status == 201) ++imports_created_;
     else if (o.http_status == 200) ++imports_present_;
     else if (o.http_status >= 500) ++imports_failed_;
@@ -349,7 +483,8 @@ class HttplibEdge final : public HttpEdge {
   }
 
   void AnswerImport(Response& res, const std::pair<int, Json>& answer) {
-    if (answer.second.contains("rule")) res.set_header("X-Reel-Rule", answer.second["rule"].get<std::string>());
+    if (answer.second.contains("rule") && answer.second["rule"].is_string())
+      res.set_header("X-Reel-Rule", answer.second["rule"].get<std::string>());
     Answer(res, answer.first, answer.second);
   }
 
@@ -395,7 +530,7 @@ class HttplibEdge final : public HttpEdge {
           // zip is read.
           const std::string project = ProjectOf(fields);
           if (!project.empty() && !ctx.principal->Allows(project))
-            return fail(403, "auth.project", ctx.principal->name + " may not upload to \"" + project + "\"");
+            return fail(403, "auth.project", ctx.principal->name + " may not upload to this project");
           Status st = fs->CreateDirs(staging);
           auto opened = st.ok() ? fs->NewWritableFile(zip_path) : Result<std::unique_ptr<WritableFile>>(st);
           if (!opened.ok()) return fail(500, "import.io", opened.status().message());
@@ -405,6 +540,8 @@ class HttplibEdge final : public HttpEdge {
         [&](const char* data, size_t n) {
           ctx.bytes_in += n;
           if (PastDeadline()) return fail(408, "limit.request_time", DeadlineDetail());
+          // A chunked body has no Content-Length for the gate to judge: count it here.
+          if (ctx.bytes_in > config_.max_request_bytes) return fail(413, "limit.request_size", SizeDetail());
           if (current == "file") {
             bytes_received_ += n;
             Status st = file->Append(std::string_view(data, n));
@@ -420,6 +557,7 @@ class HttplibEdge final : public HttpEdge {
         });
     if (!ok) {
       res.set_header("Connection", "close");
+      if (fail_status == 0 && BodyTimedOut()) fail(408, "limit.request_time", DeadlineDetail());
       if (fail_status == 0) {
         fail_status = 400;
         fail_rule = "form.body";
@@ -432,10 +570,9 @@ class HttplibEdge final : public HttpEdge {
     if (st.ok()) st = file->Close();
     if (!st.ok()) return Error(res, 500, "import.io", st.message());
     UploadFields f;
-    std::string rule;
-    if (std::string detail = CheckFields(fields, &f, &rule); !detail.empty()) return Error(res, 400, rule, detail);
+    if (auto problem = CheckUploadFields(fields, &f)) return Error(res, 400, problem->rule, problem->detail);
     if (!ctx.principal->Allows(f.project))
-      return Error(res, 403, "auth.project", ctx.principal->name + " may not upload to \"" + f.project + "\"");
+      return Error(res, 403, "auth.project", ctx.principal->name + " may not upload to this project");
     AnswerImport(res, Import(f, zip_path));
   }
 
@@ -453,26 +590,12 @@ class HttplibEdge final : public HttpEdge {
                    "Upload-Length " + std::to_string(length) + " exceeds the limit of " +
                        std::to_string(config_.max_request_bytes));
     std::map<std::string, std::string> fields;
-    const std::string meta = req.get_header_value("Upload-Metadata");
-    size_t pos = 0;
-    while (pos < meta.size()) {
-      size_t end = meta.find(',', pos);
-      if (end == std::string::npos) end = meta.size();
-      const std::string pair = meta.substr(pos, end - pos);
-      const size_t space = pair.find(' ');
-      std::string value;
-      if (space != std::string::npos && !Base64Decode(pair.substr(space + 1), &value))
-        return Error(res, 400, "tus.metadata", "Upload-Metadata value of `" + pair.substr(0, space) + "` is not base64");
-      if (value.size() > config_.max_field_bytes)
-        return Error(res, 400, "form.field_size", "metadata `" + pair.substr(0, space) + "` is too long");
-      fields[pair.substr(0, space)] = value;
-      pos = end + 1;
-    }
+    if (auto problem = ParseTusMetadata(req.get_header_value("Upload-Metadata"), config_.max_field_bytes, &fields))
+      return Error(res, 400, problem->rule, problem->detail);
     UploadFields f;
-    std::string rule;
-    if (std::string detail = CheckFields(fields, &f, &rule); !detail.empty()) return Error(res, 400, rule, detail);
+    if (auto problem = CheckUploadFields(fields, &f)) return Error(res, 400, problem->rule, problem->detail);
     if (!ctx.principal->Allows(f.project))
-      return Error(res, 403, "auth.project", ctx.principal->name + " may not upload to \"" + f.project + "\"");
+      return Error(res, 403, "auth.project", ctx.principal->name + " may not upload to this project");
     SpoolUpload what;
     what.length = length;
     what.name = f.name;
@@ -539,29 +662,35 @@ class HttplibEdge final : public HttpEdge {
       buffer.clear();
       return true;
     };
+    auto fail = [&](int status, std::string rule, std::string detail) {
+      fail_status = status;
+      fail_rule = std::move(rule);
+      fail_detail = std::move(detail);
+      return false;
+    };
     const bool ok = reader([&](const char* data, size_t n) {
       ctx.bytes_in += n;
       bytes_received_ += n;
-      if (PastDeadline()) {
-        fail_status = 408;
-        fail_rule = "limit.request_time";
-        fail_detail = DeadlineDetail();
-        return false;
-      }
-      if (cur.offset + buffer.size() + n > cur.length) {
-        fail_status = 413;
-        fail_rule = "tus.length";
-        fail_detail = "the PATCH goes past Upload-Length " + std::to_string(cur.length);
-        return false;
-      }
+      if (PastDeadline()) return fail(408, "limit.request_time", DeadlineDetail());
+      if (ctx.bytes_in > config_.max_request_bytes) return fail(413, "limit.request_size", SizeDetail());
+      if (cur.offset + buffer.size() + n > cur.length)
+        return fail(413, "tus.length", "the PATCH goes past Upload-Length " + std::to_string(cur.length));
       buffer.append(data, n);
       return buffer.size() < (4u << 20) || flush();
     });
-    // Keep what arrived, even from a cut-short body: the client resumes from HEAD.
+    // Keep what arrived, even from a cut-short body: the client resumes from HEAD. Bytes
+    // past Upload-Length or the request limit are not kept.
     if (fail_status != 413 && !flush() && fail_status == 0) fail_status = 500;
+    if (!ok && fail_status == 0 && BodyTimedOut()) fail(408, "limit.request_time", DeadlineDetail());
     res.set_header("Upload-Offset", std::to_string(cur.offset));
-    if (fail_status) return Error(res, fail_status, fail_rule, fail_detail);
-    if (!ok) return Error(res, 400, "form.body", "the PATCH body was cut short or timed out");
+    if (fail_status) {
+      res.set_header("Connection", "close");
+      return Error(res, fail_status, fail_rule, fail_detail);
+    }
+    if (!ok) {
+      res.set_header("Connection", "close");
+      return Error(res, 400, "form.body", "the PATCH body was cut short or timed out");
+    }
     res.status = 204;
   }
 
@@ -570,9 +699,10 @@ class HttplibEdge final : public HttpEdge {
     if (!up) return;
     std::lock_guard<std::mutex> lock(spool_.LockFor(up->id));
     if (auto stored = spool_.LoadResult(up->id)) {
-      auto doc = Json::parse(*stored, nullptr, false);
-      if (doc.is_object() && doc.contains("status") && doc.contains("body"))
-        return AnswerImport(res, {doc["status"].get<int>(), doc["body"]});
+      auto doc = internal::ParseJson(*stored, "stored result");
+      if (doc.ok() && doc->is_object() && doc->contains("status") && (*doc)["status"].is_number_integer() &&
+          doc->contains("body") && (*doc)["body"].is_object())
+        return AnswerImport(res, {(*doc)["status"].get<int>(), (*doc)["body"]});
     }
     auto fresh = spool_.Get(up->id);
     if (!fresh.ok()) return Error(res, 404, "tus.not_found", fresh.status().message());
@@ -592,16 +722,36 @@ class HttplibEdge final : public HttpEdge {
   // ---- login, listing ----
 
   void HandleLogin(const Request& req, Response& res) {
-    if (req.body.size() > 4096) return Error(res, 413, "limit.request_size", "login body larger than 4096 bytes");
-    auto doc = Json::parse(req.body, nullptr, false);
-    if (!doc.is_object() || !doc.contains("username") || !doc.contains("password") || !doc["username"].is_string() ||
-        !doc["password"].is_string())
+    if (req.body.size() > kLoginBodyBytes)
+      return Error(res, 413, "limit.request_size", "login body larger than " + std::to_string(kLoginBodyBytes) + " bytes");
+    auto doc = internal::ParseJson(req.body, "login body");
+    if (!doc.ok() || !doc->is_object() || !doc->contains("username") || !doc->contains("password") ||
+        !(*doc)["username"].is_string() || !(*doc)["password"].is_string())
       return Error(res, 400, "auth.login", "expected JSON {\"username\": ..., \"password\": ...}");
-    auto session = auth_.Login(doc["username"].get<std::string>(), doc["password"].get<std::string>());
+    const std::string user = (*doc)["username"].get<std::string>();
+    auto session = auth_.Login(user, (*doc)["password"].get<std::string>());
     if (!session) return Error(res, 401, "auth.login", "wrong user name or password");
     res.set_header("Set-Cookie", "reel_session=" + *session + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
                                      std::to_string(config_.session_ttl_s));
-    Answer(res, 200, {{"ok", true}, {"user", doc["username"]}});
+    Answer(res, 200, {{"ok", true}, {"user", user}});
+  }
+
+  // The episodes of one project for the listing; a project whose task cannot be read
+  // is an error naming files relative to the root.
+  Status ListProject(const std::string& p, int64_t limit, Json* sessions) {
+    const std::string root = JoinPath(config_.root, p);
+    auto st = DefaultFileSystem()->Stat(JoinPath(root, "meta/info.json"));
+    if (!st.ok() || st->type != FileType::kFile) return Status::OK();
+    REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {nullptr, 1}));
+    REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
+    const int64_t chunks = task->info().chunks_size;
+    for (const EpisodeEntry& e : episodes) {
+      if (static_cast<int64_t>(sessions->size()) >= limit) break;
+      sessions->push_back({{"session_id", SessionId(p, e.episode_index)}, {"name", p}, {"project_id", p},
+                           {"episode_index", e.episode_index},
+                           {"upload_episode_index", EpisodeFileSuffix(e.episode_index, chunks)}});
+    }
+    return Status::OK();
   }
 
   void HandleSessions(const Request& req, Response& res) {
@@ -610,11 +760,13 @@ class HttplibEdge final : public HttpEdge {
     uint64_t limit = 100000;
     if (req.has_param("limit") && !ParseUint(req.get_param_value("limit"), &limit))
       return Error(res, 400, "form.limit", "limit must be a non-negative integer");
+    limit = std::min<uint64_t>(limit, 100000);
     std::vector<std::string> projects;
     if (!project.empty()) {
-      if (!IsValidProjectName(project)) return Error(res, 400, "form.name", "\"" + project + "\" is not a valid task name");
+      if (std::string problem = ProjectNameProblem(project); !problem.empty())
+        return Error(res, 400, "form.name", "the task name is refused: " + problem);
       if (!ctx.principal->Allows(project))
-        return Error(res, 403, "auth.project", ctx.principal->name + " may not read \"" + project + "\"");
+        return Error(res, 403, "auth.project", ctx.principal->name + " may not read this project");
       projects.push_back(project);
     } else if (auto entries = DefaultFileSystem()->ListDir(config_.root); entries.ok()) {
       for (const DirEntry& e : *entries)
@@ -622,29 +774,31 @@ class HttplibEdge final : public HttpEdge {
           projects.push_back(e.name);
     }
     Json sessions = Json::array();
+    Json skipped = Json::array();
     for (const std::string& p : projects) {
-      const std::string root = JoinPath(config_.root, p);
-      auto st = DefaultFileSystem()->Stat(JoinPath(root, "meta/info.json"));
-      if (!st.ok() || st->type != FileType::kFile) continue;
-      auto task = Task::Open(root, {nullptr, 1});
-      if (!task.ok()) return Error(res, 500, "import.task", task.status().message());
-      auto episodes = (*task)->ListEpisodes();
-      if (!episodes.ok()) return Error(res, 500, "import.task", episodes.status().message());
-      const int64_t chunks = (*task)->info().chunks_size;
-      for (const EpisodeEntry& e : *episodes) {
-        if (sessions.size() >= limit) break;
-        sessions.push_back({{"session_id", SessionId(p, e.episode_index)}, {"name", p}, {"project_id", p},
-                            {"episode_index", e.episode_index},
-                            {"upload_episode_index", EpisodeFileSuffix(e.episode_index, chunks)}});
+      Status st;
+      try {
+        st = ListProject(p, static_cast<int64_t>(limit), &sessions);
+      } catch (const std::exception& e) {
+        st = Status::Invalid(p + ": " + e.what());
       }
+      if (st.ok()) continue;
+      // Asked for by name: the project's own problem. Otherwise one broken project
+      // must not hide the others: it is reported and skipped.
+      if (!project.empty()) return Error(res, 409, "import.task", st.message());
+      skipped.push_back({{"project_id", p}, {"rule", "import.task"}, {"detail", Scrub(st.message())}});
     }
-    Answer(res, 200, {{"sessions", sessions}});
+    Json body = {{"sessions", sessions}};
+    if (!skipped.empty()) body["skipped"] = skipped;
+    Answer(res, 200, body);
   }
 
   ServeConfig config_;
   Authenticator auth_;
   Spool spool_;
-  httplib::Server svr_;
+  DeadlineServer svr_;
+  LoginLimiter login_limiter_;
+  std::vector<std::string> hidden_;  // server paths scrubbed from answers, longest first
   std::atomic<int> port_{0};
   char prefix_[8] = {0};
   std::atomic<uint64_t> request_counter_{0};

@@ -1,5 +1,6 @@
 // Internal: the HTTP edge of the import server. Owns the cpp-httplib server, maps
-// requests to ImportSlice and answers; the only place HTTP types appear.
+// requests to ImportSlice and answers. HTTP types appear only here and in
+// deadline_server.h (its connection loop).
 #pragma once
 
 #include <memory>

@@ -2,7 +2,9 @@
 // whole or not at all (serve.h).
 #include <arrow/api.h>
 #include <arrow/io/interfaces.h>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "reel/check.h"
 #include "reel/layout.h"
@@ -10,9 +12,11 @@
 #include "reel/task.h"
 #include "io/scratch_dir.h"
 #include "meta/json_util.h"
+#include "serve/request_parse.h"
 #include "serve/serve_internal.h"
 #include "write/episode_stats.h"
 #include "write/task_files.h"
+#include "reel/metadata.h"
 
 namespace reel {
 
@@ -30,7 +34,7 @@ ImportOutcome Refuse(int http_status, std::string rule, std::string message) {
 // entries relative to the slice.
 std::string WithoutPrefixes(std::string message, const std::vector<std::string>& prefixes) {
   for (const std::string& prefix : prefixes) {
-    if (prefix.empty()) continue;
+    if (prefix.size() <= 1) continue;  // "" or "/": nothing to hide
     for (size_t pos; (pos = message.find(prefix)) != std::string::npos;) {
       size_t end = pos + prefix.size();
       if (end < message.size() && message[end] == '/') ++end;
@@ -130,8 +134,12 @@ Result<StagedEpisode> ReadStaged(FileSystem* fs, const std::string& dir, const S
                                (values.IsNull(i) ? std::string("null") : std::to_string(values.Value(i))) +
                                " in the slice of episode " + std::to_string(n));
   }
-  const int64_t suffix = EpisodeFileSuffix(n, out.info.chunks_size);
-  if (form_episode_index >= 0 && form_episode_index != suffix) {
+  // The form field is (N-1) % 1000 (contract-decisions.md, what reel upload sends); a
+  // collector whose chunks_size is not 1000 may send its own file number instead (the
+  // contract's "equal to episode-{f:03d}").
+  const int64_t suffix = EpisodeFileSuffix(n, 1000);
+  const int64_t own_suffix = EpisodeFileSuffix(n, out.info.chunks_size);
+  if (form_episode_index >= 0 && form_episode_index != suffix && form_episode_index != own_suffix) {
     *rule = "form.episode_index";
     return Status::Invalid("form field episode_index is " + std::to_string(form_episode_index) +
                            " but the slice holds episode " + std::to_string(n) + ", whose file number is " +
@@ -141,18 +149,94 @@ Result<StagedEpisode> ReadStaged(FileSystem* fs, const std::string& dir, const S
   return out;
 }
 
+// A slice's episode files, each with the path it has in the slice and the path the
+// task's own templates give it (both relative).
+using Placement = std::map<std::string, std::string>;  // staged -> task
+
+Status Layout(const std::string& message) { return Status::Invalid("slice.layout: " + message); }
+
+// The file of episode `n` that `tmpl` gives for `vars` (chunk and file added).
+Result<std::string> RenderFor(const std::string& tmpl, int64_t n, int64_t chunks_size, PathVars vars) {
+  REEL_ASSIGN_OR_RETURN(PathTemplate t, PathTemplate::Parse(tmpl));
+  const EpisodeLocation loc = LocateEpisode(n, chunks_size);
+  vars.chunk = loc.chunk;
+  vars.file = loc.file;
+  vars.episode_index = n;
+  return t.Render(vars);
+}
+
+// True when `rel` is where `tmpl` puts a file of episode `n` (contract §12: paths come
+// from the templates and chunks_size).
+bool NamesEpisode(const std::string& tmpl, const std::string& rel, int64_t n, int64_t chunks_size) {
+  auto t = PathTemplate::Parse(tmpl);
+  if (!t.ok()) return false;
+  const std::optional<PathVars> vars = t->Match(rel);
+  if (!vars || (!vars->episode_index && !(vars->chunk && vars->file))) return false;
+  if (vars->episode_index && *vars->episode_index != n) return false;
+  return !(vars->chunk && vars->file) || EpisodeIndexOf({*vars->chunk, *vars->file}, chunks_size) == n;
+}
+
+// Where the episode's files go in the task (contract §12: every path from the task's
+// templates and chunks_size, never from the slice's names). The slice's own files must
+// be exactly those its own templates give for N (no other episode file rides along),
+// and its templates must be the task's: a file's role (data, episodes row, video) is
+// known only through them. Its chunks_size may differ: the files carry no location, so
+// they are placed, byte for byte, where the task's chunks_size puts N.
+Result<Placement> PlanPlacement(const InfoJson& slice, const InfoJson& task, const EpisodeEntry& entry,
+                                const SliceManifest& manifest) {
+  const int64_t n = entry.episode_index;
+  for (const auto& [what, mine, theirs] :
+       {std::tuple<const char*, const std::string&, const std::string&>{"data_path", slice.data_path, task.data_path},
+        {"episodes_path", slice.episodes_path, task.episodes_path},
+        {"video_path", slice.video_path, task.video_path}})
+    if (mine != theirs)
+      return Layout(std::string("meta/info.json: ") + what + " \"" + mine + "\" differs from the task's \"" + theirs +
+                    "\"; the server takes slices in the task's layout only");
+  Placement out;
+  auto place = [&](const std::string& rel, const std::string& tmpl, PathVars vars) -> Status {
+    REEL_ASSIGN_OR_RETURN(std::string own, RenderFor(tmpl, n, slice.chunks_size, vars));
+    if (own != rel)
+      return Layout(rel + " is not where the slice's own templates put episode " + std::to_string(n) + " (" + own + ")");
+    REEL_ASSIGN_OR_RETURN(std::string target, RenderFor(tmpl, n, task.chunks_size, vars));
+    if (!NamesEpisode(tmpl, target, n, task.chunks_size))
+      return Layout("the task's template \"" + tmpl + "\" does not name episode " + std::to_string(n) + " uniquely");
+    out[rel] = target;
+    return Status::OK();
+  };
+  REEL_RETURN_IF_ERROR(place(entry.data_path, slice.data_path, {}));
+  REEL_RETURN_IF_ERROR(place(entry.row_path, slice.episodes_path, {}));
+  REEL_ASSIGN_OR_RETURN(PathTemplate video, PathTemplate::Parse(slice.video_path));
+  for (const auto& [key, rel] : entry.videos) {
+    std::optional<PathVars> vars = video.Match(rel);
+    if (!vars || !vars->image_key || *vars->image_key != key)
+      return Layout(rel + " does not match the slice's video_path for slot " + key);
+    REEL_RETURN_IF_ERROR(place(rel, slice.video_path, PathVars{std::nullopt, std::nullopt, std::nullopt,
+                                                               vars->image_key, vars->ext}));
+  }
+  std::set<std::string> targets;
+  for (const auto& [from, to] : out)
+    if (!targets.insert(to).second) return Layout("two of the slice's files would land on " + to);
+  for (const SliceEntry& e : manifest.entries) {
+    if (e.arcname == internal::kInfoPath || e.arcname == internal::kStatsPath || e.arcname == internal::kTasksPath)
+      continue;
+    if (!out.count(e.arcname))
+      return Layout(e.arcname + " is not a file of episode " + std::to_string(n) +
+                    " by the slice's own templates (video_extensions, slots)");
+  }
+  return out;
+}
+
 // Moves the staged episode files into the task as dotfile temps (same file system,
-// so a rename) and returns the renames that publish them.
+// so a rename) and returns the renames that publish them at their task paths.
 Result<std::vector<internal::Rename>> PlaceTemps(FileSystem* fs, const std::string& staged,
-                                                 const std::string& task_root,
-                                                 const std::set<std::string>& files,
+                                                 const std::string& task_root, const Placement& files,
                                                  std::vector<std::string>* placed) {
   std::vector<internal::Rename> renames;
-  for (const std::string& rel : files) {
+  for (const auto& [from, rel] : files) {
     const std::string final_abs = JoinPath(task_root, rel);
     const std::string tmp = internal::TempPathFor(final_abs, "import");
     REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(final_abs)));
-    REEL_RETURN_IF_ERROR(fs->Rename(JoinPath(staged, rel), tmp));
+    REEL_RETURN_IF_ERROR(fs->Rename(JoinPath(staged, from), tmp));
     placed->push_back(tmp);
     renames.push_back({tmp.substr(task_root.size() + 1), rel});
   }
@@ -161,13 +245,6 @@ Result<std::vector<internal::Rename>> PlaceTemps(FileSystem* fs, const std::stri
 
 }  // namespace
 
-bool IsValidProjectName(const std::string& name) {
-  if (name.empty() || name.size() > 255 || name[0] == '.') return false;
-  for (unsigned char c : name)
-    if (c < 0x20 || c == 0x7f || c == '/' || c == '\\') return false;
-  return true;
-}
-
 std::string SessionId(const std::string& project, int64_t episode_index) {
   return project + "/" + std::to_string(episode_index);
 }
@@ -175,13 +252,11 @@ std::string SessionId(const std::string& project, int64_t episode_index) {
 ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
                           const ImportOptions& options) {
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
-  if (!IsValidProjectName(request.project))
-    return Refuse(400, "form.name",
-                  "task name \"" + request.project +
-                      "\" is not a directory name (empty, leading '.', '/', '\\' or control characters)");
+  if (std::string problem = serve::ProjectNameProblem(request.project); !problem.empty())
+    return Refuse(400, "form.name", "the task name is refused: " + problem);
   const std::string staging_parent = options.staging_dir.empty() ? JoinPath(root, ".staging") : options.staging_dir;
   auto staging = internal::ScratchDir::Create("import", staging_parent, fs);
-  if (!staging.ok()) return RefuseStatus(staging.status(), "import.io");
+  if (!staging.ok()) return RefuseStatus(staging.status(), "import.io", {root});
   const std::string staged = JoinPath((*staging)->path(), "slice");
 
   const std::vector<std::string> hide = {staged, request.zip_path, root};
@@ -201,34 +276,56 @@ ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
     for (const Finding& f : report->findings)
       if (f.severity == Severity::kError)
         return Refuse(422, "check." + f.rule,
-                      (f.path.empty() ? std::string() : f.path + ": ") + f.message + " (" +
+                      WithoutPrefixes((f.path.empty() ? std::string() : f.path + ": ") + f.message, hide) + " (" +
                           std::to_string(report->Count(Severity::kError)) + " error(s) in the slice)");
   }
+  // Everything the task will hold that is derived from the slice is computed and
+  // bounded before the task directory is touched: the stats block, and the slice's
+  // info.json as the server would write it (nesting makes pretty-printed JSON grow
+  // with its square: a 24 KB info.json became 288 MB).
+  auto stats = internal::EpisodeStatsFromTable(*episode->data, episode->info.sensors);
+  if (!stats.ok()) return RefuseStatus(stats.status(), "slice.stats", hide);
+  auto info_text = SerializeInfoJson(episode->info);
+  if (!info_text.ok()) return RefuseStatus(info_text.status(), "slice.info_json", hide);
+  if (info_text->size() > options.limits.max_meta_bytes)
+    return Refuse(422, "slice.info_json",
+                  "meta/info.json would take " + std::to_string(info_text->size()) + " bytes written out (limit " +
+                      std::to_string(options.limits.max_meta_bytes) + ")");
 
   // Commit under the task's lock; the server owns the task directory.
   const std::string task_root = JoinPath(root, request.project);
+  const std::vector<std::string> hide_task = {staged, request.zip_path, root};
   ImportOutcome out;
   out.episode_index = n;
   out.session_id = SessionId(request.project, n);
   Status st = fs->CreateDirs(JoinPath(task_root, "meta/episodes"));
-  if (!st.ok()) return RefuseStatus(st, "import.io");
+  if (!st.ok()) return RefuseStatus(st, "import.io", hide_task);
   auto lock = fs->LockFile(JoinPath(task_root, internal::kLockPath));
-  if (!lock.ok()) return RefuseStatus(lock.status(), "import.io");
-  if (st = internal::RecoverCommits(fs, task_root); !st.ok()) return RefuseStatus(st, "import.io");
+  if (!lock.ok()) return RefuseStatus(lock.status(), "import.io", hide_task);
+  if (st = internal::RecoverCommits(fs, task_root); !st.ok()) return RefuseStatus(st, "import.io", hide_task);
 
-  const std::set<std::string> files = EpisodeFiles(episode->entry);
+  // The task's layout: its info.json, or for a new task the one CommitEpisode will
+  // write (the contract's chunks_size and templates).
   auto info_stat = fs->Stat(JoinPath(task_root, internal::kInfoPath));
-  if (!info_stat.ok()) return RefuseStatus(info_stat.status(), "import.io");
-  if (info_stat->type == FileType::kFile) {
+  if (!info_stat.ok()) return RefuseStatus(info_stat.status(), "import.io", hide_task);
+  const bool task_exists = info_stat->type == FileType::kFile;
+  auto task_info = internal::LoadInfo(fs, task_root);
+  if (!task_info.ok()) return Refuse(409, "import.task", WithoutPrefixes(task_info.status().message(), hide_task));
+  auto placement = PlanPlacement(episode->info, *task_info, episode->entry, *manifest);
+  if (!placement.ok()) return RefuseStatus(placement.status(), "slice.layout", hide);
+  std::set<std::string> files;
+  for (const auto& [from, to] : *placement) files.insert(to);
+
+  if (task_exists) {
     auto task = Task::Open(task_root, {fs, 1});
-    if (!task.ok()) return Refuse(409, "import.task", task.status().message());
+    if (!task.ok()) return Refuse(409, "import.task", WithoutPrefixes(task.status().message(), hide_task));
     auto existing = (*task)->FindEpisode(n);
     if (existing.ok()) {
       const std::set<std::string> have = EpisodeFiles(*existing);
       bool same = have == files;
-      for (auto it = files.begin(); same && it != files.end(); ++it) {
-        auto eq = SameBytes(fs, JoinPath(staged, *it), JoinPath(task_root, *it));
-        if (!eq.ok()) return RefuseStatus(eq.status(), "import.io");
+      for (auto it = placement->begin(); same && it != placement->end(); ++it) {
+        auto eq = SameBytes(fs, JoinPath(staged, it->first), JoinPath(task_root, it->second));
+        if (!eq.ok()) return RefuseStatus(eq.status(), "import.io", hide_task);
         same = *eq;
       }
       if (!same)
@@ -241,16 +338,14 @@ ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
     }
   }
 
-  auto stats = internal::EpisodeStatsFromTable(*episode->data, episode->info.sensors);
-  if (!stats.ok()) return RefuseStatus(stats.status(), "slice.stats", hide);
   std::vector<std::string> placed;
-  auto renames = PlaceTemps(fs, staged, task_root, files, &placed);
+  auto renames = PlaceTemps(fs, staged, task_root, *placement, &placed);
   auto remove_placed = [&] {
     for (const std::string& t : placed) (void)fs->RemoveFile(t);
   };
   if (!renames.ok()) {
     remove_placed();
-    return RefuseStatus(renames.status(), "import.io");
+    return RefuseStatus(renames.status(), "import.io", hide_task);
   }
   internal::EpisodeCommit commit;
   commit.episode_index = n;
@@ -268,12 +363,12 @@ ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
   st = internal::CommitEpisode(fs, task_root, commit, &decided);
   if (!st.ok() && !decided) {
     remove_placed();
-    return RefuseStatus(st, "import.io");
+    return RefuseStatus(st, "import.io", hide_task);
   }
   // Decided but not confirmed durable: the journal makes N appear (now or at the next
   // start), so the episode counts as imported.
   out.http_status = 201;
-  out.message = st.ok() ? "imported" : "imported; " + st.message();
+  out.message = st.ok() ? "imported" : "imported; " + WithoutPrefixes(st.message(), hide_task);
   return out;
 }
 

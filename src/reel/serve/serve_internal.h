@@ -7,9 +7,9 @@
 
 namespace reel {
 
-// A task directory name the server accepts: non-empty, at most 255 bytes, no leading
-// '.', no '/', '\' or control characters (UTF-8 otherwise allowed: task names may be
-// Chinese).
+// A task directory name the server accepts (request_parse.h ProjectNameProblem: valid
+// UTF-8 in NFC, at most 255 bytes, no leading '.', no '/', '\\', control, bidi or other
+// invisible characters, no white space at either end; task names may be Chinese).
 bool IsValidProjectName(const std::string& name);
 
 // Lower-case hex of `n` bytes.

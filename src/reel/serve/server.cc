@@ -41,11 +41,22 @@ Status PrepareRoot(const ServeConfig& config) {
 
 }  // namespace
 
-Result<std::unique_ptr<Server>> Server::Create(const ServeConfig& config) {
-  if (config.root.empty()) return Status::Invalid("serve: no root directory given");
+Result<std::unique_ptr<Server>> Server::Create(const ServeConfig& given) {
+  if (given.root.empty()) return Status::Invalid("serve: no root directory given");
+  // An absolute root: every server path in a message then starts with it, so the edge
+  // can remove it from answers without touching relative names ("data/...").
+  ServeConfig config = given;
+  std::error_code ec;
+  std::string root = std::filesystem::absolute(given.root, ec).lexically_normal().string();
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (ec || root.empty()) return Status::Invalid("serve: root \"" + given.root + "\" cannot be made absolute");
+  config.root = root;
   if (config.port < 0 || config.port > 65535)
     return Status::Invalid("serve: port " + std::to_string(config.port) + " is out of range");
-  if (config.workers < 1) return Status::Invalid("serve: workers must be at least 1");
+  if (config.workers < 1 || config.max_connections < 1 || config.max_connections_per_address < 1)
+    return Status::Invalid("serve: workers, max_connections and max_connections_per_address must be at least 1");
+  if (config.head_timeout_s < 1 || config.request_timeout_s < 1 || config.read_timeout_s < 1)
+    return Status::Invalid("serve: head_timeout_s, request_timeout_s and read_timeout_s must be at least 1");
   REEL_RETURN_IF_ERROR(PrepareRoot(config));
   std::unique_ptr<Server> server(new Server());
   server->impl_ = std::make_unique<Impl>();

@@ -44,15 +44,39 @@ void SetTimeout(httplib::Client& client, void (httplib::Client::*setter)(time_t,
   (client.*setter)(static_cast<time_t>(whole), static_cast<time_t>((seconds - whole) * 1e6));
 }
 
-HttpResponse FromResult(const httplib::Result& result) {
+// Sends `req` and reads at most kMaxAnswerBytes of the answer's body. A longer body is
+// not read further: the answer comes back with its status, headers, the body's start
+// and body_cut set (httplib reports the stop as Canceled and drops the connection).
+HttpResponse SendBounded(httplib::Client& client, httplib::Request req) {
+  HttpResponse head;  // status and headers, seen before the body is read
+  std::string body;
+  bool cut = false;
+  req.response_handler = [&](const httplib::Response& r) {
+    head.status = r.status;
+    head.headers.clear();
+    for (const auto& [k, v] : r.headers) head.headers.emplace_back(k, v);
+    return true;
+  };
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    const size_t room = kMaxAnswerBytes - body.size();
+    body.append(data, std::min(n, room));
+    if (n > room) cut = true;
+    return !cut;
+  };
+  const httplib::Result result = client.send(req);
   HttpResponse out;
-  if (!result) {
-    out.transport_error = httplib::to_string(result.error());
+  if (result) {
+    out.status = result->status;
+    for (const auto& [k, v] : result->headers) out.headers.emplace_back(k, v);
+    out.body = std::move(body);
     return out;
   }
-  out.status = result->status;
-  out.body = result->body;
-  for (const auto& [k, v] : result->headers) out.headers.emplace_back(k, v);
+  if (cut && head.status > 0) {
+    head.body = std::move(body);
+    head.body_cut = true;
+    return head;
+  }
+  out.transport_error = httplib::to_string(result.error());
   return out;
 }
 
@@ -214,7 +238,12 @@ HttpResponse HttpSession::Login() {
   nlohmann::json j = {{"username", impl_->options.username}, {"password", impl_->options.password}};
   HttpResponse r;
   try {
-    r = FromResult(impl_->client->Post("/api/v1/auth/login", j.dump(), "application/json"));
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/api/v1/auth/login";
+    req.body = j.dump();
+    req.headers.emplace("Content-Type", "application/json");
+    r = SendBounded(*impl_->client, std::move(req));
   } catch (const std::exception& e) {
     r.transport_error = e.what();
   }
@@ -245,28 +274,30 @@ HttpResponse HttpSession::SendOnce(const std::string& method, const std::string&
   if (!impl_->cookie.empty()) headers.emplace("Cookie", impl_->cookie);
   httplib::Client& c = *impl_->client;
   try {
+    httplib::Request req;
+    req.method = method;
+    req.path = path;
+    req.headers = std::move(headers);
     if (method == "GET" || method == "HEAD") {
       SetTimeout(c, &httplib::Client::set_read_timeout,
                  std::min(impl_->options.io_timeout_s, kControlReadTimeoutS));
-      HttpResponse r = FromResult(method == "GET" ? c.Get(path, headers) : c.Head(path, headers));
+      HttpResponse r = SendBounded(c, std::move(req));
       SetTimeout(c, &httplib::Client::set_read_timeout, impl_->options.io_timeout_s);
       return r;
     }
-    const bool post = method == "POST";
-    if (method != "PATCH" && !post) {
+    if (method != "PATCH" && method != "POST") {
       HttpResponse r;
       r.transport_error = "unsupported method " + method;
       return r;
     }
-    if (!body) return FromResult(post ? c.Post(path, headers, "", 0, "")
-                                      : c.Patch(path, headers, "", 0, ""));
+    if (!body) return SendBounded(c, std::move(req));  // Content-Length: 0
     BodyWriter writer(*body);
-    auto provider = [&writer](size_t offset, size_t /*length*/, httplib::DataSink& sink) {
+    req.headers.emplace("Content-Type", body->content_type);
+    req.content_length_ = static_cast<size_t>(body->Size());
+    req.content_provider_ = [&writer](size_t offset, size_t /*length*/, httplib::DataSink& sink) {
       return writer.Write(offset, sink);
     };
-    const size_t size = static_cast<size_t>(body->Size());
-    return FromResult(post ? c.Post(path, headers, size, provider, body->content_type)
-                           : c.Patch(path, headers, size, provider, body->content_type));
+    return SendBounded(c, std::move(req));
   } catch (const std::exception& e) {
     HttpResponse r;
     r.transport_error = std::string("exception: ") + e.what();

@@ -38,11 +38,17 @@ struct HttpOptions {
   double io_timeout_s = 1800.0;
 };
 
+// At most this much of an answer's body is read; the rest is left unread and the
+// connection dropped (a server, or anything posing as one, must not make the client
+// buffer gigabytes: a 500 announcing Content-Length: 2e9 took it to 4 GB).
+inline constexpr size_t kMaxAnswerBytes = 1 << 20;
+
 struct HttpResponse {
   int status = 0;               // 0 = no answer: see transport_error
   std::string transport_error;  // "Connection", "Read", "Write", "ConnectionTimeout", ...
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
+  std::string body;             // at most kMaxAnswerBytes
+  bool body_cut = false;        // the answer's body was longer; `body` holds its start
   // Set when this is the answer to the login the session made first (the request itself
   // was not sent): "POST /api/v1/auth/login".
   std::string login_failed;

@@ -4,15 +4,28 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "meta/json_util.h"
 #include "reel/pack.h"
 
 namespace reel::upload {
 namespace {
 
-using Json = nlohmann::json;
+using Json = internal::Json;
 
 // A JSON value as text: strings as they are, numbers and others dumped.
 std::string Text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// Text from the server for a message, at most 200 bytes (an answer may be up to
+// kMaxAnswerBytes, which no error message should carry whole).
+std::string Brief(const std::string& s) { return s.size() <= 200 ? s : s.substr(0, 200) + "..."; }
+std::string Brief(const Json& v) { return Brief(Text(v)); }
+
+// The answer's JSON body, or a discarded value when it is not JSON (or too deep, or
+// holds a number out of range: internal::ParseJson's bounds).
+Json ParseBody(const HttpResponse& r) {
+  auto parsed = internal::ParseJson(r.body, "answer");
+  return parsed.ok() ? std::move(*parsed) : Json(Json::value_t::discarded);
+}
 
 StatusCode CodeOf(int status) {
   if (status == 401 || status == 403) return StatusCode::kPermissionDenied;
@@ -67,27 +80,31 @@ Failure JudgeAnswer(const HttpResponse& r, const std::string& request) {
   f.retryable = r.status == 408 || r.status == 429 || r.status >= 500;
   if (r.status == 429 || r.status == 503) f.retry_after_s = RetryAfter(r);
   std::string msg = what + ": server answered " + std::to_string(r.status);
-  const Json j = Json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  const Json j = ParseBody(r);
+  // The rule from the JSON body, else from the X-Reel-Rule header (a body cut at
+  // kMaxAnswerBytes is no JSON).
+  const std::string rule = j.is_object() && j.contains("rule") ? Brief(j["rule"]) : Brief(r.Header("X-Reel-Rule"));
+  if (!rule.empty()) msg += " (rule " + rule + ")";
   if (j.is_object()) {
-    if (j.contains("rule")) msg += " (rule " + Text(j["rule"]) + ")";
-    if (j.contains("detail")) msg += ": " + Text(j["detail"]);
-    if (j.contains("request_id")) msg += " [request_id " + Text(j["request_id"]) + "]";
+    if (j.contains("detail")) msg += ": " + Brief(j["detail"]);
+    if (j.contains("request_id")) msg += " [request_id " + Brief(j["request_id"]) + "]";
   } else if (!r.body.empty()) {
-    msg += ": " + r.body.substr(0, 200);
+    msg += ": " + Brief(r.body);
   }
+  if (r.body_cut) msg += " (answer body longer than " + std::to_string(kMaxAnswerBytes) + " bytes; not read)";
   f.status = Status(CodeOf(r.status), msg);
   return f;
 }
 
 AttemptResult ParseImportAnswer(const HttpResponse& r, const std::string& what) {
   if (r.status != 200 && r.status != 201) return AttemptResult::Fail(JudgeAnswer(r, what));
-  const Json j = Json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  const Json j = ParseBody(r);
   if (!j.is_object() || !j.contains("session_id")) {
     // The import may well have happened: retrying lets the landed check find out.
     Failure f;
     f.retryable = true;
     f.status = Status::IOError(what + ": server answered " + std::to_string(r.status) +
-                               " without a JSON session_id: " + r.body.substr(0, 200));
+                               " without a JSON session_id: " + Brief(r.body));
     return AttemptResult::Fail(f);
   }
   Imported imported;
@@ -128,7 +145,7 @@ LandedAnswer CheckLanded(HttpSession& http, const std::string& name, int64_t epi
     out.failure = JudgeAnswer(r, what);
     return out;
   }
-  const Json j = Json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  const Json j = ParseBody(r);
   if (!j.is_object() || !j.contains("sessions") || !j["sessions"].is_array()) {
     out.failure.retryable = true;
     out.failure.status = Status::IOError(what + ": answer is not {\"sessions\": [...]}");
