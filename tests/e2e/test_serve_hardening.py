@@ -23,20 +23,12 @@ import requests
 from .fixtures import data_rel, row_rel
 from .serve_common import PASSWORD, TOKEN_ALL, USER, ReelServer, build_slice, episode_files, tree, write_config
 from .test_recorder_common import check_clean
-from .test_serve import AUTH, assert_same_episode, sim_task, upload
+from .test_serve import AUTH, assert_same_episode, server, sim_task, upload  # noqa: F401 (server: a fixture)
 
 
 @pytest.fixture(scope="module")
 def client_task(reel_bin, tmp_path_factory):
     return sim_task(reel_bin, tmp_path_factory, "serve_client")
-
-
-@pytest.fixture
-def server(reel_bin, tmp_path):
-    cfg = write_config(reel_bin, tmp_path / "serve.json")
-    srv = ReelServer(reel_bin, tmp_path / "root", cfg, tmp_path / "serve.log").start()
-    yield srv
-    srv.stop()
 
 
 def start(reel_bin, tmp_path, name, limits):

@@ -1,5 +1,8 @@
 #include "meta/json_util.h"
 
+#include <cstdint>
+#include <limits>
+
 namespace reel {
 
 Status CheckJsonBounds(std::string_view text, const std::string& path, const JsonLimits& limits) {
@@ -87,14 +90,17 @@ Status GetString(const Json& obj, const char* key, const std::string& path, std:
 Status GetInt(const Json& obj, const char* key, const std::string& path, int64_t& out) {
   auto it = obj.find(key);
   if (it == obj.end()) return Status::OK();
+  if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+    return WrongType(key, path, "an integer within int64", *it);
   if (it->is_number_integer()) {
     out = it->get<int64_t>();
     return Status::OK();
   }
-  // 1000.0 is accepted as an integer; 1000.5 is not.
+  // 1000.0 is accepted as an integer; 1000.5 is not. The range is checked before the
+  // cast: casting a double an int64 cannot hold (1e22) is undefined.
   if (it->is_number_float()) {
-    double d = it->get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d))) {
+    const double d = it->get<double>();
+    if (d >= -0x1p63 && d < 0x1p63 && d == static_cast<double>(static_cast<int64_t>(d))) {
       out = static_cast<int64_t>(d);
       return Status::OK();
     }

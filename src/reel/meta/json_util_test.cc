@@ -1,6 +1,7 @@
 // The one JSON entry point: bounded depth and size, numbers out of range, never a throw.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "meta/json_util.h"
@@ -94,6 +95,31 @@ TEST(JsonBounds, EveryMetadataParserIsBounded) {
                 .message()
                 .find("json.number"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace reel
+
+namespace reel {
+namespace {
+
+TEST(JsonGetInt, ValuesAnInt64CannotHoldAreWrongTypeNotUndefined) {
+  // {"chunks_size": 1e22} cast 1e22 to int64 before checking (UBSan: float-cast-overflow;
+  // in practice INT64_MIN, a negative chunks_size).
+  for (const char* text : {R"({"k": 1e22})", R"({"k": -1e19})", R"({"k": 9223372036854775808.0})",
+                           R"({"k": 18446744073709551615})"}) {
+    auto j = internal::ParseJson(text, "x");
+    ASSERT_TRUE(j.ok()) << text;
+    int64_t out = 7;
+    Status st = internal::GetInt(*j, "k", "info.json", out);
+    EXPECT_FALSE(st.ok()) << text;
+    EXPECT_EQ(out, 7) << text;
+  }
+  int64_t out = 0;
+  ASSERT_TRUE(internal::GetInt(*internal::ParseJson(R"({"k": 1000.0})", "x"), "k", "x", out).ok());
+  EXPECT_EQ(out, 1000);
+  ASSERT_TRUE(internal::GetInt(*internal::ParseJson(R"({"k": -9223372036854775808})", "x"), "k", "x", out).ok());
+  EXPECT_EQ(out, std::numeric_limits<int64_t>::min());
 }
 
 }  // namespace

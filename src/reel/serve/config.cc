@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 
 #include <cstdio>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -62,8 +63,9 @@ Status ReadNumber(const Json& obj, const char* key, const std::string& where, T*
   if (!obj.contains(key)) return Status::OK();
   const Json& v = obj[key];
   // Range-checked as a double first: get<T>() of a value T cannot hold is undefined.
+  // 2^digits is exact as a double, unlike max() itself for 64-bit types.
   if (!v.is_number() || !(v.get<double>() >= 0) ||
-      v.get<double>() > static_cast<double>(std::numeric_limits<T>::max()))
+      v.get<double>() >= std::ldexp(1.0, std::numeric_limits<T>::digits))
     return Status::Invalid(where + ": \"" + key + "\" must be a non-negative number that fits");
   *out = v.get<T>();
   return Status::OK();

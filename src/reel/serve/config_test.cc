@@ -1,0 +1,41 @@
+// The serve config is read from outside: numbers that do not fit their field are errors.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "reel/serve.h"
+
+namespace reel {
+namespace {
+
+Result<ServeConfig> LoadText(const std::string& text) {
+  char path[] = "/tmp/reel-config-test-XXXXXX";
+  const int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  ::close(fd);
+  std::ofstream(path) << text;
+  auto config = LoadServeConfig(path);
+  ::unlink(path);
+  return config;
+}
+
+TEST(ServeConfig, NumbersBeyondTheirFieldAreInvalid) {
+  // {"port": 1e10} and {"workers": 3e9} were cast to int unchecked (UBSan float-cast-overflow).
+  for (const char* text : {R"({"root": "/srv/reel", "port": 1e10})",
+                           R"({"root": "/srv/reel", "limits": {"workers": 3e9}})",
+                           R"({"root": "/srv/reel", "limits": {"max_request_bytes": 1.8446744073709552e19}})",
+                           R"({"root": "/srv/reel", "port": -1})", R"({"root": "/srv/reel", "port": 1e999})"}) {
+    auto config = LoadText(text);
+    EXPECT_FALSE(config.ok()) << text;
+    if (!config.ok()) EXPECT_EQ(config.status().code(), StatusCode::kInvalid) << config.status().ToString();
+  }
+  auto ok = LoadText(R"({"root": "/srv/reel", "port": 8765, "limits": {"workers": 4}})");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->port, 8765);
+}
+
+}  // namespace
+}  // namespace reel
