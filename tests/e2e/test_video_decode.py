@@ -59,6 +59,7 @@ def video_task(tmp_path, tmp_path_factory):
             EpisodeSpec(1, length=n, videos={"d435_rgb": "mp4", "d435_depth": "mkv", "stereo_depth": "mp4"}),
             EpisodeSpec(2, length=n, videos={"d435_rgb": "mp4", "d435_depth": "mkv"}),
         ],
+        info_overrides={"cameras": {"d435_rgb": {"height": H, "width": W}}},  # the videos written below
     )
     work = tmp_path_factory.mktemp("video_src")
     mm = depth_mm(n)
