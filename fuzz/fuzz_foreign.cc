@@ -1,0 +1,31 @@
+// A foreign dataset (LeRobot v2.x / v3.x, bundle) made of fuzzed files, read the way
+// `reel foreign` / reel.Dataset / `reel import` read it: ForeignDataset::Open,
+// ReadEpisodes, ReadFrames, FindVideoTargets, Validate. In-memory FileSystem; input
+// format: fuzz/make_seeds.py "tree".
+#include <arrow/api.h>
+
+#include "harness_util.h"
+#include "reel/dataset.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace reel;
+  static fuzz::MemFs fs;
+  fs.Clear();
+  const std::string root = "/mem/ds";
+  fuzz::UnpackTree(data, size, root, fs);
+
+  ForeignOpenOptions options;
+  options.fs = &fs;
+  auto ds = ForeignDataset::Open(root, options);
+  if (!ds.ok()) return 0;
+  auto episodes = (*ds)->ReadEpisodes();
+  if (episodes.ok()) {
+    for (size_t i = 0; i < episodes->size() && i < 4; ++i) {
+      const ForeignEpisode& e = (*episodes)[i];
+      (void)(*ds)->ReadFrames(e);
+      for (const std::string& key : (*ds)->info().video_keys) (void)(*ds)->FindVideoTargets(e, key);
+    }
+  }
+  (void)(*ds)->Validate();
+  return 0;
+}

@@ -1,0 +1,73 @@
+// Shared helpers of the libFuzzer harnesses (fuzz/fuzz_<name>.cc; docs/reliability.md).
+//
+// - MemFs: a read-only in-memory FileSystem, so that a fuzzed "task directory" costs no
+//   disk I/O. Everything reel reads through FileSystem (JSON, parquet) goes through it.
+// - Parts: several files packed in one fuzz input, separated by kPartSeparator. The
+//   seed generator (fuzz/make_seeds.py) writes the same format.
+// - TempDir: one per-process scratch directory (under /dev/shm when it exists), for
+//   entry points that take a path (FFmpeg, libzip, the serve config). Removed at exit.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reel/fs.h"
+
+namespace reel::fuzz {
+
+// Splits `data` at every kPartSeparator into exactly `n` parts (missing parts are
+// empty; extra separators stay in the last part).
+inline constexpr std::string_view kPartSeparator = "\n#%REEL-FILE%#\n";
+std::vector<std::string_view> SplitParts(const uint8_t* data, size_t size, size_t n);
+
+class MemFs final : public FileSystem {
+ public:
+  // `path` absolute ("/mem/task/meta/info.json"); its parent directories exist implicitly.
+  void Put(const std::string& path, std::string_view bytes);
+  void Clear() { files_.clear(); }
+
+  Result<FileInfo> Stat(const std::string& path) override;
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override;
+  Result<std::string> ReadFile(const std::string& path) override;
+  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  Status Rename(const std::string& from, const std::string& to) override;
+  Status SyncDir(const std::string& path) override;
+  Status RemoveFile(const std::string& path) override;
+  Status CreateDirs(const std::string& path) override;
+
+ private:
+  static std::string Norm(const std::string& path);
+  std::map<std::string, std::string> files_;
+};
+
+// Fills `fs` with the files of a packed directory (fuzz/make_seeds.py "tree" format):
+// parts separated by kPartSeparator, each "<relative path>\n<bytes>". Paths with ".."
+// or a leading '/' are dropped; at most 32 files. Returns the number of files put.
+int UnpackTree(const uint8_t* data, size_t size, const std::string& root, MemFs& fs);
+
+class TempDir {
+ public:
+  // The process's scratch directory, created on first use.
+  static TempDir& Get();
+  const std::string& path() const { return path_; }
+  // Writes `bytes` to <dir>/<name> (truncating) and returns the full path.
+  std::string Write(const std::string& name, std::string_view bytes);
+  // Removes everything inside the directory (it stays).
+  void Clean();
+  ~TempDir();
+
+ private:
+  TempDir();
+  std::string path_;
+};
+
+// Removes a directory tree (no error when absent).
+void RemoveTree(const std::string& path);
+
+}  // namespace reel::fuzz
