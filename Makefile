@@ -16,7 +16,7 @@ APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev \
   nlohmann-json3-dev libcli11-dev libzip-dev libcpp-httplib-dev libssl-dev curl \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  clang-14 libclang-rt-14-dev ccache
+  clang-16 libclang-rt-16-dev ccache
 
 .PHONY: all demo test deps venv build python unit e2e bench docs clean peers \
   asan asan-configure asan-build fuzz fuzz-build fuzz-replay soak soak-recorder soak-serve
@@ -97,7 +97,7 @@ clean:
 # tables only (the cheapest build that still gives file:line stacks).
 ASAN_BUILD := build/asan
 ASAN_REEL  := $(ASAN_BUILD)/tools/reel
-CLANG_CXX  ?= clang++-14
+CLANG_CXX  ?= clang++-16
 CCACHE     := $(shell command -v ccache 2>/dev/null)
 ASAN_JOBS  ?= $(shell nproc)
 FUZZ_SECONDS ?= 600

@@ -3,6 +3,8 @@
 // string column force_matrix_specs through ResolveForceMatrixSpec.
 #include <arrow/api.h>
 
+#include <cstdio>
+
 #include "harness_util.h"
 #include "reel/decode.h"
 #include "reel/metadata.h"
@@ -18,6 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto table = ReadParquetFile(&fs, path);
   if (!table.ok()) return 0;
   auto rows = EpisodeRowsFromTable(**table, path);
+  if (fuzz::Debug()) fprintf(stderr, "episodes rows: %s\n", rows.status().ToString().c_str());
   if (!rows.ok()) return 0;
   static const InfoJson info;
   for (const EpisodeRow& row : *rows) {

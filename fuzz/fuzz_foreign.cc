@@ -4,6 +4,8 @@
 // format: fuzz/make_seeds.py "tree".
 #include <arrow/api.h>
 
+#include <cstdio>
+
 #include "harness_util.h"
 #include "reel/dataset.h"
 
@@ -17,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ForeignOpenOptions options;
   options.fs = &fs;
   auto ds = ForeignDataset::Open(root, options);
+  if (fuzz::Debug()) fprintf(stderr, "foreign: open %s\n", ds.status().ToString().c_str());
   if (!ds.ok()) return 0;
   auto episodes = (*ds)->ReadEpisodes();
   if (episodes.ok()) {
@@ -26,6 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const std::string& key : (*ds)->info().video_keys) (void)(*ds)->FindVideoTargets(e, key);
     }
   }
-  (void)(*ds)->Validate();
+  TaskReport report = (*ds)->Validate();
+  if (fuzz::Debug()) {
+    fprintf(stderr, "foreign: episodes %s\n", episodes.status().ToString().c_str());
+    for (const auto& f : report.findings) fprintf(stderr, "  %s %s: %s\n", f.rule.c_str(), f.path.c_str(), f.message.c_str());
+  }
   return 0;
 }

@@ -6,6 +6,8 @@
 // (identical re-upload or conflict).
 // Input: byte 0 (bit 0: import twice; bits 1-3: the form's episode_index, 7 = not sent),
 // then the zip. Written to the harness's temp directory; the root is emptied per input.
+#include <cstdio>
+
 #include "harness_util.h"
 #include "reel/serve.h"
 
@@ -27,7 +29,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   request.zip_path = zip;
   const std::string root = tmp.path() + "/root";
   ImportOutcome first = ImportSlice(root, request, options);
-  if ((data[0] & 1) && first.http_status / 100 == 2) (void)ImportSlice(root, request, options);
+  if (fuzz::Debug()) fprintf(stderr, "import: %d %s %s\n", first.http_status, first.rule.c_str(), first.message.c_str());
+  if ((data[0] & 1) && first.http_status / 100 == 2) {
+    ImportOutcome second = ImportSlice(root, request, options);
+    if (fuzz::Debug()) fprintf(stderr, "import again: %d %s\n", second.http_status, second.rule.c_str());
+  }
   tmp.Clean();
   return 0;
 }

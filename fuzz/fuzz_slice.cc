@@ -1,6 +1,8 @@
 // An uploaded zip slice, as the server receives it: InspectSlice (central directory,
 // names, limits, meta/info.json) then ExtractSlice into a fresh directory. libzip
 // takes a path: the input is written to the harness's temp directory (/dev/shm).
+#include <cstdio>
+
 #include "harness_util.h"
 #include "reel/pack.h"
 
@@ -14,7 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_total_bytes = 16u << 20;
   limits.max_meta_bytes = 1u << 20;
   auto manifest = InspectSlice(zip, limits);
-  if (manifest.ok()) (void)ExtractSlice(zip, tmp.path() + "/out", limits);
+  if (fuzz::Debug()) fprintf(stderr, "inspect: %s\n", manifest.status().ToString().c_str());
+  if (manifest.ok()) {
+    auto extracted = ExtractSlice(zip, tmp.path() + "/out", limits);
+    if (fuzz::Debug()) fprintf(stderr, "extract: %s\n", extracted.status().ToString().c_str());
+  }
   tmp.Clean();
   return 0;
 }

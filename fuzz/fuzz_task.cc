@@ -6,6 +6,8 @@
 // FileSystem; input format: fuzz/make_seeds.py "tree".
 #include <arrow/api.h>
 
+#include <cstdio>
+
 #include "harness_util.h"
 #include "reel/check.h"
 #include "reel/columns.h"
@@ -81,6 +83,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckOptions check;
   check.fs = &fs;
   check.io_threads = 1;
-  (void)CheckTask(root, check);
+  auto report = CheckTask(root, check);
+  if (fuzz::Debug()) {
+    fprintf(stderr, "task: open %s, check %s\n", task.status().ToString().c_str(), report.status().ToString().c_str());
+    if (report.ok())
+      for (const auto& f : report->findings) fprintf(stderr, "  %s %s: %s\n", f.rule.c_str(), f.path.c_str(), f.message.c_str());
+  }
   return 0;
 }

@@ -2,6 +2,7 @@
 // choice, packet index), decode frames by index as RGB or depth, frame times, and the
 // nearest-frame-by-timestamp read. FFmpeg takes a path: the input is written to the
 // harness's temp directory. Byte 0 picks the extension (.mp4 / .mkv), the rest is the file.
+#include <cstdio>
 #include <vector>
 
 #include "harness_util.h"
@@ -16,6 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   VideoReaderOptions options;
   options.threads = 1;  // deterministic
   auto reader = VideoReader::Open(path, options);
+  if (fuzz::Debug()) fprintf(stderr, "video: open %s\n", reader.status().ToString().c_str());
   if (!reader.ok()) return 0;
   const VideoInfo info = (*reader)->info();
   const int64_t pixels = int64_t{info.width} * info.height;

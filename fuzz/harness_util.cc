@@ -170,6 +170,11 @@ void TempDir::Clean() {
     std::filesystem::remove_all(entry.path(), ec);
 }
 
+bool Debug() {
+  static const bool on = getenv("REEL_FUZZ_DEBUG") != nullptr;
+  return on;
+}
+
 void RemoveTree(const std::string& path) {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);

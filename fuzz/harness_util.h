@@ -67,6 +67,10 @@ class TempDir {
   std::string path_;
 };
 
+// True when REEL_FUZZ_DEBUG is set: harnesses then print what reel answered, to check
+// that the seeds reach the paths they are meant to (not used while fuzzing).
+bool Debug();
+
 // Removes a directory tree (no error when absent).
 void RemoveTree(const std::string& path);
 

@@ -118,7 +118,7 @@ def main() -> None:
         task_seeds(tmp / "a" / "pick_cube")
         fx.write_task(tmp / "b", "rich", [EpisodeSpec(
             1, length=3, videos={}, imu=[1, 0, 2],
-            slam={"observation.gripper_slam_trajectory": [1, 0, 2]},
+            slam={"observation.slam_trajectory": [1, 0, 2]},
             force={"observation.left_force_matrix": ForceMatrixSpec(
                 "int16x100", frames=[None, np.zeros((250, 250, 3), np.float32), None])})])
         task_seeds(tmp / "b" / "rich")
