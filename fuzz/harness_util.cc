@@ -170,6 +170,14 @@ void TempDir::Clean() {
     std::filesystem::remove_all(entry.path(), ec);
 }
 
+bool SkipKnown() {
+  static const bool on = [] {
+    const char* v = getenv("REEL_FUZZ_SKIP_KNOWN");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
 bool Debug() {
   static const bool on = getenv("REEL_FUZZ_DEBUG") != nullptr;
   return on;

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "reel/fs.h"
 
 namespace reel::fuzz {
@@ -66,6 +68,27 @@ class TempDir {
   TempDir();
   std::string path_;
 };
+
+// Known bugs, not fixed yet (fuzz/crashes-open/README.md). A campaign would otherwise
+// spend its time re-finding them, so fuzz/run_campaign.sh sets REEL_FUZZ_SKIP_KNOWN=1 and
+// the harnesses then step around them; the replay in `make test` never sets it. Remove
+// each filter together with the fix.
+bool SkipKnown();
+
+// Runs `body`; with SkipKnown(), an nlohmann out_of_range 406 (a JSON number that
+// overflows a double, "1e400") escaping reel is the known bug JSON-406 and is ignored.
+template <typename F>
+int Guard(F&& body) {
+  // Without SkipKnown() there is no handler at all, so std::terminate reports the stack of
+  // the throw (a catch-and-rethrow would report the rethrow instead).
+  if (!SkipKnown()) return body();
+  try {
+    return body();
+  } catch (const nlohmann::ordered_json::out_of_range& e) {
+    if (e.id == 406) return 0;
+    throw;
+  }
+}
 
 // True when REEL_FUZZ_DEBUG is set: harnesses then print what reel answered, to check
 // that the seeds reach the paths they are meant to (not used while fuzzing).
