@@ -99,6 +99,8 @@ ASAN_BUILD := build/asan
 ASAN_REEL  := $(ASAN_BUILD)/tools/reel
 CLANG_CXX  ?= clang++-16
 CCACHE     := $(shell command -v ccache 2>/dev/null)
+# ccache hits across checkouts and worktrees (paths hashed relative to the repository).
+export CCACHE_BASEDIR := $(CURDIR)
 ASAN_JOBS  ?= $(shell nproc)
 FUZZ_SECONDS ?= 600
 # e2e tests run with the sanitized CLI by `make asan` (a few minutes on 2 cores).
@@ -113,7 +115,7 @@ asan-configure: deps venv
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(CLANG_CXX) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
 	  -DREEL_SANITIZE=ON -DREEL_BUILD_FUZZERS=ON -DPython_EXECUTABLE=$(abspath $(PY)) \
-	  $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null
+	  $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >/dev/null
 
 # Everything: reel_core, the CLI, the unit tests and the fuzz harnesses, sanitized.
 asan-build: asan-configure
