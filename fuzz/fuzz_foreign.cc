@@ -10,7 +10,7 @@
 #include "reel/dataset.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return reel::fuzz::Guard([&]() -> int {
+  return reel::fuzz::Guard(data, size, [&]() -> int {
     using namespace reel;
     static fuzz::MemFs fs;
     fs.Clear();

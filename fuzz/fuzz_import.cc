@@ -12,7 +12,7 @@
 #include "reel/serve.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return reel::fuzz::Guard([&]() -> int {
+  return reel::fuzz::Guard(data, size, [&]() -> int {
     using namespace reel;
     if (size < 1) return 0;
     auto& tmp = fuzz::TempDir::Get();

@@ -7,7 +7,7 @@
 #include "reel/metadata.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return reel::fuzz::Guard([&]() -> int {
+  return reel::fuzz::Guard(data, size, [&]() -> int {
     using namespace reel;
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     auto info = ParseInfoJson(text, "meta/info.json");

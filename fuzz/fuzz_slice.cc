@@ -7,7 +7,7 @@
 #include "reel/pack.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return reel::fuzz::Guard([&]() -> int {
+  return reel::fuzz::Guard(data, size, [&]() -> int {
     using namespace reel;
     auto& tmp = fuzz::TempDir::Get();
     tmp.Clean();

@@ -54,7 +54,7 @@ void DecodeColumns(const reel::Task& task, const arrow::Table& table, const reel
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return reel::fuzz::Guard([&]() -> int {
+  return reel::fuzz::Guard(data, size, [&]() -> int {
     using namespace reel;
     static fuzz::MemFs fs;
     fs.Clear();

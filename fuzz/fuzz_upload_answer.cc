@@ -5,7 +5,7 @@
 #include "upload/protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return reel::fuzz::Guard([&]() -> int {
+  return reel::fuzz::Guard(data, size, [&]() -> int {
     using namespace reel;
     static const int kStatus[] = {0, 200, 201, 400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 503, 302, 204};
     if (size < 1) return 0;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -176,6 +177,28 @@ bool SkipKnown() {
     return v && *v && std::string(v) != "0";
   }();
   return on;
+}
+
+bool HasHugeNumber(const uint8_t* data, size_t size) {
+  // Number tokens as JSON writes them: [-]digits[.digits][e[+-]digits].
+  const char* p = reinterpret_cast<const char*>(data);
+  const char* end = p + size;
+  while (p < end) {
+    if (!(*p >= '0' && *p <= '9')) {
+      ++p;
+      continue;
+    }
+    const char* start = p;
+    while (p < end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' ||
+                       ((*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E'))))
+      ++p;
+    const std::string token(start, p);
+    // A float token becomes a double; casting it to int (serve config) or int64 (GetInt)
+    // is undefined beyond their range. An integer token beyond int64 becomes a double too.
+    const bool is_float = token.find_first_of(".eE") != std::string::npos;
+    if (std::fabs(std::strtod(token.c_str(), nullptr)) >= (is_float ? 2147483647.0 : 9.2e18)) return true;
+  }
+  return false;
 }
 
 bool Debug() {

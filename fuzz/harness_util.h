@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "reel/fs.h"
 
@@ -77,15 +78,25 @@ bool SkipKnown();
 
 // Runs `body`; with SkipKnown(), an nlohmann out_of_range 406 (a JSON number that
 // overflows a double, "1e400") escaping reel is the known bug JSON-406 and is ignored.
+// Likewise std::out_of_range from std::stoi (TEMPLATE-STOI). And inputs holding a float
+// number token of magnitude >= 2^31, or an integer one >= 2^63, are skipped outright
+// (GETINT-CAST, CONFIG-CAST: a double cast to an integer type it does not fit, undefined
+// behaviour, which cannot be caught).
+bool HasHugeNumber(const uint8_t* data, size_t size);
+
 template <typename F>
-int Guard(F&& body) {
+int Guard(const uint8_t* data, size_t size, F&& body) {
   // Without SkipKnown() there is no handler at all, so std::terminate reports the stack of
   // the throw (a catch-and-rethrow would report the rethrow instead).
   if (!SkipKnown()) return body();
+  if (HasHugeNumber(data, size)) return 0;
   try {
     return body();
   } catch (const nlohmann::ordered_json::out_of_range& e) {
     if (e.id == 406) return 0;
+    throw;
+  } catch (const std::out_of_range& e) {
+    if (std::string_view(e.what()) == "stoi") return 0;
     throw;
   }
 }

@@ -15,7 +15,7 @@
 # Prints a table: harness, executions, exec/s, cov, ft, corpus, crashes (crash/timeout/oom),
 # also written to <build dir>/fuzz/summary.tsv.
 set -uo pipefail
-build="${1:?usage: fuzz/run_campaign.sh <build dir> [name ...]}"
+build="$(cd "${1:?usage: fuzz/run_campaign.sh <build dir> [name ...]}" && pwd)"
 shift
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(dirname "$here")"
@@ -32,6 +32,7 @@ export REEL_FUZZ_SKIP_KNOWN="${FUZZ_SKIP_KNOWN:-1}"
 export REEL_FUZZ_TMP="${REEL_FUZZ_TMP:-$(mktemp -d /dev/shm/reel-fuzz-campaign.XXXXXX 2>/dev/null || mktemp -d)}"
 trap 'rm -rf "$REEL_FUZZ_TMP"' EXIT
 summary="$out/summary.tsv"
+failed=0
 printf 'harness\texecs\texec_per_s\tcov\tft\tcorpus\tcrash\ttimeout\toom\tseconds\n' >"$summary"
 for name in $names; do
   bin="$build/fuzz/fuzz_$name"
@@ -56,6 +57,7 @@ for name in $names; do
     echo "fuzz_$name: no statistics in $log:" >&2
     tail -n 30 "$log" >&2
     printf '%s\t0\t0\t0\t0\t0\t?\t?\t?\t%s\n' "$name" "$((end - start))" >>"$summary"
+    failed=1
     continue
   fi
   execs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
@@ -73,4 +75,4 @@ column -t -s $'\t' "$summary"
 echo
 echo "crash/timeout/oom inputs: fuzz/crashes/<name>/ (triage: docs/reliability.md)"
 total=$(awk -F'\t' 'NR > 1 && $7 != "?" { s += $7 + $8 + $9 } END { print s + 0 }' "$summary")
-[ "$total" -eq 0 ]
+[ "$total" -eq 0 ] && [ "$failed" -eq 0 ]
