@@ -4,7 +4,9 @@
 
 A source task is recorded with `reel simulate` and every episode packed with `reel pack`.
 `reel serve` runs on 127.0.0.1 (a free port). SOAK_CLIENTS threads loop until
-SOAK_SERVE_SECONDS have passed; each iteration picks a project and an episode at random and
+SOAK_SERVE_SECONDS have passed; each iteration picks one of the SOAK_PROJECTS newest
+projects and an episode at random (with probability SOAK_NEW_PROJECT it first opens a new
+project, so fresh imports keep coming, not only identical re-uploads), and
   - with probability SOAK_ABORT: opens a socket, sends the headers and a random part of the
     multipart body (never all of it), and closes: a client that disconnects mid-body;
   - with probability SOAK_CLI: runs `reel upload` (the real client, with its retries) for it;
@@ -17,7 +19,8 @@ episode's files must equal the source's byte for byte, and `reel check` must fin
 
     REEL_BIN=build/cmake/tools/reel .venv/bin/python tests/soak/serve_clients.py
 Environment: SOAK_SERVE_SECONDS (600), SOAK_CLIENTS (8), SOAK_EPISODES (24), SOAK_PROJECTS
-(2), SOAK_ABORT (0.3), SOAK_CLI (0.05), SOAK_SEED (1), SOAK_WORK, SOAK_OUT (JSON summary).
+(2), SOAK_NEW_PROJECT (0.01), SOAK_ABORT (0.3), SOAK_CLI (0.05), SOAK_SEED (1), SOAK_WORK,
+SOAK_OUT (JSON summary).
 """
 from __future__ import annotations
 
@@ -76,6 +79,7 @@ def main() -> int:
     n_projects = int(os.environ.get("SOAK_PROJECTS", "2"))
     p_abort = float(os.environ.get("SOAK_ABORT", "0.3"))
     p_cli = float(os.environ.get("SOAK_CLI", "0.05"))
+    p_new = float(os.environ.get("SOAK_NEW_PROJECT", "0.01"))
     seed = int(os.environ.get("SOAK_SEED", "1"))
     work = Path(os.environ.get("SOAK_WORK") or tempfile.mkdtemp(prefix="reel-soak-serve-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -100,6 +104,7 @@ def main() -> int:
     cfg.write_text(json.dumps({
         "tokens": [{"name": "soak", "sha256": hashlib.sha256(TOKEN.encode()).hexdigest(), "projects": ["*"]}],
         "limits": {"read_timeout_s": 5, "request_timeout_s": 120, "workers": 8}}))
+    (work / "serve.log").unlink(missing_ok=True)  # ReelServer finds its URL in the log
     srv = ReelServer(reel, root, cfg, work / "serve.log").start()
     u = urlparse(srv.url)
     pid = srv.proc.pid
@@ -163,7 +168,11 @@ def main() -> int:
         session = requests.Session()
         (work / f"cli{i}").mkdir(exist_ok=True)
         while time.monotonic() < stop_at:
-            project, n = rng.choice(projects), rng.randint(1, n_episodes)
+            with lock:
+                if rng.random() < p_new:
+                    projects.append(f"soak_{len(projects)}")
+                project = rng.choice(projects[-n_projects:])
+            n = rng.randint(1, n_episodes)
             x = rng.random()
             if x < p_abort:
                 aborted_upload(rng, project, n)
@@ -227,10 +236,10 @@ def main() -> int:
     staging_left = [str(p) for p in (root / ".staging").rglob("*")] if (root / ".staging").exists() else []
     uploads_2xx = sum(v for k, v in counts.items() if k in ("requests:200", "requests:201")) + counts["reel_upload:exit0"]
     summary = {
-        "seconds": round(elapsed, 1), "clients": n_clients, "episodes": n_episodes, "projects": n_projects,
+        "seconds": round(elapsed, 1), "clients": n_clients, "episodes": n_episodes, "projects": len(projects),
         "counts": dict(counts), "uploads_2xx": uploads_2xx,
-        "served_episodes": {pr: len(list((root / pr / "data").rglob("episode-*.parquet"))) if (root / pr).exists() else 0
-                            for pr in projects},
+        "served_episodes": sum(len(list((root / pr / "data").rglob("episode-*.parquet"))) if (root / pr).exists() else 0
+                               for pr in projects),
         "lost": lost, "duplicates": duplicates, "differing_files": differing, "check_errors": check_errors,
         "unacknowledged_but_present": extra, "health_after": health, "staging_left": len(staging_left),
         "rss_mib": {"start": round(rss[0] / 1024, 1), "max": round(max(rss) / 1024, 1), "end": round(rss[-1] / 1024, 1)},
