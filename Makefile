@@ -139,13 +139,16 @@ fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run_campaign.sh $(ASAN_BUILD)
 
 # Soak: SIGKILL rounds of the recorder, then the server under concurrent clients with
-# random disconnects. Sizes by environment (tests/soak/README.md); the defaults are the
-# full campaign (1000 kill rounds, 10 minutes of serving).
+# random disconnects. Sizes by environment (docs/reliability.md "Soak"); the defaults are
+# the full campaign (1000 kill rounds, 10 minutes of serving). REEL_BIN=... soaks that
+# binary instead of building build/cmake.
+SOAK_REEL := $(if $(REEL_BIN),$(abspath $(REEL_BIN)),$(abspath $(REEL)))
+SOAK_DEPS := $(if $(REEL_BIN),venv,build)
 soak: soak-recorder soak-serve
-soak-recorder: build
-	REEL_BIN=$(abspath $(REEL)) $(PY) tests/soak/recorder_kill.py
-soak-serve: build
-	REEL_BIN=$(abspath $(REEL)) $(PY) tests/soak/serve_clients.py
+soak-recorder: $(SOAK_DEPS)
+	REEL_BIN=$(SOAK_REEL) $(PY) tests/soak/recorder_kill.py
+soak-serve: $(SOAK_DEPS)
+	REEL_BIN=$(SOAK_REEL) $(PY) tests/soak/serve_clients.py
 
 # docs/check-rules.md is generated from the rule catalog (src/reel/check/rules.cc).
 docs: build
