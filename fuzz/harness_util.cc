@@ -180,9 +180,16 @@ bool SkipKnown() {
 }
 
 bool HasHugeNumber(const uint8_t* data, size_t size) {
-  // Number tokens as JSON writes them: [-]digits[.digits][e[+-]digits].
   const char* p = reinterpret_cast<const char*>(data);
   const char* end = p + size;
+  // TEMPLATE-WIDTH: a path template width ":0<digits>" of more than 4 digits.
+  for (const char* q = p; q + 1 < end; ++q) {
+    if (q[0] != ':' || q[1] != '0') continue;
+    int digits = 0;
+    for (const char* r = q + 1; r < end && *r >= '0' && *r <= '9'; ++r) ++digits;
+    if (digits > 5) return true;
+  }
+  // Number tokens as JSON writes them: [-]digits[.digits][e[+-]digits].
   while (p < end) {
     if (!(*p >= '0' && *p <= '9')) {
       ++p;

@@ -81,7 +81,8 @@ bool SkipKnown();
 // Likewise std::out_of_range from std::stoi (TEMPLATE-STOI). And inputs holding a float
 // number token of magnitude >= 2^31, or an integer one >= 2^63, are skipped outright
 // (GETINT-CAST, CONFIG-CAST: a double cast to an integer type it does not fit, undefined
-// behaviour, which cannot be caught).
+// behaviour, which cannot be caught), as are inputs with a path template width of more
+// than 5 digits (TEMPLATE-WIDTH: an allocation of that many bytes).
 bool HasHugeNumber(const uint8_t* data, size_t size);
 
 template <typename F>
