@@ -19,7 +19,9 @@ if [ ${#files[@]} -eq 0 ]; then
   exit 0
 fi
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+# The harness's temp directory, removed even when a crash skips its destructor.
+export REEL_FUZZ_TMP="$(mktemp -d /dev/shm/reel-fuzz-replay.XXXXXX 2>/dev/null || mktemp -d)"
+trap 'rm -f "$log"; rm -rf "$REEL_FUZZ_TMP"' EXIT
 # -timeout: a single input that runs this long is a hang; -rss_limit_mb: an OOM is a bug.
 if "$bin" -timeout=60 -rss_limit_mb=3072 "${files[@]}" >"$log" 2>&1; then
   echo "fuzz_$name: replayed ${#files[@]} files, no crash"
