@@ -1,6 +1,8 @@
 # reel: two commands for a newcomer on a fresh Debian 12 machine.
 #   make demo   install what is missing, build, record/open a task, check, summarise
-#   make test   install what is missing, build, run every test (GoogleTest + pytest)
+#   make test   install what is missing, build, run every test (GoogleTest + pytest +
+#               the fuzz corpora replayed under ASan/UBSan)
+# Reliability (docs/reliability.md): make asan | make fuzz | make soak
 # Every target is safe to run again; stamps make repeated runs cheap.
 
 SHELL      := /bin/bash
@@ -13,9 +15,11 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev \
   nlohmann-json3-dev libcli11-dev libzip-dev libcpp-httplib-dev libssl-dev curl \
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev \
+  clang-16 libclang-rt-16-dev llvm-16 ccache
 
-.PHONY: all demo test deps venv build python unit e2e bench docs clean peers
+.PHONY: all demo test deps venv build python unit e2e bench docs clean peers \
+  asan asan-configure asan-build fuzz fuzz-build fuzz-replay soak soak-recorder soak-serve
 
 all: build
 
@@ -72,7 +76,7 @@ unit: build
 e2e: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) -m pytest -q tests
 
-test: unit e2e
+test: unit e2e fuzz-replay
 
 demo: build python
 	REEL_BIN=$(abspath $(REEL)) $(PY) tools/demo.py --reel $(REEL) --out $(DEMO_DIR)
@@ -87,6 +91,64 @@ bench: build python peers
 
 clean:
 	rm -rf build out
+
+# --- sanitizer build, fuzzing, soak (docs/reliability.md) -----------------------
+# build/asan: clang, -fsanitize=address,undefined, libFuzzer coverage, -O1 with line
+# tables only (the cheapest build that still gives file:line stacks).
+ASAN_BUILD := build/asan
+ASAN_REEL  := $(ASAN_BUILD)/tools/reel
+CLANG_CXX  ?= clang++-16
+CCACHE     := $(shell command -v ccache 2>/dev/null)
+# ccache hits across checkouts and worktrees (paths hashed relative to the repository).
+export CCACHE_BASEDIR := $(CURDIR)
+ASAN_JOBS  ?= $(shell nproc)
+FUZZ_SECONDS ?= 600
+# e2e tests run with the sanitized CLI by `make asan` (a few minutes on 2 cores).
+ASAN_E2E ?= tests/e2e/test_bad_input.py tests/e2e/test_check_rules.py tests/e2e/test_serve.py \
+  tests/e2e/test_upload.py tests/e2e/test_foreign_read.py tests/e2e/test_layout.py
+# Leaks are not checked under pytest (FFmpeg and Python own allocations at exit); the
+# fuzz harnesses check them.
+ASAN_E2E_ENV := ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
+
+asan-configure: deps venv
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(CLANG_CXX) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+	  -DREEL_SANITIZE=ON -DREEL_BUILD_FUZZERS=ON -DPython_EXECUTABLE=$(abspath $(PY)) \
+	  $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >/dev/null
+
+# Everything: reel_core, the CLI, the unit tests and the fuzz harnesses, sanitized.
+asan-build: asan-configure
+	cmake --build $(ASAN_BUILD) -j$(ASAN_JOBS)
+
+asan: asan-build
+	cd $(ASAN_BUILD) && $(ASAN_E2E_ENV) ./reel_unit_tests --gtest_brief=1
+	REEL_BIN=$(abspath $(ASAN_REEL)) $(ASAN_E2E_ENV) $(PY) -m pytest -q -p no:cacheprovider $(ASAN_E2E)
+
+# Only what the harnesses need (reel_core + fuzz/), for `make test` and `make fuzz`.
+fuzz-build: asan-configure
+	cmake --build $(ASAN_BUILD) -j$(ASAN_JOBS) --target fuzzers
+
+# Each harness over fuzz/corpus/<name>/ and fuzz/crashes/<name>/, no fuzzing (part of make test).
+fuzz-replay: fuzz-build
+	cd $(ASAN_BUILD) && ctest -L fuzz_replay -j$(ASAN_JOBS) --output-on-failure
+
+# A campaign: FUZZ_SECONDS per harness (default 600), FUZZ_JOBS processes (default nproc),
+# FUZZ_ONLY="info_json slice" to pick harnesses. Crashes go to fuzz/crashes/<name>/.
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run_campaign.sh $(ASAN_BUILD)
+
+# Soak: SIGKILL rounds of the recorder, then the server under concurrent clients with
+# random disconnects. Sizes by environment (docs/reliability.md "Soak"); the defaults are
+# the full campaign (1000 kill rounds, 10 minutes of serving). REEL_BIN=... soaks that
+# binary instead of building build/cmake.
+SOAK_REEL := $(if $(REEL_BIN),$(abspath $(REEL_BIN)),$(abspath $(REEL)))
+SOAK_DEPS := $(if $(REEL_BIN),venv,build)
+soak: soak-recorder soak-serve
+soak-recorder: $(SOAK_DEPS)
+	REEL_BIN=$(SOAK_REEL) $(PY) tests/soak/recorder_kill.py
+soak-serve: $(SOAK_DEPS)
+	REEL_BIN=$(SOAK_REEL) $(PY) tests/soak/serve_clients.py
 
 # docs/check-rules.md is generated from the rule catalog (src/reel/check/rules.cc).
 docs: build
