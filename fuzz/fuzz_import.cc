@@ -12,30 +12,28 @@
 #include "reel/serve.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return reel::fuzz::Guard(data, size, [&]() -> int {
-    using namespace reel;
-    if (size < 1) return 0;
-    auto& tmp = fuzz::TempDir::Get();
-    tmp.Clean();
-    const std::string zip =
-        tmp.Write("upload.zip", std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
-    ImportOptions options;  // small limits: the harness must stay fast and in memory
-    options.limits.max_entry_bytes = 4u << 20;
-    options.limits.max_total_bytes = 16u << 20;
-    options.limits.max_meta_bytes = 1u << 20;
-    ImportRequest request;
-    request.project = "task";
-    const int form = (data[0] >> 1) & 7;
-    request.form_episode_index = form == 7 ? -1 : form;
-    request.zip_path = zip;
-    const std::string root = tmp.path() + "/root";
-    ImportOutcome first = ImportSlice(root, request, options);
-    if (fuzz::Debug()) fprintf(stderr, "import: %d %s %s\n", first.http_status, first.rule.c_str(), first.message.c_str());
-    if ((data[0] & 1) && first.http_status / 100 == 2) {
-      ImportOutcome second = ImportSlice(root, request, options);
-      if (fuzz::Debug()) fprintf(stderr, "import again: %d %s\n", second.http_status, second.rule.c_str());
-    }
-    tmp.Clean();
-    return 0;
-  });
+  using namespace reel;
+  if (size < 1) return 0;
+  auto& tmp = fuzz::TempDir::Get();
+  tmp.Clean();
+  const std::string zip =
+      tmp.Write("upload.zip", std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
+  ImportOptions options;  // small limits: the harness must stay fast and in memory
+  options.limits.max_entry_bytes = 4u << 20;
+  options.limits.max_total_bytes = 16u << 20;
+  options.limits.max_meta_bytes = 1u << 20;
+  ImportRequest request;
+  request.project = "task";
+  const int form = (data[0] >> 1) & 7;
+  request.form_episode_index = form == 7 ? -1 : form;
+  request.zip_path = zip;
+  const std::string root = tmp.path() + "/root";
+  ImportOutcome first = ImportSlice(root, request, options);
+  if (fuzz::Debug()) fprintf(stderr, "import: %d %s %s\n", first.http_status, first.rule.c_str(), first.message.c_str());
+  if ((data[0] & 1) && first.http_status / 100 == 2) {
+    ImportOutcome second = ImportSlice(root, request, options);
+    if (fuzz::Debug()) fprintf(stderr, "import again: %d %s\n", second.http_status, second.rule.c_str());
+  }
+  tmp.Clean();
+  return 0;
 }

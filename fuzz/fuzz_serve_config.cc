@@ -4,11 +4,9 @@
 #include "reel/serve.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return reel::fuzz::Guard(data, size, [&]() -> int {
-    const std::string path = reel::fuzz::TempDir::Get().Write(
-        "serve.json", std::string_view(reinterpret_cast<const char*>(data), size));
-    auto config = reel::LoadServeConfig(path);
-    (void)config;
-    return 0;
-  });
+  const std::string path = reel::fuzz::TempDir::Get().Write(
+      "serve.json", std::string_view(reinterpret_cast<const char*>(data), size));
+  auto config = reel::LoadServeConfig(path);
+  (void)config;
+  return 0;
 }

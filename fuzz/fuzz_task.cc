@@ -54,42 +54,40 @@ void DecodeColumns(const reel::Task& task, const arrow::Table& table, const reel
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return reel::fuzz::Guard(data, size, [&]() -> int {
-    using namespace reel;
-    static fuzz::MemFs fs;
-    fs.Clear();
-    const std::string root = "/mem/task";
-    fuzz::UnpackTree(data, size, root, fs);
+  using namespace reel;
+  static fuzz::MemFs fs;
+  fs.Clear();
+  const std::string root = "/mem/task";
+  fuzz::UnpackTree(data, size, root, fs);
 
-    TaskOptions options;
-    options.fs = &fs;
-    options.io_threads = 1;
-    auto task = Task::Open(root, options);
-    if (task.ok()) {
-      auto episodes = (*task)->ListEpisodes();
-      if (episodes.ok()) {
-        std::vector<EpisodeEntry> first(episodes->begin(),
-                                        episodes->begin() + std::min<size_t>(episodes->size(), 4));
-        auto rows = (*task)->ReadEpisodeRows(first);
-        for (size_t i = 0; i < first.size(); ++i) {
-          (void)(*task)->ReadDataSchema(first[i]);
-          auto table = (*task)->ReadData(first[i]);
-          if (table.ok()) DecodeColumns(**task, **table, rows[i].ok() ? *rows[i] : EpisodeRow{});
-          (void)(*task)->FindEpisode(first[i].episode_index);
-        }
+  TaskOptions options;
+  options.fs = &fs;
+  options.io_threads = 1;
+  auto task = Task::Open(root, options);
+  if (task.ok()) {
+    auto episodes = (*task)->ListEpisodes();
+    if (episodes.ok()) {
+      std::vector<EpisodeEntry> first(episodes->begin(),
+                                      episodes->begin() + std::min<size_t>(episodes->size(), 4));
+      auto rows = (*task)->ReadEpisodeRows(first);
+      for (size_t i = 0; i < first.size(); ++i) {
+        (void)(*task)->ReadDataSchema(first[i]);
+        auto table = (*task)->ReadData(first[i]);
+        if (table.ok()) DecodeColumns(**task, **table, rows[i].ok() ? *rows[i] : EpisodeRow{});
+        (void)(*task)->FindEpisode(first[i].episode_index);
       }
-      (void)(*task)->ReadStats();
-      (void)(*task)->ReadTasks();
     }
-    CheckOptions check;
-    check.fs = &fs;
-    check.io_threads = 1;
-    auto report = CheckTask(root, check);
-    if (fuzz::Debug()) {
-      fprintf(stderr, "task: open %s, check %s\n", task.status().ToString().c_str(), report.status().ToString().c_str());
-      if (report.ok())
-        for (const auto& f : report->findings) fprintf(stderr, "  %s %s: %s\n", f.rule.c_str(), f.path.c_str(), f.message.c_str());
-    }
-    return 0;
-  });
+    (void)(*task)->ReadStats();
+    (void)(*task)->ReadTasks();
+  }
+  CheckOptions check;
+  check.fs = &fs;
+  check.io_threads = 1;
+  auto report = CheckTask(root, check);
+  if (fuzz::Debug()) {
+    fprintf(stderr, "task: open %s, check %s\n", task.status().ToString().c_str(), report.status().ToString().c_str());
+    if (report.ok())
+      for (const auto& f : report->findings) fprintf(stderr, "  %s %s: %s\n", f.rule.c_str(), f.path.c_str(), f.message.c_str());
+  }
+  return 0;
 }

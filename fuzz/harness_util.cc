@@ -171,43 +171,6 @@ void TempDir::Clean() {
     std::filesystem::remove_all(entry.path(), ec);
 }
 
-bool SkipKnown() {
-  static const bool on = [] {
-    const char* v = getenv("REEL_FUZZ_SKIP_KNOWN");
-    return v && *v && std::string(v) != "0";
-  }();
-  return on;
-}
-
-bool HasHugeNumber(const uint8_t* data, size_t size) {
-  const char* p = reinterpret_cast<const char*>(data);
-  const char* end = p + size;
-  // TEMPLATE-WIDTH: a path template width ":0<digits>" of more than 4 digits.
-  for (const char* q = p; q + 1 < end; ++q) {
-    if (q[0] != ':' || q[1] != '0') continue;
-    int digits = 0;
-    for (const char* r = q + 1; r < end && *r >= '0' && *r <= '9'; ++r) ++digits;
-    if (digits > 5) return true;
-  }
-  // Number tokens as JSON writes them: [-]digits[.digits][e[+-]digits].
-  while (p < end) {
-    if (!(*p >= '0' && *p <= '9')) {
-      ++p;
-      continue;
-    }
-    const char* start = p;
-    while (p < end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' ||
-                       ((*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E'))))
-      ++p;
-    const std::string token(start, p);
-    // A float token becomes a double; casting it to int (serve config) or int64 (GetInt)
-    // is undefined beyond their range. An integer token beyond int64 becomes a double too.
-    const bool is_float = token.find_first_of(".eE") != std::string::npos;
-    if (std::fabs(std::strtod(token.c_str(), nullptr)) >= (is_float ? 2147483647.0 : 9.2e18)) return true;
-  }
-  return false;
-}
-
 bool Debug() {
   static const bool on = getenv("REEL_FUZZ_DEBUG") != nullptr;
   return on;

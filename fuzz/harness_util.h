@@ -16,8 +16,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-#include <stdexcept>
 
 #include "reel/fs.h"
 
@@ -69,38 +67,6 @@ class TempDir {
   TempDir();
   std::string path_;
 };
-
-// Known bugs, not fixed yet (fuzz/crashes-open/README.md). A campaign would otherwise
-// spend its time re-finding them, so fuzz/run_campaign.sh sets REEL_FUZZ_SKIP_KNOWN=1 and
-// the harnesses then step around them; the replay in `make test` never sets it. Remove
-// each filter together with the fix.
-bool SkipKnown();
-
-// Runs `body`; with SkipKnown(), an nlohmann out_of_range 406 (a JSON number that
-// overflows a double, "1e400") escaping reel is the known bug JSON-406 and is ignored.
-// Likewise std::out_of_range from std::stoi (TEMPLATE-STOI). And inputs holding a float
-// number token of magnitude >= 2^31, or an integer one >= 2^63, are skipped outright
-// (GETINT-CAST, CONFIG-CAST: a double cast to an integer type it does not fit, undefined
-// behaviour, which cannot be caught), as are inputs with a path template width of more
-// than 5 digits (TEMPLATE-WIDTH: an allocation of that many bytes).
-bool HasHugeNumber(const uint8_t* data, size_t size);
-
-template <typename F>
-int Guard(const uint8_t* data, size_t size, F&& body) {
-  // Without SkipKnown() there is no handler at all, so std::terminate reports the stack of
-  // the throw (a catch-and-rethrow would report the rethrow instead).
-  if (!SkipKnown()) return body();
-  if (HasHugeNumber(data, size)) return 0;
-  try {
-    return body();
-  } catch (const nlohmann::ordered_json::out_of_range& e) {
-    if (e.id == 406) return 0;
-    throw;
-  } catch (const std::out_of_range& e) {
-    if (std::string_view(e.what()) == "stoi") return 0;
-    throw;
-  }
-}
 
 // True when REEL_FUZZ_DEBUG is set: harnesses then print what reel answered, to check
 // that the seeds reach the paths they are meant to (not used while fuzzing).

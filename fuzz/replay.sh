@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Replays fuzz/corpus/<name>/ and fuzz/crashes/<name>/ through one harness binary,
 # without fuzzing (libFuzzer runs each file given as an argument once). Fails on any
-# crash, sanitizer report, leak or timeout. fuzz/crashes-open/ (known bugs not fixed
-# yet) is not replayed. Used by ctest (label fuzz_replay) in the sanitizer build.
+# crash, sanitizer report, leak or timeout. Used by ctest (label fuzz_replay) in the
+# sanitizer build.
 #   fuzz/replay.sh <harness binary> <name>
 set -euo pipefail
 bin="$1"

@@ -8,8 +8,6 @@
 #   FUZZ_ONLY     space-separated harness names (default: all, or the names given as arguments)
 #   FUZZ_TIMEOUT  seconds after which one input counts as a hang (default 20)
 #   FUZZ_RSS_MB   memory limit per fuzzing process (default 2560)
-#   FUZZ_SKIP_KNOWN  1 (default): harnesses step around the known, unfixed bugs of
-#                 fuzz/crashes-open/README.md so the campaign looks for new ones; 0: not
 # New corpus entries go to build/fuzz/corpus/<name>/ (the checked-in fuzz/corpus/<name>/
 # is read, never written); crash, timeout and OOM inputs go to fuzz/crashes/<name>/.
 # Prints a table: harness, executions, exec/s, cov, ft, corpus, crashes (crash/timeout/oom),
@@ -28,7 +26,6 @@ names="${FUZZ_ONLY:-$*}"
 [ -n "$names" ] || names="$(cat "$build/fuzz_harnesses.txt")"
 out="$build/fuzz"
 mkdir -p "$out"
-export REEL_FUZZ_SKIP_KNOWN="${FUZZ_SKIP_KNOWN:-1}"
 export REEL_FUZZ_TMP="${REEL_FUZZ_TMP:-$(mktemp -d /dev/shm/reel-fuzz-campaign.XXXXXX 2>/dev/null || mktemp -d)}"
 trap 'rm -rf "$REEL_FUZZ_TMP"' EXIT
 summary="$out/summary.tsv"
