@@ -103,7 +103,8 @@ def main() -> int:
     cfg = work / "serve.json"
     cfg.write_text(json.dumps({
         "tokens": [{"name": "soak", "sha256": hashlib.sha256(TOKEN.encode()).hexdigest(), "projects": ["*"]}],
-        "limits": {"read_timeout_s": 5, "request_timeout_s": 120, "workers": 8}}))
+        "limits": {"read_timeout_s": 5, "request_timeout_s": 120, "workers": 8,
+                   "max_connections": int(os.environ.get("SOAK_MAX_CONNECTIONS", "128"))}}))
     (work / "serve.log").unlink(missing_ok=True)  # ReelServer finds its URL in the log
     srv = ReelServer(reel, root, cfg, work / "serve.log").start()
     u = urlparse(srv.url)

@@ -237,7 +237,9 @@ void CheckTimeColumn(const arrow::Table& t, const char* name, const EpisodeEntry
   }
 }
 
-void CheckTimeOrder(const arrow::Table& t, const EpisodeEntry& e, FindingSink& sink) {
+// Values of the key columns that their types allow but the contract does not: times out of
+// order (data.time_order), a negative task_index (data.key_column).
+void CheckKeyValues(const arrow::Table& t, const EpisodeEntry& e, FindingSink& sink) {
   CheckTimeColumn<arrow::FloatArray>(t, "timestamp", e, sink);
   CheckTimeColumn<arrow::DoubleArray>(t, "timestamp", e, sink);
   CheckTimeColumn<arrow::DoubleArray>(t, "wall_time", e, sink);
@@ -398,7 +400,7 @@ void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
   CheckVideoFiles(task, e, t.num_rows(), sink);
   CheckCompression(task, e, sink);
   CheckKeyColumns(t, e, task.info(), sink);
-  CheckTimeOrder(t, e, sink);
+  CheckKeyValues(t, e, sink);
   CheckColumns(t, e, task.info(), sink);
   CheckLockstep(t, e, sink);
   CheckForceMatrices(t, e, row ? &*row : nullptr, task.info(), sink);
