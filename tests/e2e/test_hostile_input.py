@@ -224,12 +224,16 @@ def test_scratch_directories_do_not_outlive_an_export(reel_bin, tmp_path):
         d.mkdir()
         (d / "part.mp4").write_bytes(b"x")
     os.utime(old, (time.time() - 2 * 86400, time.time() - 2 * 86400))
+    for d in (dead, live):  # both untouched for an hour: only the dead owner's goes
+        os.utime(d, (time.time() - 3600, time.time() - 3600))
+    fresh = tmpdir / "reel-export-99999998-d4e5f6"  # owner gone, but touched just now: kept
+    fresh.mkdir()
     task = write_task(tmp_path, "t", [EpisodeSpec(1)])
     env = dict(os.environ, TMPDIR=str(tmpdir))
     proc = subprocess.run([reel_bin, "export", str(task.path), str(tmp_path / "out"), "--to", "lerobot-v3"],
                           env=env, capture_output=True, timeout=300)
     assert proc.returncode == 0, proc.stderr.decode()
-    assert sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("reel-export")) == [live.name]
+    assert sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("reel-export")) == sorted([live.name, fresh.name])
 
 
 # --------------------------------------------------------------------------- a damaged mp4 index

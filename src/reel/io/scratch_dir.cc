@@ -15,9 +15,17 @@ namespace reel::internal {
 
 namespace {
 
+// True when `path` has not been modified for `age`.
+bool UntouchedFor(const std::filesystem::path& path, std::chrono::minutes age) {
+  std::error_code ec;
+  const auto mtime = std::filesystem::last_write_time(path, ec);
+  return !ec && std::filesystem::file_time_type::clock::now() - mtime > age;
+}
+
 // A scratch directory left behind by a process that did not get to remove it (killed,
-// crashed): "<prefix>-<pid>-XXXXXX" whose pid is gone, or one of the older unnumbered
-// "<prefix>-XXXXXX" untouched for a day.
+// crashed): "<prefix>-<pid>-XXXXXX" whose pid is gone and that nothing touched for ten
+// minutes (a process of another pid namespace sharing the directory looks gone too), or
+// one of the older unnumbered "<prefix>-XXXXXX" untouched for a day.
 bool IsStale(const std::filesystem::directory_entry& entry, const std::string& prefix) {
   const std::string name = entry.path().filename().string();
   if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size() + 1, prefix + "-") != 0) return false;
@@ -26,12 +34,11 @@ bool IsStale(const std::filesystem::directory_entry& entry, const std::string& p
   if (dash != std::string::npos && dash > 0 && dash <= 9 &&
       rest.find_first_not_of("0123456789") == dash) {
     const pid_t pid = static_cast<pid_t>(std::stol(rest.substr(0, dash)));
-    return pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+    const bool gone = pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+    return gone && UntouchedFor(entry.path(), std::chrono::minutes(10));
   }
   if (rest.size() != 6 || dash != std::string::npos) return false;
-  std::error_code ec;
-  const auto mtime = std::filesystem::last_write_time(entry.path(), ec);
-  return !ec && std::filesystem::file_time_type::clock::now() - mtime > std::chrono::hours(24);
+  return UntouchedFor(entry.path(), std::chrono::hours(24));
 }
 
 // Removes the stale siblings of a new scratch directory. Best effort, bounded: the parent

@@ -16,8 +16,9 @@ class ScratchDir {
  public:
   // A new "<parent>/<prefix>-<pid>-XXXXXX" (mkdtemp). `parent` empty = $TMPDIR (or
   // /tmp); otherwise it is created first through `fs` (null = DefaultFileSystem()).
-  // First removes what killed owners left: "<prefix>-<pid>-*" whose process is gone,
-  // and unnumbered "<prefix>-XXXXXX" from older versions untouched for a day.
+  // First removes what killed owners left: "<prefix>-<pid>-*" whose process is gone and
+  // that nothing touched for ten minutes, and unnumbered "<prefix>-XXXXXX" from older
+  // versions untouched for a day.
   // Errors: IOError naming the template when mkdtemp fails.
   static Result<std::unique_ptr<ScratchDir>> Create(const std::string& prefix, const std::string& parent = "",
                                                     FileSystem* fs = nullptr);
