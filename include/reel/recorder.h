@@ -88,6 +88,11 @@ struct VideoOptions {
   // Depth as FFV1 gray16le .mkv (lossless mm) instead of 12-bit log-code HEVC .mp4.
   // Chosen automatically when this FFmpeg has no 12-bit HEVC encoder.
   bool depth_ffv1 = false;
+  // Without depth_ffv1, a depth slot the task already records as .mkv stays FFV1, so one
+  // task does not mix .mp4 and .mkv episodes by accident (readers accept the mix, and
+  // `check` warns: video.extension_mix). False: 12-bit HEVC whatever the task holds.
+  // The episodes row's video_codec.depth[slot].selected_by says which rule decided.
+  bool keep_task_depth_codec = true;
   // x265 preset of 12-bit HEVC depth: "fast" as the reference collector; "ultrafast"
   // costs about a third of the CPU (see docs/benchmarks.md).
   std::string depth_preset = "fast";

@@ -49,7 +49,7 @@ struct ImportOutcome {
   int http_status = 500;     // 201 imported, 200 identical re-upload, 4xx refused, 500
   std::string rule;          // stable rule id on refusal (pack.h SliceRules, serve rules)
   std::string message;       // what was found, naming the entry and value
-  int64_t episode_index = 0;  // N on the server
+  int64_t episode_index = -1;  // N on the server; -1 when refused before the slice's N was read
   bool already_present = false;
   std::string session_id;    // "<project>/<N>"
 };

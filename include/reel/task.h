@@ -101,6 +101,8 @@ class Task {
   // Relative paths of episode N's files per the templates.
   Result<std::string> DataPathOf(int64_t episode_index) const;
   Result<std::string> EpisodesPathOf(int64_t episode_index) const;
+  // The video path is video_extensions[image_key]'s file, or, when only the other
+  // allowed type (mp4/mkv) exists, that one: a slot may mix both (contract-decisions).
   Result<std::string> VideoPathOf(int64_t episode_index, const std::string& image_key) const;
 
  private:

@@ -139,6 +139,45 @@ def test_identical_reupload_is_a_noop_and_a_different_episode_is_409(server, cli
     assert tree(server.root / "task_a") == before, "a refused or repeated upload changed the task"
 
 
+def test_a_conflict_is_logged_with_the_episode_it_is_about(server, client_task, other_task, tmp_path):
+    # issue 14: the 409 log line said episode_index 0 whatever the episode.
+    assert upload(server.url, build_slice(client_task, 1, tmp_path / "s1.zip"), episode_index=0).status_code == 201
+    clash = upload(server.url, build_slice(other_task, 1, tmp_path / "o1.zip"), episode_index=0)
+    assert clash.status_code == 409 and clash.json()["rule"] == "import.conflict", clash.text
+    imports = [l for l in server.log_lines() if l.get("event") == "import"]
+    assert [(l["status"], l["episode_index"]) for l in imports] == [(201, 1), (409, 1)], imports
+    # Refused before the slice's N is known: no number rather than a wrong one.
+    junk = tmp_path / "junk.zip"
+    with zipfile.ZipFile(junk, "w") as z:
+        z.writestr("hello.txt", "not a slice")
+    refused = upload(server.url, junk, episode_index=0)
+    assert refused.status_code == 422, refused.text
+    last = [l for l in server.log_lines() if l.get("event") == "import"][-1]
+    assert last["status"] == 422 and last["episode_index"] is None, last
+
+
+def test_a_rejected_upload_logs_one_request_line(server, client_task, tmp_path):
+    # issue 14: one rejected upload logged four extra empty request lines and counted them.
+    z = build_slice(client_task, 1, tmp_path / "s1.zip")
+    assert upload(server.url, z, headers={}).status_code == 401
+    assert upload(server.url, z, headers={"Authorization": "Bearer nope"}).status_code == 401
+    requests.get(f"{server.url}/health", timeout=30)  # a later request on a fresh connection
+    lines = [l for l in server.log_lines() if "method" in l]
+    assert [(l["method"], l["path"], l["status"]) for l in lines] == [
+        ("POST", "/api/v1/session/upload", 401), ("POST", "/api/v1/session/upload", 401),
+        ("GET", "/health", 200)], lines
+    metrics = requests.get(f"{server.url}/metrics", timeout=30).text
+    assert 'reel_http_requests_total{code="4xx"} 2' in metrics, metrics
+
+
+def test_hash_password_refuses_an_empty_password(reel_bin):
+    for given in ("\n", "", "\r\n"):
+        proc = subprocess.run([reel_bin, "serve", "--hash-password"], input=given, capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 2 and proc.stdout == "", (given, proc.stdout, proc.stderr)
+        assert "empty" in proc.stderr, proc.stderr
+
+
 # ---------------------------------------------------------------------------------- auth
 
 

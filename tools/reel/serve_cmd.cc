@@ -38,6 +38,9 @@ int RunServe(const ServeArgs& a) {
   if (a.hash_password_stdin) {
     std::string password;
     std::getline(std::cin, password);
+    if (!password.empty() && password.back() == '\r') password.pop_back();
+    // An empty password would let anyone log in as the user it is configured for.
+    if (password.empty()) return Fail(Status::Invalid("--hash-password: the password read from stdin is empty"));
     std::cout << HashPassword(password) << "\n";
     return kExitOk;
   }

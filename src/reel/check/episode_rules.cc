@@ -350,6 +350,8 @@ void CheckForceMatrices(const arrow::Table& t, const EpisodeEntry& e, const Epis
   }
 }
 
+bool IsVideoExtension(const std::string& ext) { return ext == "mp4" || ext == "mkv"; }
+
 void CheckVideos(const EpisodeEntry& e, const InfoJson& info, FindingSink& sink) {
   for (const auto& [slot, path] : e.videos) {
     const std::string* ext = Lookup(info.video_extensions, slot);
@@ -358,6 +360,11 @@ void CheckVideos(const EpisodeEntry& e, const InfoJson& info, FindingSink& sink)
     if (!ext)
       sink.Add("video.extension", path,
                "slot \"" + slot + "\" is not in video_extensions; readers decide the file type from it");
+    else if (*ext != actual && IsVideoExtension(actual) && IsVideoExtension(*ext))
+      sink.Add("video.extension_mix", path,
+               "extension ." + actual + " but video_extensions[\"" + slot + "\"] = \"" + *ext +
+                   "\": the slot mixes mp4 and mkv episodes (readers open this file by its own "
+                   "extension)");
     else if (*ext != actual)
       sink.Add("video.extension", path,
                "extension ." + actual + " but video_extensions[\"" + slot + "\"] = \"" + *ext + "\"");

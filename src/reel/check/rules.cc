@@ -132,6 +132,9 @@ const std::vector<RuleInfo>& Rules() {
       {"video.extension", S::kError, "contract §8, §12.6; multi-device §6.3",
        "every video file's extension is video_extensions[slot]; every slot on disk and every "
        "camera is in video_extensions; extensions are mp4 or mkv"},
+      {"video.extension_mix", S::kWarning, "contract §3; decisions",
+       "a slot's files are all of its video_extensions type; a file of the other allowed type "
+       "(mp4/mkv: a task whose depth codec changed between episodes) is read, and reported"},
       {"video.depth_in_cameras", S::kError, "contract §3; multi-device §4.8",
        "depth slots are never listed in cameras"},
       {"video.unreadable", S::kError, "contract §8",

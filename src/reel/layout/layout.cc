@@ -66,6 +66,18 @@ Result<Json> ReadJsonObject(FileSystem* fs, const std::string& path) {
   return doc;
 }
 
+// A pooled task's codebase_version is "v3.0" (contract §3); any other value is
+// refused rather than guessed at (contract-decisions "unknown codebase_version").
+// An absent key is left to ParseInfoJson and `check` (info.keys).
+Status CheckPooledCodebaseVersion(const Json& info, const std::string& path) {
+  auto it = info.find("codebase_version");
+  if (it == info.end()) return Status::OK();
+  if (it->is_string() && it->get<std::string>() == "v3.0") return Status::OK();
+  return Status::NotSupported(path + ": unknown codebase_version " + internal::Brief(*it) +
+                              " for format \"pooled_episodes_v1\"; reel reads \"v3.0\" and does "
+                              "not guess");
+}
+
 Result<DetectedFormat> DetectFromCodebaseVersion(const Json& info, const std::string& path) {
   std::string version;
   REEL_RETURN_IF_ERROR(internal::GetString(info, "codebase_version", path, version));
@@ -121,9 +133,11 @@ Result<DetectedFormat> DetectFormat(FileSystem* fs, const std::string& root) {
     REEL_ASSIGN_OR_RETURN(Json info, ReadJsonObject(fs, info_path));
     auto format = info.find("format");
     if (format != info.end()) {
-      if (format->is_string() && format->get<std::string>() == "pooled_episodes_v1")
+      if (format->is_string() && format->get<std::string>() == "pooled_episodes_v1") {
+        REEL_RETURN_IF_ERROR(CheckPooledCodebaseVersion(info, info_path));
         return DetectedFormat{DatasetFormat::kPooledEpisodesV1, "pooled_episodes_v1",
                               "meta/info.json"};
+      }
       return Status::NotSupported(info_path + ": unknown format " + internal::Brief(*format) +
                              " (contract §1: only \"pooled_episodes_v1\" is read; reel does not "
                              "guess)");

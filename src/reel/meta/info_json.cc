@@ -129,7 +129,11 @@ Result<Json> FeatureToJson(const std::string& name, const FeatureSpec& f, Json b
     }
   };
   set_opt("encoding", f.encoding);
-  set_opt("scale", f.scale);
+  if (f.scale) {
+    base["scale"] = internal::ScaleJson(*f.scale);
+  } else {
+    base.erase("scale");
+  }
   set_opt("frame", f.frame);
   set_opt("clock", f.clock);
   set_opt("source_slot", f.source_slot);

@@ -1,5 +1,6 @@
 #include "meta/json_util.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -135,6 +136,13 @@ Status GetStringList(const Json& obj, const char* key, const std::string& path,
     out.push_back(v.get<std::string>());
   }
   return Status::OK();
+}
+
+Json ScaleJson(double scale) {
+  constexpr double kExactInt = 9007199254740992.0;  // 2^53: every integer below is exact
+  if (std::isfinite(scale) && std::floor(scale) == scale && std::fabs(scale) < kExactInt)
+    return Json(static_cast<int64_t>(scale));
+  return Json(scale);
 }
 
 std::string Dump(const Json& j, int indent) {

@@ -33,6 +33,10 @@ Status GetBool(const Json& obj, const char* key, const std::string& path, bool& 
 Status GetStringList(const Json& obj, const char* key, const std::string& path,
                      std::vector<std::string>& out);
 
+// A scale as the collector writes it: an integer when it is one (`100`, not `100.0`;
+// contract-decisions "scale"), else the double. A strictly typed reader rejects 100.0.
+Json ScaleJson(double scale);
+
 // Dumps with indent 2 (or compact with indent < 0), UTF-8 kept as is.
 std::string Dump(const Json& j, int indent);
 

@@ -126,7 +126,19 @@ Result<std::string> Task::VideoPathOf(int64_t n, const std::string& image_key) c
     return Status::NotFound(JoinPath(root_, "meta/info.json") + ": video_extensions has no slot \"" +
                             image_key + "\"");
   EpisodeLocation loc = LocateEpisode(n, chunks_size());
-  return video_template_->Render({loc.chunk, loc.file, n, image_key, *ext});
+  REEL_ASSIGN_OR_RETURN(std::string declared,
+                        video_template_->Render({loc.chunk, loc.file, n, image_key, *ext}));
+  // One video_extensions entry per slot, but a slot whose depth codec changed between
+  // episodes holds both types (contract-decisions): the declared file first, then the
+  // other allowed one.
+  const char* other = *ext == "mp4" ? "mkv" : *ext == "mkv" ? "mp4" : nullptr;
+  if (!other) return declared;
+  REEL_ASSIGN_OR_RETURN(FileInfo found, fs_->Stat(Path(declared)));
+  if (found.type != FileType::kNotFound) return declared;
+  REEL_ASSIGN_OR_RETURN(std::string fallback,
+                        video_template_->Render({loc.chunk, loc.file, n, image_key, std::string(other)}));
+  REEL_ASSIGN_OR_RETURN(found, fs_->Stat(Path(fallback)));
+  return found.type == FileType::kNotFound ? declared : fallback;
 }
 
 Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {

@@ -68,6 +68,7 @@ void ConnStream::BeginRequest() {
   head_.clear();
   timed_out_ = false;
   head_too_large_ = false;
+  close_after_ = false;
 }
 
 void ConnStream::BodyAllowed(uint64_t body_bytes, Clock::time_point deadline) {
@@ -206,7 +207,7 @@ bool DeadlineServer::process_and_close_socket(socket_t sock) {
     ret = process_request(strm, left == 1, connection_closed, nullptr);
     strm.ReleaseSlot();
     current_connection = nullptr;
-    if (!ret || connection_closed || strm.timed_out() || strm.head_too_large()) break;
+    if (!ret || connection_closed || strm.timed_out() || strm.head_too_large() || strm.must_close()) break;
   }
   Leave(address);
   ::shutdown(sock, SHUT_RDWR);

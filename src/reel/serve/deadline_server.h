@@ -85,6 +85,15 @@ class ConnStream final : public httplib::Stream {
   // (kUnlimited for chunked bodies, counted by the handler) until `deadline`.
   void BodyAllowed(uint64_t body_bytes, Clock::time_point deadline);
 
+  // The connection ends after this request's answer. Said when a request is answered
+  // without its body being read: the unread bytes would otherwise be parsed as the next
+  // request (a refused upload logged four empty, malformed "requests").
+  void CloseAfterRequest() { close_after_ = true; }
+  // True when the connection must not serve another request: asked for, or a body
+  // announced by Content-Length was not read to its end (chunked bodies cannot be told
+  // apart from what follows them, so a connection never outlives one).
+  bool must_close() const { return close_after_ || (!in_head_ && body_left_ != 0); }
+
   // Waits for one of the `workers` processing slots and holds it until the request
   // ends: called by the gate once a request's head is complete and accepted, so slow
   // heads and refused requests never take one.
@@ -124,6 +133,7 @@ class ConnStream final : public httplib::Stream {
   std::string head_;
   bool timed_out_ = false;
   bool head_too_large_ = false;
+  bool close_after_ = false;
 };
 
 // The stream of the request this thread is processing, or null.

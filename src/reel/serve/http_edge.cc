@@ -275,6 +275,19 @@ class HttplibEdge final : public HttpEdge {
   // for it). Returns 0 to go on, else the status already written into `res`.
   int Gate(const Request& req, Response& res) {
     if (ctx.gate_status >= 0) return ctx.gate_status;  // the 100-continue call already ran it
+    ctx.gate_status = GateSteps(req, res);
+    // A refused request's body is never read: the connection closes after the answer,
+    // or its bytes would be parsed as further requests.
+    const bool body = req.has_header("Transfer-Encoding") ||
+                      (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+    if (ctx.gate_status && body) {
+      res.set_header("Connection", "close");
+      if (ConnStream* conn = CurrentConnection()) conn->CloseAfterRequest();
+    }
+    return ctx.gate_status;
+  }
+
+  int GateSteps(const Request& req, Response& res) {
     if (ctx.id.empty()) ctx.id = std::string(prefix_) + "-" + std::to_string(++request_counter_);
     res.set_header("X-Request-Id", ctx.id);
     ctx.gate_status = GateBody(req, res);
@@ -502,7 +515,8 @@ class HttplibEdge final : public HttpEdge {
     else if (o.http_status == 200) ++imports_present_;
     else if (o.http_status >= 500) ++imports_failed_;
     else ++imports_refused_;
-    Log({{"event", "import"}, {"request_id", ctx.id}, {"project", f.project}, {"episode_index", o.episode_index},
+    Log({{"event", "import"}, {"request_id", ctx.id}, {"project", f.project},
+         {"episode_index", o.episode_index >= 0 ? Json(o.episode_index) : Json(nullptr)},
          {"status", o.http_status}, {"rule", o.rule}, {"message", o.message}});
     if (o.http_status == 200 || o.http_status == 201)
       return {o.http_status,

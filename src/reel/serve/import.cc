@@ -249,8 +249,12 @@ std::string SessionId(const std::string& project, int64_t episode_index) {
   return project + "/" + std::to_string(episode_index);
 }
 
-ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
-                          const ImportOptions& options) {
+namespace {
+
+// ImportSlice's steps; *n is set once the slice's N is read, so that a refusal after
+// that point still names the episode (ImportSlice copies it into the outcome).
+ImportOutcome ImportSliceSteps(const std::string& root, const ImportRequest& request,
+                               const ImportOptions& options, int64_t* n_read) {
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
   if (std::string problem = serve::ProjectNameProblem(request.project); !problem.empty())
     return Refuse(400, "form.name", "the task name is refused: " + problem);
@@ -266,6 +270,7 @@ ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
   auto episode = ReadStaged(fs, staged, *manifest, request.form_episode_index, &rule);
   if (!episode.ok()) return RefuseStatus(episode.status(), rule, hide);
   const int64_t n = episode->entry.episode_index;
+  *n_read = n;
 
   if (options.check) {
     CheckOptions check_options;
@@ -369,6 +374,16 @@ ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
   // start), so the episode counts as imported.
   out.http_status = 201;
   out.message = st.ok() ? "imported" : "imported; " + WithoutPrefixes(st.message(), hide_task);
+  return out;
+}
+
+}  // namespace
+
+ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
+                          const ImportOptions& options) {
+  int64_t n = -1;
+  ImportOutcome out = ImportSliceSteps(root, request, options, &n);
+  out.episode_index = n;
   return out;
 }
 

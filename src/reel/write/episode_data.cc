@@ -41,6 +41,7 @@ struct EpisodeData::Column {
   std::string name;
   ColumnFamily family;
   int32_t width = 0;  // fixed-size lists
+  bool stamped = false;  // stamp columns: a non-zero stamp was appended
   std::shared_ptr<arrow::DataType> type;
   std::unique_ptr<arrow::ArrayBuilder> builder;
   std::shared_ptr<arrow::Array> FinishChunk() {
@@ -309,6 +310,7 @@ Status EpisodeData::Append(const FrameRow& row) {
     REEL_RETURN_IF_ERROR(ArrowOk(static_cast<arrow::FloatBuilder&>(*b.value_builder()).AppendValues(values.data(), w), name));
     if (auto it = stats_.find(name); it != stats_.end()) it->second->Add(values.data());
     touched[name] = true;
+    if (f == ColumnFamily::kGlove) REEL_RETURN_IF_ERROR(EnsureHandPosePlaceholders());
   }
   for (const auto& [name, value] : row.scalars()) {
     const ColumnFamily f = ClassifyColumn(name, {});
@@ -323,6 +325,7 @@ Status EpisodeData::Append(const FrameRow& row) {
     else
       st = static_cast<arrow::Int64Builder&>(*c->builder).Append(value);
     REEL_RETURN_IF_ERROR(ArrowOk(st, name));
+    if (value != 0) c->stamped = true;
     touched[name] = true;
   }
   if (!row.imu().samples.empty()) {
@@ -358,6 +361,7 @@ Status EpisodeData::Append(const FrameRow& row) {
     REEL_RETURN_IF_ERROR(ArrowOk(ns.Append(), ns_name));
     REEL_RETURN_IF_ERROR(ArrowOk(static_cast<arrow::Int64Builder&>(*ns.value_builder()).AppendValues(slam.ns), ns_name));
     touched[ns_name] = true;
+    if (std::any_of(slam.ns.begin(), slam.ns.end(), [](int64_t t) { return t != 0; })) c->stamped = true;
   }
   for (const auto& [name, frame] : row.force_matrices()) {
     auto spec_it = options_.force_matrix_specs.find(name);
@@ -447,11 +451,35 @@ Status EpisodeData::FlushRowGroup() {
   return Status::OK();
 }
 
+Status EpisodeData::EnsureHandPosePlaceholders() {
+  for (const char* name : {"observation.left_hand_pose", "observation.right_hand_pose"})
+    REEL_RETURN_IF_ERROR(Ensure(name, ColumnFamily::kHandPose, 63, Fixed(63)).status());
+  return Status::OK();
+}
+
+bool EpisodeData::DropUnstampedColumns() {
+  auto unstamped = [](const std::unique_ptr<Column>& c) {
+    return (c->family == ColumnFamily::kScalarNs || c->family == ColumnFamily::kSlamStamps) &&
+           !c->stamped;
+  };
+  bool dropped = false;
+  for (const auto& c : columns_)
+    if (unstamped(c)) {
+      by_name_.erase(c->name);
+      dropped = true;
+    }
+  std::erase_if(columns_, unstamped);
+  return dropped;
+}
+
 Result<std::string> EpisodeData::Finish() {
   if (rows_ == 0) return std::string();
   REEL_RETURN_IF_ERROR(FlushRowGroup());
   REEL_RETURN_IF_ERROR(CloseSegment());
-  if (segments_.size() == 1) return segments_.front()->path;
+  // Rewriting without the unstamped columns costs one more pass over the file; callers
+  // that send stamps never pay it.
+  const bool dropped = DropUnstampedColumns();
+  if (segments_.size() == 1 && !dropped) return segments_.front()->path;
   return MergeSegments();
 }
 

@@ -64,6 +64,13 @@ class EpisodeData {
   Status OpenSegment();
   Status CloseSegment();
   Result<std::string> MergeSegments();
+  // Removes the stamp columns (*_ns, *slam_trajectory_ns) whose every stamp is 0: a
+  // 0 stamp means "no stamp", and an episode without one has no column (multi-device
+  // §8.1.3). Returns whether one was removed.
+  bool DropUnstampedColumns();
+  // Adds observation.left_hand_pose and right_hand_pose once a glove appears: zero
+  // placeholders that post-processing backfills (contract §7.2, multi-device §4.5).
+  Status EnsureHandPosePlaceholders();
   std::string TempPath(const std::string& tag);
 
   Options options_;

@@ -2,6 +2,7 @@
 #include "write/episode_data.h"
 
 #include <arrow/api.h>
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
@@ -133,6 +134,81 @@ TEST_F(EpisodeDataTest, RowGroupsEndAtTheByteBudget) {
   std::vector<int64_t> groups;
   for (int g = 0; g < meta->num_row_groups(); ++g) groups.push_back(meta->RowGroup(g)->num_rows());
   EXPECT_EQ(groups, (std::vector<int64_t>{3, 3, 3, 1}));
+}
+
+// Contract §7.2 / multi-device §4.5: a glove brings both hand-pose columns, written as
+// [0]*63 placeholders that post-processing backfills.
+TEST_F(EpisodeDataTest, GloveBringsZeroHandPosePlaceholders) {
+  EpisodeData data = Make(2);
+  for (int64_t i = 0; i < 3; ++i) ASSERT_TRUE(data.Append(Row(i, false)).ok());
+  for (int64_t i = 3; i < 5; ++i) ASSERT_TRUE(data.Append(Row(i, true)).ok());
+  auto path = data.Finish();
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  auto table = ReadParquetFile(DefaultFileSystem(), *path);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  for (const char* name : {"observation.left_hand_pose", "observation.right_hand_pose"}) {
+    auto column = (*table)->GetColumnByName(name);
+    ASSERT_NE(column, nullptr) << name;
+    EXPECT_TRUE(column->type()->Equals(arrow::fixed_size_list(arrow::float32(), 63))) << column->type()->ToString();
+    for (int64_t i = 0; i < 5; ++i) {
+      auto cell = std::static_pointer_cast<arrow::FixedSizeListScalar>(*column->GetScalar(i));
+      ASSERT_EQ(cell->value->length(), 63);
+      for (int64_t k = 0; k < 63; ++k)
+        EXPECT_EQ(std::static_pointer_cast<arrow::FloatScalar>(*cell->value->GetScalar(k))->value, 0.0f);
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, family] : data.Columns()) names.push_back(name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "observation.right_hand_pose"), names.end());
+}
+
+TEST_F(EpisodeDataTest, NoGloveNoHandPose) {
+  EpisodeData data = Make(8);
+  for (int64_t i = 0; i < 3; ++i) {
+    FrameRow r = Row(i, false);
+    r.SetFixed("observation.gripper_state", {1, 2, 3});
+    ASSERT_TRUE(data.Append(r).ok());
+  }
+  auto path = data.Finish();
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  auto schema = ReadParquetSchema(DefaultFileSystem(), *path);
+  ASSERT_TRUE(schema.ok());
+  EXPECT_EQ((*schema)->GetFieldIndex("observation.left_hand_pose"), -1);
+}
+
+// Multi-device §8.1.3 and §8.2.4: 0 is "no stamp"; an episode none of whose stamps is set
+// has no _ns column (scalar or trajectory), and one set stamp keeps the column whole.
+TEST_F(EpisodeDataTest, StampColumnsWithoutAStampAreNotWritten) {
+  for (int64_t group_rows : {2, 64}) {  // the rewrite of many segments, and of one
+    EpisodeData data = Make(group_rows);
+    for (int64_t i = 0; i < 5; ++i) {
+      FrameRow r = Row(i, false);
+      r.SetFixed("observation.gripper_state", {1, 2, 3});
+      r.SetScalar("observation.gripper_state_ns", 0);
+      r.SetScalar("observation.gripper_left_force_ns", i == 3 ? 777 : 0);
+      r.AddSlamPoint("observation.slam_trajectory", {0.1 * i, 1, 2, 3, 0, 0, 0, 1}, 0);
+      r.AddSlamPoint("observation.ego_slam_trajectory", {0.1 * i, 1, 2, 3, 0, 0, 0, 1}, i == 4 ? 99 : 0);
+      ASSERT_TRUE(data.Append(r).ok());
+    }
+    auto path = data.Finish();
+    ASSERT_TRUE(path.ok()) << path.status().ToString();
+    auto table = ReadParquetFile(DefaultFileSystem(), *path);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    const arrow::Table& t = **table;
+    EXPECT_EQ(t.num_rows(), 5);
+    EXPECT_EQ(t.GetColumnByName("observation.gripper_state_ns"), nullptr) << "group_rows " << group_rows;
+    EXPECT_EQ(t.GetColumnByName("observation.slam_trajectory_ns"), nullptr) << "group_rows " << group_rows;
+    ASSERT_NE(t.GetColumnByName("observation.slam_trajectory"), nullptr);
+    auto force_ns = t.GetColumnByName("observation.gripper_left_force_ns");
+    ASSERT_NE(force_ns, nullptr);
+    EXPECT_EQ(std::static_pointer_cast<arrow::Int64Scalar>(*force_ns->GetScalar(3))->value, 777);
+    EXPECT_EQ(std::static_pointer_cast<arrow::Int64Scalar>(*force_ns->GetScalar(2))->value, 0);
+    auto ego_ns = t.GetColumnByName("observation.ego_slam_trajectory_ns");
+    ASSERT_NE(ego_ns, nullptr);
+    auto last = std::static_pointer_cast<arrow::ListScalar>(*ego_ns->GetScalar(4));
+    EXPECT_EQ(std::static_pointer_cast<arrow::Int64Scalar>(*last->value->GetScalar(0))->value, 99);
+    for (const auto& [name, family] : data.Columns()) EXPECT_NE(name, "observation.gripper_state_ns");
+  }
 }
 
 }  // namespace

@@ -18,16 +18,26 @@ bool IsSlotName(const std::string& s) {
   return s.find("__") == std::string::npos;
 }
 
-VideoKind DepthKind(const VideoOptions& video, std::string* selected_by) {
+// The depth codec of `slot`: FFV1 when asked; else the family the task already records
+// the slot with (so one task does not mix .mp4 and .mkv episodes by accident); else
+// 12-bit HEVC when this FFmpeg has the encoder. `selected_by` says which rule decided,
+// for the episodes row's video_codec.
+VideoKind DepthKind(const std::string& slot, const VideoOptions& video, const InfoJson& task,
+                    std::string* selected_by) {
   if (video.depth_ffv1) {
     *selected_by = "options (depth_ffv1)";
+    return VideoKind::kDepthFfv1;
+  }
+  const std::string* declared = video.keep_task_depth_codec ? Lookup(task.video_extensions, slot) : nullptr;
+  if (declared && *declared == "mkv") {
+    *selected_by = "task (video_extensions[\"" + slot + "\"] = \"mkv\"; keep_task_depth_codec)";
     return VideoKind::kDepthFfv1;
   }
   if (!HaveHevc12Encoder()) {
     *selected_by = "fallback: this FFmpeg has no 12-bit HEVC encoder";
     return VideoKind::kDepthFfv1;
   }
-  *selected_by = "default";
+  *selected_by = declared ? "task (video_extensions[\"" + slot + "\"] = \"mp4\")" : "default";
   return VideoKind::kDepthHevc;
 }
 
@@ -75,12 +85,12 @@ Result<std::unique_ptr<EpisodeVideos>> EpisodeVideos::Open(FileSystem* fs, const
   if (options.video.slots.empty()) return v;
   REEL_ASSIGN_OR_RETURN(PathTemplate tpl, PathTemplate::Parse(info.video_path));
   const EpisodeLocation loc = LocateEpisode(n, info.chunks_size);
-  const VideoKind depth_kind = DepthKind(options.video, &v->depth_selected_by_);
   for (const VideoSlotOptions& s : options.video.slots) {
     SlotStreamOptions o;
     o.slot = s.slot;
     o.encoder = options.video.rgb;
-    o.encoder.kind = s.depth ? depth_kind : VideoKind::kRgb;
+    o.encoder.kind = VideoKind::kRgb;
+    if (s.depth) o.encoder.kind = DepthKind(s.slot, options.video, info, &v->depth_selected_by_[s.slot]);
     if (s.depth) o.encoder.preset = options.video.depth_preset;
     o.encoder.width = s.width;
     o.encoder.height = s.height;
@@ -157,7 +167,7 @@ std::string EpisodeVideos::VideoCodecJson() const {
     Json d = Json::parse(s.stream->DescribeJson());
     if (s.options.depth) {
       d["master_slot"] = s.options.master_slot;
-      d["selected_by"] = depth_selected_by_;
+      d["selected_by"] = depth_selected_by_.at(s.options.slot);
       depth[s.options.slot] = std::move(d);
     } else if (!out.contains("encoder")) {  // one RGB encoder setting for the episode
       for (auto& [k, val] : d.items()) out[k] = val;

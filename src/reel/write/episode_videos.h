@@ -61,7 +61,7 @@ class EpisodeVideos {
   const TaskWriterOptions* task_ = nullptr;
   std::vector<Slot> slots_;
   std::vector<File> files_;
-  std::string depth_selected_by_;
+  std::map<std::string, std::string> depth_selected_by_;  // depth slot -> why its codec
 };
 
 }  // namespace reel::internal

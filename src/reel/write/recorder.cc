@@ -337,7 +337,7 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
     if (family == ColumnFamily::kGlove) decl.sensors.push_back(column.substr(12));
     if (family == ColumnFamily::kForceMatrix)
       fm_specs[column] = {{"dtype", f.dtype}, {"shape", f.shape}, {"encoding", *f.encoding},
-                          {"scale", *f.scale}};
+                          {"scale", internal::ScaleJson(*f.scale)}};
     if (family == ColumnFamily::kSlamPoints) {
       Json spec = Json::object();
       if (f.frame) {
