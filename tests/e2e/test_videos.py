@@ -54,7 +54,24 @@ def test_extension_disagreeing_with_video_extensions(run_reel, tmp_path):
         [EpisodeSpec(1, videos={"d435_rgb": "mp4", "d435_depth": "mp4"})],
         info_overrides={"video_extensions": {"d435_rgb": "mp4", "d435_depth": "mkv"}},
     )
+    # contract-decisions: a slot may mix mp4 and mkv (its depth codec changed between
+    # episodes); readers open the file it has, and check warns with its own rule.
     rc, report = check_report(run_reel, task.path)
+    assert_finding(report, "video.extension_mix", "videos/chunk-000/d435_depth/episode-000.mp4")
+    mix = [f for f in all_findings(report) if f["rule"] == "video.extension_mix"]
+    assert all(f["severity"] == "warning" for f in mix), mix
+    assert not [f for f in all_findings(report) if f["rule"] == "video.extension"], all_findings(report)
+
+
+def test_extension_outside_mp4_and_mkv_is_an_error(run_reel, tmp_path):
+    task = write_task(
+        tmp_path,
+        "t",
+        [EpisodeSpec(1, videos={"d435_rgb": "mp4", "d435_depth": "mp4"})],
+        info_overrides={"video_extensions": {"d435_rgb": "mp4", "d435_depth": "avi"}},
+    )
+    rc, report = check_report(run_reel, task.path)
+    assert rc == 1
     assert_finding(report, "video.extension", "videos/chunk-000/d435_depth/episode-000.mp4")
 
 
