@@ -116,3 +116,32 @@ def test_video_slots_from_python(reel_mod, tmp_path):
         got = v.read_rgb(range(6)).astype(np.int16)
     err = np.abs(got - np.stack(frames).astype(np.int16)).mean(axis=(1, 2, 3))
     assert (err < 8).all(), err
+
+
+def test_unstamped_ns_columns_are_not_written_and_a_glove_brings_hand_pose(reel_mod, reel_bin, tmp_path):
+    # Multi-device §8.1.3: an episode none of whose stamps is set has no _ns column (nor a
+    # feature for it). Contract §7.2 / multi-device §4.5: a glove brings both hand-pose
+    # columns as [0]*63 placeholders, declared, and kept out of stats.
+    task = tmp_path / "t"
+    w = reel_mod.TaskWriter(str(task), fps=30.0)
+    with w.episode() as ep:
+        for i in range(4):
+            point = np.array([[i / 30, 1, 2, 3, 0, 0, 0, 1]], dtype=np.float64)
+            ep.append(timestamp=i / 30, wall_time=1.7e9 + i / 30, hardware_ns=10**9 + i,
+                      fixed={GLOVE: np.full(256, 5.0, np.float32), STATE: [0, 0, 1]},
+                      scalars={"observation.gripper_state_ns": 0},
+                      slam={"observation.slam_trajectory": (point, [0])})
+    t = pq.read_table(task / data_rel(1))
+    assert "observation.slam_trajectory" in t.column_names
+    assert "observation.slam_trajectory_ns" not in t.column_names
+    assert "observation.gripper_state_ns" not in t.column_names
+    for side in ("left", "right"):
+        col = f"observation.{side}_hand_pose"
+        assert np.array(t.column(col).to_pylist()).shape == (4, 63)
+        assert not np.any(np.array(t.column(col).to_pylist()))
+    info = json.loads((task / "meta/info.json").read_text())
+    assert info["features"]["observation.left_hand_pose"]["shape"] == [63]
+    assert not [k for k in info["features"] if k.endswith("_ns")], info["features"].keys()
+    stats = json.loads((task / "meta/stats.json").read_text())
+    assert "observation.left_hand_pose" not in stats
+    check_clean(reel_bin, task)
