@@ -140,7 +140,7 @@ def test_unstamped_ns_columns_are_not_written_and_a_glove_brings_hand_pose(reel_
         assert np.array(t.column(col).to_pylist()).shape == (4, 63)
         assert not np.any(np.array(t.column(col).to_pylist()))
     info = json.loads((task / "meta/info.json").read_text())
-    assert info["features"]["observation.left_hand_pose"]["shape"] == [63]
+    assert info["features"]["observation.left_hand_pose"]["shape"] == [21, 3]  # 21 joints x xyz
     assert not [k for k in info["features"] if k.endswith("_ns")], info["features"].keys()
     stats = json.loads((task / "meta/stats.json").read_text())
     assert "observation.left_hand_pose" not in stats
