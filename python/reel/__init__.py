@@ -89,8 +89,8 @@ class Task:
         ``pyarrow.table(task.data(1))``, ``polars.from_arrow(...)`` or DuckDB read it through
         the Arrow C stream interface, without copies. A column the episode lacks raises
         NotFoundError (which columns exist is decided per episode); an episode whose data was
-        deleted after upload raises NotFoundError."""
-        cols = [] if columns is None else [str(c) for c in columns]
+        deleted after upload raises NotFoundError. One column may be given as a string."""
+        cols = _column_names(columns) or []
         n = int(episode_index)
         return ArrowStream(lambda: self._core.data_stream(n, cols), f"episode {n} of {self.root}")
 
@@ -104,7 +104,7 @@ class Task:
 
         if episodes is None:
             episodes = [e["episode_index"] for e in self.episodes() if e["has_data"]]
-        cols = None if columns is None else [str(c) for c in columns]
+        cols = _column_names(columns)
         keep = None if cols is None else ["episode_index", "frame_index"] + [
             c for c in cols if c not in ("episode_index", "frame_index")]
         tables = [pa.table(self.data(int(n), keep)) for n in episodes]
@@ -134,9 +134,12 @@ class Task:
         (multi-device §8.2.4; -1 without a stamp)."""
         return self._core.slam(int(episode_index), str(column))
 
-    def force_matrix(self, episode_index: int, row: int, column: str):
-        """Decoded (250, 250, 3) float32 force matrix in mN, using the episode's own scale."""
-        return self._core.force_matrix(episode_index, row, column)
+    def force_matrix(self, episode_index: int, row: int, column: str) -> np.ndarray | None:
+        """Decoded (250, 250, 3) float32 force matrix in mN at ``row`` of ``column``, using the
+        episode's own scale; None when the row holds no sample (a sparse column's ``[]`` cell,
+        which is data, not an error). Raises NotFoundError for an unknown episode or column,
+        InvalidError for a column that is not a force matrix or a row outside the episode."""
+        return self._core.force_matrix(int(episode_index), int(row), str(column))
 
     def frames(self, episode_index: int, slot: str, rows: Iterable[int]) -> np.ndarray:
         """Frames ``rows`` of episode N's video for ``slot`` (an image_key, e.g. "cam_rgb").
@@ -149,9 +152,12 @@ class Task:
         row outside the video."""
         return self._core.frames(int(episode_index), str(slot), _indices(rows))
 
-    def frame_images(self, episode_index: int, rows: Iterable[int], slots: Iterable[str]) -> dict[str, np.ndarray]:
+    def frame_images(self, episode_index: int, slots: Iterable[str], rows: Iterable[int]) -> dict[str, np.ndarray]:
         """Frames ``rows`` of several RGB slots of episode N: {slot: uint8 (n, H, W, 3)}.
+        Arguments in the order episode, slots, rows, like :meth:`frames` (the older
+        ``frame_images(N, rows, slots)`` still works: the list of strings is the slots).
         Raises InvalidError for a depth slot (use :meth:`depth`)."""
+        slots, rows = _names_then_rows(slots, rows, "slots")
         idx = _indices(rows)
         out = {}
         for slot in slots:
@@ -162,13 +168,21 @@ class Task:
             out[slot] = frames
         return out
 
-    def depth(self, episode_index: int, rows: Iterable[int], slot: str) -> np.ndarray:
+    def depth(self, episode_index: int, slot: str, rows: Iterable[int]) -> np.ndarray:
         """Depth frames ``rows`` of episode N's depth slot: uint16 (n, H, W) millimetres.
+        Arguments in the order episode, slot, rows (``depth(N, rows, slot)`` still works).
         Raises InvalidError for an RGB slot."""
+        if not isinstance(slot, str) and isinstance(rows, str):
+            slot, rows = rows, slot
         frames = self.frames(episode_index, slot, rows)
         if frames.dtype != np.uint16:
             raise InvalidError(f"{self.root}: episode {episode_index} slot {slot!r} is an RGB stream, not depth")
         return frames
+
+    def __repr__(self) -> str:
+        info = self.info
+        return (f"reel.Task({self.root!r}, {info.get('format')}, {info.get('total_episodes')} episodes at "
+                f"{info.get('fps')} fps, cameras {list(info.get('cameras') or {})})")
 
     def check(self) -> list[dict[str, Any]]:
         """Conformance findings for this task."""
@@ -199,6 +213,29 @@ class ArrowStream:
 
     def __repr__(self) -> str:
         return f"reel.ArrowStream({self._what})"
+
+
+def _column_names(columns: str | Iterable[str] | None) -> list[str] | None:
+    """Column names as a list; one name may come as a plain string (not iterated)."""
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        return [columns]
+    return [str(c) for c in columns]
+
+
+def _names_then_rows(names, rows, what: str):
+    """(names, rows) from a call in either order: the names are the list of strings. A bare
+    string is refused (it would be iterated letter by letter)."""
+    def is_names(x):
+        return not isinstance(x, (str, np.ndarray)) and isinstance(x, (list, tuple)) and bool(x) and all(
+            isinstance(v, str) for v in x)
+
+    if isinstance(names, str) or isinstance(rows, str):
+        raise TypeError(f"{what} must be a list of names, not one string")
+    if not is_names(names) and is_names(rows):
+        names, rows = rows, names
+    return [str(v) for v in names], rows
 
 
 def _indices(indices: Iterable[int]) -> np.ndarray:
