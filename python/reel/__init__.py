@@ -31,6 +31,8 @@ import numpy as np
 from . import _core
 from ._dataset import Dataset
 from ._writer import Episode, TaskWriter
+from ._ops import check, export, import_dataset, pack, simulate, upload
+from ._ops import options_repr as _options_repr
 from ._errors import (
     AlreadyExistsError,
     CorruptionError,
@@ -44,10 +46,23 @@ from ._errors import (
 
 __version__ = _core.__version__
 
+# The options structs shared with the CLI (include/reel/*.h), as keyword arguments of
+# export / import_dataset / pack / upload / check / simulate.
+ExportOptions = _core.ExportOptions
+ImportOptions = _core.ImportOptions
+PackOptions = _core.PackOptions
+UploadOptions = _core.UploadOptions
+CheckOptions = _core.CheckOptions
+SimulateOptions = _core.SimulateOptions
+for _cls in (ExportOptions, ImportOptions, PackOptions, UploadOptions, CheckOptions, SimulateOptions):
+    _cls.__repr__ = _options_repr
+
 __all__ = [
-    "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
-    "CorruptionError", "PermissionDeniedError", "IOError", "NotSupportedError",
-    "AlreadyExistsError",
+    "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
+    "export", "import_dataset", "pack", "upload", "check", "simulate",
+    "ExportOptions", "ImportOptions", "PackOptions", "UploadOptions", "CheckOptions", "SimulateOptions",
+    "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",
+    "NotSupportedError", "AlreadyExistsError",
 ]
 
 
@@ -56,20 +71,17 @@ def detect_format(path: str) -> dict[str, str]:
     return _core.detect_format(str(path))
 
 
-def check(path: str) -> list[dict[str, Any]]:
-    """Conformance findings for a task or a folder of tasks (see docs/check-rules.md)."""
-    return _core.check(str(path))
-
-
 class Task:
     """A pooled_episodes_v1 task opened for reading. Reading never writes."""
 
     def __init__(self, core: _core.Task):
+        """Use :func:`reel.open`; wraps an opened ``reel._core.Task``."""
         self._core = core
         self._info: dict[str, Any] | None = None
 
     @property
     def root(self) -> str:
+        """The task directory, as given to :func:`reel.open`."""
         return self._core.root
 
     @property
@@ -267,6 +279,7 @@ class VideoReader:
 
     @property
     def path(self) -> str:
+        """The video file, as given."""
         return self._core.path
 
     @property
@@ -312,6 +325,7 @@ class VideoReader:
 
     @property
     def closed(self) -> bool:
+        """True once :meth:`close` was called."""
         return self._core.closed
 
     def __enter__(self) -> "VideoReader":

@@ -32,6 +32,7 @@ class Dataset:
 
     @property
     def root(self) -> str:
+        """The dataset directory, as given."""
         return self._core.root
 
     @property

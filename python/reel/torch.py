@@ -50,10 +50,12 @@ class DatasetMeta:
 
     @property
     def shapes(self) -> dict[str, tuple]:
+        """{key: shape} of every feature (LeRobotDatasetMetadata.shapes)."""
         return {k: tuple(v["shape"]) for k, v in self.features.items()}
 
     @property
     def names(self) -> dict[str, Any]:
+        """{key: names} of every feature (LeRobotDatasetMetadata.names)."""
         return {k: v.get("names") for k, v in self.features.items()}
 
     def __repr__(self) -> str:
