@@ -31,7 +31,7 @@ import numpy as np
 from . import _core
 from ._dataset import Dataset
 from ._writer import Episode, TaskWriter
-from ._ops import check, export, import_dataset, pack, simulate, upload
+from ._ops import Server, check, export, import_dataset, pack, serve, simulate, upload
 from ._ops import options_repr as _options_repr
 from ._errors import (
     AlreadyExistsError,
@@ -54,13 +54,17 @@ PackOptions = _core.PackOptions
 UploadOptions = _core.UploadOptions
 CheckOptions = _core.CheckOptions
 SimulateOptions = _core.SimulateOptions
-for _cls in (ExportOptions, ImportOptions, PackOptions, UploadOptions, CheckOptions, SimulateOptions):
+ServeConfig = _core.ServeConfig
+sha256_hex = _core.sha256_hex
+hash_password = _core.hash_password
+for _cls in (ExportOptions, ImportOptions, PackOptions, UploadOptions, CheckOptions, SimulateOptions, ServeConfig):
     _cls.__repr__ = _options_repr
 
 __all__ = [
     "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
-    "export", "import_dataset", "pack", "upload", "check", "simulate",
-    "ExportOptions", "ImportOptions", "PackOptions", "UploadOptions", "CheckOptions", "SimulateOptions",
+    "export", "import_dataset", "pack", "upload", "check", "simulate", "serve", "Server", "sha256_hex",
+    "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "UploadOptions", "CheckOptions",
+    "SimulateOptions", "ServeConfig",
     "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",
     "NotSupportedError", "AlreadyExistsError",
 ]

@@ -1,7 +1,8 @@
-"""reel.export / import_dataset / pack / upload / check / simulate: the CLI's commands for Python.
+"""reel.export / import_dataset / pack / upload / check / simulate / serve: the CLI's commands for
+Python.
 
 Each takes the same options struct as its CLI command (reel._core.ExportOptions, ImportOptions,
-PackOptions, UploadOptions, CheckOptions, SimulateOptions: the C++ structs of
+PackOptions, UploadOptions, CheckOptions, SimulateOptions, ServeConfig: the C++ structs of
 include/reel/*.h), filled from keyword arguments named like the struct's fields; an unknown
 keyword raises TypeError listing the fields. Each returns what ``reel <command> --json``
 prints, and raises a :class:`reel.Error` subclass where the CLI exits with an error.
@@ -15,9 +16,9 @@ from typing import Any, Iterable
 from . import _core
 
 
-def options(cls: type, what: str, kwargs: dict[str, Any]):
-    """An instance of the bound options struct ``cls`` with ``kwargs`` set as its fields."""
-    o = cls()
+def options(cls: type, what: str, kwargs: dict[str, Any], o=None):
+    """An instance of the bound options struct ``cls`` (or ``o``) with ``kwargs`` set as its fields."""
+    o = cls() if o is None else o
     fields = option_fields(cls)
     for key, value in kwargs.items():
         if key not in fields:
@@ -99,3 +100,53 @@ def simulate(task: str | os.PathLike, episodes: int = 2, **kwargs: Any) -> dict[
     video_height). Returns {episodes: [{episode_index, length, committed}]}."""
     o = options(_core.SimulateOptions, "simulate", kwargs)
     return _core.simulate(os.fspath(task), int(episodes), o)
+
+
+class Server:
+    """The import server (``reel serve``, docs/serve.md) running on a thread of this process.
+
+    Start it with :func:`reel.serve`; ``url`` is where clients (``reel.upload``, ``reel upload``)
+    send slices. ``stop()`` stops accepting, lets in-flight requests finish and joins the
+    thread; the server also stops when the object is collected. Usable as a context manager."""
+
+    def __init__(self, core: _core.ServerThread, root: str):
+        """Use :func:`reel.serve`."""
+        self._core = core
+        self.root = root
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful with port=0)."""
+        return self._core.port
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the server."""
+        return f"http://{self._core.host}:{self._core.port}"
+
+    def stop(self) -> None:
+        """Stops the server; raises if it ended with an error."""
+        self._core.stop()
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "listening" if self._core.running else "stopped"
+        return f"reel.Server({self.url}, root {self.root!r}, {state})"
+
+
+def serve(root: str | os.PathLike, config: str | os.PathLike | None = None, **kwargs: Any) -> Server:
+    """Starts the import server on a thread of this process and returns once it listens
+    (``reel serve --root ROOT --config CONFIG``). ``config`` is the JSON file with tokens, users
+    and limits (docs/serve.md; without tokens or users every request is refused); keywords are
+    the fields of :class:`reel.ServeConfig` (host, port (0 = any free), workers, check,
+    log_path, timeouts and limits) and override the file. ``reel.sha256_hex(token)`` and
+    ``reel.hash_password(password)`` make the config's entries."""
+    base = _core.load_serve_config(os.fspath(config)) if config is not None else _core.ServeConfig()
+    base.root = os.fspath(root)
+    o = options(_core.ServeConfig, "serve", kwargs, base)
+    return Server(_core.ServerThread.start(o), o.root)

@@ -167,8 +167,6 @@ void BindPack(nb::module_& m) {
       .def_rw("precompress_crf", &PackOptions::precompress_crf, "CRF of precompress, 0..51 (CLI --crf).")
       .def_rw("precompress_preset", &PackOptions::precompress_preset, "x265 preset of precompress (CLI --preset).")
       .def_rw("precompress_threads", &PackOptions::precompress_threads, "Encoder threads; 0 = its choice.");
-  m.def("default_slice_name", [](const std::string& task) { return DirName(task); }, "task"_a,
-        "The task directory's own name (also for \"path/\" and \".\").");
   m.def(
       "pack_episode",
       [](const std::string& task, int64_t n, const std::string& zip_path, const PackOptions& options) {
@@ -313,6 +311,7 @@ void BindOps(nb::module_& m) {
   BindPack(m);
   BindUpload(m);
   BindSimulate(m);
+  BindServe(m);
 }
 
 }  // namespace py

@@ -14,18 +14,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from .fixtures import EpisodeSpec, ForceMatrixSpec, data_rel, fm_expected, make_force_frame, write_task
-from .test_recorder_common import memo_task, simulate
+from .test_torch import tasks  # noqa: F401 - the simulated tasks, built once per session
 
 COL = "observation.gripper_left_force_matrix"
 
 
-@pytest.fixture(scope="module")
-def sim(reel_bin, tmp_path_factory):
-    def build(root):
-        simulate(reel_bin, root / "surface", "--episodes", 1, "--seconds", "1", "--video-size", "32x24",
-                 "--preset", "ultrafast", "--depth-preset", "ultrafast")
-        return root / "surface"
-    return memo_task("python_surface", tmp_path_factory, build)
+@pytest.fixture
+def sim(tasks):  # noqa: F811
+    return tasks[0]
 
 
 def test_one_column_as_a_string(reel_mod, sim):
@@ -93,7 +89,7 @@ def test_operations_take_the_cli_options_structs(reel_mod, sim, tmp_path):
 
 
 PUBLIC = ["Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "ExportOptions", "ImportOptions",
-          "PackOptions", "UploadOptions", "CheckOptions", "SimulateOptions"]
+          "PackOptions", "UploadOptions", "CheckOptions", "SimulateOptions", "ServeConfig", "Server"]
 
 
 def test_help_and_docstrings_everywhere(reel_mod):
@@ -113,3 +109,22 @@ def test_help_and_docstrings_everywhere(reel_mod):
             obj = getattr(mod, name)
             if callable(obj):
                 assert (obj.__doc__ or "").strip(), f"{mod.__name__}.{name} has no docstring"
+
+
+def test_serve_and_upload_in_python(reel_mod, reel_bin, sim, tmp_path):
+    """reel.serve (ServeConfig, the server on a thread) receives reel.upload's slice; the
+    episode's data lands byte-identical (pyarrow), and the hashes match hashlib's."""
+    import hashlib
+
+    from .serve_common import TOKEN_ALL, write_config
+    assert reel_mod.sha256_hex(TOKEN_ALL) == hashlib.sha256(TOKEN_ALL.encode()).hexdigest()
+    cfg = write_config(reel_bin, tmp_path / "serve.json")
+    with pytest.raises(TypeError, match="prot"):
+        reel_mod.serve(str(tmp_path / "srv"), str(cfg), prot=0)
+    with reel_mod.serve(str(tmp_path / "srv"), str(cfg), port=0, log_path=str(tmp_path / "log.jsonl")) as server:
+        assert server.port > 0 and "listening" in repr(server)
+        got = reel_mod.upload(str(sim), [1], server=server.url, token=TOKEN_ALL, name="surface")
+    assert "stopped" in repr(server)
+    assert got[0]["ok"] and not got[0]["already_present"], got
+    landed = tmp_path / "srv" / "surface" / data_rel(1)
+    assert pq.read_table(landed).equals(pq.read_table(sim / data_rel(1)))
