@@ -10,10 +10,18 @@ This package is a thin layer over the C++ core (``reel._core``)::
     task.frames(1, "cam_rgb", [0, 10, 20])  # (3, H, W, 3) uint8 RGB (depth: (3, H, W) uint16 mm)
     reel.check("data/recordings")         # conformance findings
 
+    # The CLI's commands, keyword arguments = the fields of the CLI's options structs:
+    reel.simulate("out/t", episodes=2, seconds=1.0)
+    reel.export("out/t", "out/lerobot", format="lerobot-v3")
+    reel.import_dataset("out/lerobot", "out/back")
+    reel.pack("out/t", 1, "ep1.zip")
+    with reel.serve("out/server", "serve.json", port=0) as server:
+        reel.upload("out/t", server=server.url, token="...")
+
     ds = reel.open("data/lerobot/pusht")  # LeRobot v2.x/v3.x or bundle -> reel.Dataset
     ds.episodes()[0]["length"]
     pyarrow.table(ds.data(0))             # episode 0's rows
-    ds.frame_images(0, [0, 1], ["observation.image"])  # {key: (2, H, W, 3) uint8}
+    ds.frame_images(0, ["observation.image"], [0, 1])  # {key: (2, H, W, 3) uint8}
 
     with reel.VideoReader("episode-000.mp4") as v:
         v.info["frames"]                  # width, height, frames, fps, codec, pix_fmt, depth, ...
@@ -249,7 +257,7 @@ def _names_then_rows(names, rows, what: str):
 
     if isinstance(names, str) or isinstance(rows, str):
         raise TypeError(f"{what} must be a list of names, not one string")
-    if not is_names(names) and is_names(rows):
+    if not is_names(names) and (is_names(rows) or (isinstance(rows, (list, tuple)) and not rows)):
         names, rows = rows, names
     return [str(v) for v in names], rows
 
