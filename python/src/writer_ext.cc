@@ -58,6 +58,7 @@ TaskWriterOptions OptionsFrom(const nb::dict& d) {
   if (d.contains("devices"))
     for (nb::handle h : nb::cast<nb::list>(d["devices"])) {
       nb::dict dev = nb::cast<nb::dict>(h);
+      RejectUnknown(dev, {"key", "kind", "name", "slots", "calibration_json"}, "TaskWriter devices[]");
       o.devices.push_back({Get<std::string>(dev, "key", ""), Get<std::string>(dev, "kind", ""),
                            Get<std::string>(dev, "name", ""),
                            dev.contains("slots") ? Strings(dev["slots"]) : std::vector<std::string>{},
@@ -69,6 +70,8 @@ TaskWriterOptions OptionsFrom(const nb::dict& d) {
   if (d.contains("slam_trajectories"))
     for (nb::handle h : nb::cast<nb::list>(d["slam_trajectories"])) {
       nb::dict s = nb::cast<nb::dict>(h);
+      RejectUnknown(s, {"column", "frame", "frame_axes_json", "time_json", "owner_json", "source_slot"},
+                    "TaskWriter slam_trajectories[]");
       o.slam_trajectories.push_back({Get<std::string>(s, "column", ""), Get<std::string>(s, "frame", ""),
                                      Get<std::string>(s, "frame_axes_json", ""), Get<std::string>(s, "time_json", ""),
                                      Get<std::string>(s, "owner_json", ""), Get<std::string>(s, "source_slot", "")});
@@ -81,6 +84,7 @@ TaskWriterOptions OptionsFrom(const nb::dict& d) {
     if (v.contains("slots"))
       for (nb::handle h : nb::cast<nb::list>(v["slots"])) {
         nb::dict s = nb::cast<nb::dict>(h);
+        RejectUnknown(s, {"slot", "width", "height", "depth", "master_slot"}, "TaskWriter video slots[]");
         o.video.slots.push_back({Get<std::string>(s, "slot", ""), Get<int>(s, "width", 0), Get<int>(s, "height", 0),
                                  Get<bool>(s, "depth", false), Get<std::string>(s, "master_slot", "")});
       }

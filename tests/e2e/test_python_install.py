@@ -82,11 +82,16 @@ def test_readme_tour_through_the_installed_cli_and_python(venv, tmp_path):
     assert [e["episode_index"] for e in sim["episodes"]] == [1, 2]
     run(reel, "info", task)
     run(reel, "ls", task)
+    run(reel, "show", task, 2)
+    run(reel, "frames", task, 2, "--slot", "stereo_left", "--at", "0,5", "-o", tmp_path / "frames")
+    assert len(list((tmp_path / "frames").glob("*.png"))) == 2
+    run(reel, "stats", task)
     assert json.loads(run(reel, "check", tmp_path / "cli", "--json").stdout)["errors"] == 0
     cli_pack = json.loads(run(reel, "pack", task, 2, "-o", tmp_path / "cli_ep2.zip", "--json").stdout)
     cli_export = json.loads(run(reel, "export", task, tmp_path / "cli_lerobot", "--json").stdout)
     run(reel, "info", tmp_path / "cli_lerobot")
     run(reel, "import", tmp_path / "cli_lerobot", tmp_path / "cli_back" / task.name)
+    run(reel, "delete", task, 1)
 
     # The same tour in Python, in the fresh venv; the reports must match the CLI's.
     cfg = write_config(str(reel), tmp_path / "serve.json")

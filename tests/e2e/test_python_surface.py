@@ -61,6 +61,8 @@ def test_task_writer_options_are_checked(reel_mod, tmp_path):
         reel_mod.TaskWriter(str(tmp_path / "a"), fps=30, row_group_byte=1)
     with pytest.raises(TypeError, match="queue_frame"):
         reel_mod.TaskWriter(str(tmp_path / "b"), fps=30, video={"slots": [], "queue_frame": 4})
+    with pytest.raises(TypeError, match="widht"):
+        reel_mod.TaskWriter(str(tmp_path / "b"), fps=30, video={"slots": [{"slot": "s", "widht": 4, "height": 4}]})
     w = reel_mod.TaskWriter(str(tmp_path / "c"), fps=30, row_group_rows=1000, row_group_bytes=1 << 10,
                             video={"slots": [], "queue_frames": 2})
     with w.episode() as ep:
