@@ -36,7 +36,14 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import _core
+try:
+    from . import _core
+except ImportError as _e:  # a pyarrow of another major version: its libarrow has another SO name
+    if "libarrow" in str(_e) or "libparquet" in str(_e):
+        raise ImportError(f"reel: the extension loads libarrow/libparquet from the installed pyarrow of the major "
+                          f"version it was built with (pyproject.toml: pyarrow>=N,<N+1); install that pyarrow "
+                          f"({_e})") from _e
+    raise
 from ._dataset import Dataset
 from ._writer import Episode, TaskWriter
 from ._ops import Server, check, export, import_dataset, pack, serve, simulate, upload
