@@ -98,13 +98,13 @@ def _episode_rows(path: str, include_meta: bool, include_stats: bool, include_vi
                 row[f"videos/{key}/to_timestamp"] = v.get("to_timestamp")
         out.append(row)
     if include_stats:
-        stats = _lerobot_episode_stats(str(path), opened.info.get("version", ""))
+        stats = _lerobot_episode_stats(str(path))
         for row in out:
             row.update(stats.get(row["episode_index"], {}))
     return out
 
 
-def _lerobot_episode_stats(root: str, version: str) -> dict[int, dict]:
+def _lerobot_episode_stats(root: str) -> dict[int, dict]:
     """Per-episode ``stats/<feature>/<stat>`` of a LeRobot dataset, as Daft's include_stats: v3
     from the episodes parquet files, v2.1 from meta/episodes_stats.jsonl; {} when absent."""
     import glob

@@ -181,3 +181,10 @@ def test_daft_reader_names_and_flags(tasks, reel_bin, reel_mod, tmp_path):
     stats_cols = [c for c in table.column_names if c.startswith("stats/")]
     got = rd.read_episodes(str(out), include_stats=True).sort("episode_index").to_pydict()
     assert stats_cols and got[stats_cols[0]] == table.column(stats_cols[0]).to_pylist()
+    # LeRobot v2.1: the same columns from meta/episodes_stats.jsonl.
+    out21 = tmp_path / "v21"
+    cli(reel_bin, "export", "--to", "lerobot-v2.1", tasks[0], out21)
+    line21 = json.loads((out21 / "meta/episodes_stats.jsonl").read_text().splitlines()[0])
+    feature, stats = next(iter(line21["stats"].items()))
+    got21 = rd.read_episodes(str(out21), include_stats=True).sort("episode_index").to_pydict()
+    assert got21[f"stats/{feature}/mean"][0] == stats["mean"]
