@@ -319,7 +319,10 @@ def load_episode_frames(episodes: daft.DataFrame, dataset_uri: str | None = None
         extra = [c for c in episodes.column_names if c not in full.column_names]
         episodes = full.join(episodes.select("task", "episode_index", *extra), on=["task", "episode_index"])
     frames = load_frames(episodes, columns=columns, cameras=load_video_frames, batch_size=batch_size)
-    extra = [c for c in episodes.column_names if c not in frames.column_names and c not in ("has_data",)]
+    # Daft's semantics: each episode's columns are broadcast to its frames, but the internal
+    # locator columns (data/*, meta/*, videos/*) are not.
+    extra = [c for c in episodes.column_names if c not in frames.column_names and c != "has_data"
+             and not c.startswith(("data/", "meta/", "videos/"))]
     if extra:
         frames = frames.join(episodes.select("task", "episode_index", *extra), on=["task", "episode_index"])
     return frames
@@ -328,14 +331,13 @@ def load_episode_frames(episodes: daft.DataFrame, dataset_uri: str | None = None
 def read(paths: str | Iterable[str], columns: Sequence[str] | None = None,
          cameras: Sequence[str] = (), include_stats: bool = False,
          load_video_frames: Sequence[str] | str | bool = False, batch_size: int = 64) -> daft.DataFrame:
-    """Daft's ``read``: one row per frame of every episode with data. ``load_video_frames``:
-    False (default) no images, True every RGB camera, a camera name or a list (``cameras`` is
-    the older spelling of the same). ``include_stats`` adds the per-episode stats columns (see
-    :func:`read_episodes`), broadcast to the frames."""
+    """Daft's ``read``: one row per frame of every episode with data, each episode's columns
+    (length, duration_sec, task_index, tasks, video_slots; with ``include_stats`` the
+    per-episode stats, see :func:`read_episodes`) broadcast to its frames.
+    ``load_video_frames``: False (default) no images, True every RGB camera, a camera name or a
+    list (``cameras`` is the older spelling of the same)."""
     wanted: Sequence[str] | str | bool = load_video_frames
     if cameras:
         wanted = list(cameras) if wanted is False else wanted
     episodes = read_episodes(paths, include_stats=include_stats)
-    if not include_stats:
-        return load_frames(episodes, columns=columns, cameras=wanted, batch_size=batch_size)
     return load_episode_frames(episodes, columns=columns, load_video_frames=wanted, batch_size=batch_size)

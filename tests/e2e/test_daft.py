@@ -174,6 +174,10 @@ def test_daft_reader_names_and_flags(tasks, reel_bin, reel_mod, tmp_path):
     df = rd.read(str(tasks[0]), columns=["timestamp"], load_video_frames=True)
     assert [c for c in df.column_names if c.startswith("observation.images.")] == [
         "observation.images." + c for c in info["cameras"]]
+    # read broadcasts each episode's columns to its frames (Daft's read), never the locators.
+    row = rd.read(str(tasks[0]), columns=["timestamp"]).where(daft.col("episode_index") == 3).limit(1).to_pylist()[0]
+    assert row["length"] == len(expected(tasks[0], 3)["frame_index"]) and row["tasks"] == [line["task"]]
+    assert not [c for c in row if c.startswith(("data/", "meta/", "videos/"))]
     # LeRobot v3 export: include_stats gives the episodes parquet's stats/* columns.
     out = tmp_path / "v3"
     cli(reel_bin, "export", tasks[0], out)
