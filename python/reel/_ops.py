@@ -11,7 +11,7 @@ prints, and raises a :class:`reel.Error` subclass where the CLI exits with an er
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from . import _core
 
@@ -70,18 +70,21 @@ def pack(task: str | os.PathLike, episode_index: int, zip_path: str | os.PathLik
     return _core.pack_episode(os.fspath(task), int(episode_index), "" if zip_path is None else os.fspath(zip_path), o)
 
 
-def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None,
+           progress: Callable[[int, int, int, int], Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
     """Uploads episodes to an import server (``reel upload``): every episode that still has
     data when ``episodes`` is None. Keywords: the fields of :class:`reel.UploadOptions`
     (server is required; token, username/password, project_id, name, precompress,
     delete_after, max_attempts, ...). A failed episode does not stop the others: returns one
     dict per episode, {episode_index, ok, session_id, already_present, attempts, resumable,
-    deleted, bytes} or {episode_index, ok: False, code, error}."""
+    deleted, bytes} or {episode_index, ok: False, code, error}. ``progress(episode_index, sent,
+    total, attempt)`` is called as the slice goes out (UploadOptions.progress; an exception it
+    raises is reported as unraisable and does not stop the upload)."""
     o = options(_core.UploadOptions, "upload", kwargs)
     if not o.server:
         raise TypeError("upload() needs server='http(s)://host[:port]'")
     eps = [] if episodes is None else [int(n) for n in episodes]
-    return _core.upload_episodes(os.fspath(task), eps, o)
+    return _core.upload_episodes(os.fspath(task), eps, o, progress)
 
 
 def check(path: str | os.PathLike, **kwargs: Any) -> list[dict[str, Any]]:

@@ -10,6 +10,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <functional>
+#include <memory>
+
 #include <filesystem>
 #include <type_traits>
 
@@ -193,10 +196,33 @@ void BindPack(nb::module_& m) {
       "the report `reel pack --json` prints.");
 }
 
+// UploadOptions::progress for a Python callable: called with the GIL from the uploading
+// thread. An exception it raises cannot cross the upload code: it is reported as unraisable
+// and the upload goes on. The callable is released with the GIL held.
+std::function<void(const UploadProgress&)> ProgressCallback(nb::object fn) {
+  struct Holder {
+    nb::object fn;
+    ~Holder() {
+      nb::gil_scoped_acquire gil;
+      fn.reset();
+    }
+  };
+  auto holder = std::make_shared<Holder>();
+  holder->fn = std::move(fn);
+  return [holder](const UploadProgress& p) {
+    nb::gil_scoped_acquire gil;
+    try {
+      holder->fn(p.episode_index, p.sent, p.total, p.attempt);
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable("reel.upload progress callback");
+    }
+  };
+}
+
 void BindUpload(nb::module_& m) {
   nb::class_<UploadOptions>(m, "UploadOptions",
                             "reel::UploadOptions (include/reel/upload.h): `reel upload`. The progress "
-                            "callback and the file system are not exposed.")
+                            "callback is upload()'s `progress` argument; the file system is not exposed.")
       .def(nb::init<>())
       .def_rw("server", &UploadOptions::server, "http(s)://host[:port] of the import server (CLI --server).")
       .def_rw("token", &UploadOptions::token, "Bearer token; \"\" = none (CLI --token).")
@@ -219,7 +245,10 @@ void BindUpload(nb::module_& m) {
       .def_rw("ca_cert_path", &UploadOptions::ca_cert_path, "Extra CA bundle for https (CLI --ca-cert).");
   m.def(
       "upload_episodes",
-      [](const std::string& task, std::vector<int64_t> episodes, const UploadOptions& options) {
+      [](const std::string& task, std::vector<int64_t> episodes, const UploadOptions& options,
+         nb::object progress) {
+        UploadOptions o = options;
+        if (!progress.is_none()) o.progress = ProgressCallback(std::move(progress));
         std::vector<Result<UploadOutcome>> results;
         Status st;
         {
@@ -229,8 +258,9 @@ void BindUpload(nb::module_& m) {
             if (all.ok()) episodes = *all;
             else st = all.status();
           }
-          if (st.ok() && !episodes.empty()) results = UploadEpisodes(task, episodes, options);
+          if (st.ok() && !episodes.empty()) results = UploadEpisodes(task, episodes, o);
         }
+        o.progress = nullptr;  // drops the callable while the GIL is held
         if (!st.ok()) RaiseStatus(st);
         nb::list out;
         for (size_t i = 0; i < results.size(); ++i) {
@@ -253,9 +283,10 @@ void BindUpload(nb::module_& m) {
         }
         return out;
       },
-      "task"_a, "episodes"_a, "options"_a,
+      "task"_a, "episodes"_a, "options"_a, "progress"_a = nb::none(),
       "Uploads episodes N (every one with data when empty); one dict per episode as in "
-      "`reel upload --json`.");
+      "`reel upload --json`. `progress(episode_index, sent, total, attempt)` is called as bytes go "
+      "out (with the GIL; an exception it raises is reported as unraisable, the upload goes on).");
 }
 
 void BindSimulate(nb::module_& m) {

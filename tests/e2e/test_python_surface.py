@@ -113,6 +113,7 @@ def test_help_and_docstrings_everywhere(reel_mod):
                 assert (obj.__doc__ or "").strip(), f"{mod.__name__}.{name} has no docstring"
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the raising callback
 def test_serve_and_upload_in_python(reel_mod, reel_bin, sim, tmp_path):
     """reel.serve (ServeConfig, the server on a thread) receives reel.upload's slice; the
     episode's data lands byte-identical (pyarrow), and the hashes match hashlib's."""
@@ -125,8 +126,16 @@ def test_serve_and_upload_in_python(reel_mod, reel_bin, sim, tmp_path):
         reel_mod.serve(str(tmp_path / "srv"), str(cfg), prot=0)
     with reel_mod.serve(str(tmp_path / "srv"), str(cfg), port=0, log_path=str(tmp_path / "log.jsonl")) as server:
         assert server.port > 0 and "listening" in repr(server)
-        got = reel_mod.upload(str(sim), [1], server=server.url, token=TOKEN_ALL, name="surface")
+        calls = []
+        got = reel_mod.upload(str(sim), [1], server=server.url, token=TOKEN_ALL, name="surface",
+                              progress=lambda *a: calls.append(a))
+
+        def boom(*a):
+            raise RuntimeError("a progress bar bug")
+        again = reel_mod.upload(str(sim), [1], server=server.url, token=TOKEN_ALL, name="surface", progress=boom)
+    assert again[0]["ok"] and again[0]["already_present"], again  # the callback's error does not stop it
     assert "stopped" in repr(server)
     assert got[0]["ok"] and not got[0]["already_present"], got
+    assert calls and calls[-1][0] == 1 and calls[-1][1] == calls[-1][2] == got[0]["bytes"], calls
     landed = tmp_path / "srv" / "surface" / data_rel(1)
     assert pq.read_table(landed).equals(pq.read_table(sim / data_rel(1)))
