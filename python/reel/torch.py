@@ -202,12 +202,12 @@ class FrameDataset(torch.utils.data.Dataset):
         self._episode_task: list[int] = []
         task_strings: list[str] = []
         meta_episodes = []
+        start = 0
         for si, src in enumerate(sources):
             keep = None if episodes is None else set(int(n) for n in episodes.get(si, ()))
             for e in src.episodes:
                 if keep is not None and e["episode_index"] not in keep:
                     continue
-                start = sum(x[2] for x in self._episodes)
                 self._episodes.append((si, e["episode_index"], e["length"]))
                 self._videos[(si, e["episode_index"])] = e["videos"]
                 task = e["tasks"][0] if e["tasks"] else ""
@@ -217,6 +217,7 @@ class FrameDataset(torch.utils.data.Dataset):
                 meta_episodes.append({"dataset_index": si, "root": src.path, "episode_index": e["episode_index"],
                                       "length": e["length"], "tasks": e["tasks"], "dataset_from_index": start,
                                       "dataset_to_index": start + e["length"]})
+                start += e["length"]
         self._starts = np.cumsum([0] + [e[2] for e in self._episodes]).tolist()
         self._task_strings = task_strings
         self._pooled = [s.pooled for s in sources]
