@@ -68,7 +68,7 @@ build: deps venv
 
 # --- Python package (scikit-build-core + nanobind) into the venv ---------------
 python: deps venv
-	$(PY) -m pip install -q --no-build-isolation .
+	$(if $(CCACHE),CMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) $(PY) -m pip install -q --no-build-isolation .
 
 unit: build
 	cd $(BUILD) && ctest --output-on-failure

@@ -10,10 +10,18 @@ This package is a thin layer over the C++ core (``reel._core``)::
     task.frames(1, "cam_rgb", [0, 10, 20])  # (3, H, W, 3) uint8 RGB (depth: (3, H, W) uint16 mm)
     reel.check("data/recordings")         # conformance findings
 
+    # The CLI's commands, keyword arguments = the fields of the CLI's options structs:
+    reel.simulate("out/t", episodes=2, seconds=1.0)
+    reel.export("out/t", "out/lerobot", format="lerobot-v3")
+    reel.import_dataset("out/lerobot", "out/back")
+    reel.pack("out/t", 1, "ep1.zip")
+    with reel.serve("out/server", "serve.json", port=0) as server:
+        reel.upload("out/t", server=server.url, token="...")
+
     ds = reel.open("data/lerobot/pusht")  # LeRobot v2.x/v3.x or bundle -> reel.Dataset
     ds.episodes()[0]["length"]
     pyarrow.table(ds.data(0))             # episode 0's rows
-    ds.frame_images(0, [0, 1], ["observation.image"])  # {key: (2, H, W, 3) uint8}
+    ds.frame_images(0, ["observation.image"], [0, 1])  # {key: (2, H, W, 3) uint8}
 
     with reel.VideoReader("episode-000.mp4") as v:
         v.info["frames"]                  # width, height, frames, fps, codec, pix_fmt, depth, ...
@@ -28,9 +36,18 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import _core
+try:
+    from . import _core
+except ImportError as _e:  # a pyarrow of another major version: its libarrow has another SO name
+    if "libarrow" in str(_e) or "libparquet" in str(_e):
+        raise ImportError(f"reel: the extension loads libarrow/libparquet from the installed pyarrow of the major "
+                          f"version it was built with (pyproject.toml: pyarrow>=N,<N+1); install that pyarrow "
+                          f"({_e})") from _e
+    raise
 from ._dataset import Dataset
 from ._writer import Episode, TaskWriter
+from ._ops import Server, check, export, import_dataset, pack, serve, simulate, upload
+from ._ops import options_repr as _options_repr
 from ._errors import (
     AlreadyExistsError,
     CorruptionError,
@@ -44,10 +61,27 @@ from ._errors import (
 
 __version__ = _core.__version__
 
+# The options structs shared with the CLI (include/reel/*.h), as keyword arguments of
+# export / import_dataset / pack / upload / check / simulate.
+ExportOptions = _core.ExportOptions
+ImportOptions = _core.ImportOptions
+PackOptions = _core.PackOptions
+UploadOptions = _core.UploadOptions
+CheckOptions = _core.CheckOptions
+SimulateOptions = _core.SimulateOptions
+ServeConfig = _core.ServeConfig
+sha256_hex = _core.sha256_hex
+hash_password = _core.hash_password
+for _cls in (ExportOptions, ImportOptions, PackOptions, UploadOptions, CheckOptions, SimulateOptions, ServeConfig):
+    _cls.__repr__ = _options_repr
+
 __all__ = [
-    "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "check", "detect_format", "Error", "NotFoundError", "InvalidError",
-    "CorruptionError", "PermissionDeniedError", "IOError", "NotSupportedError",
-    "AlreadyExistsError",
+    "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
+    "export", "import_dataset", "pack", "upload", "check", "simulate", "serve", "Server", "sha256_hex",
+    "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "UploadOptions", "CheckOptions",
+    "SimulateOptions", "ServeConfig",
+    "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",
+    "NotSupportedError", "AlreadyExistsError",
 ]
 
 
@@ -56,20 +90,17 @@ def detect_format(path: str) -> dict[str, str]:
     return _core.detect_format(str(path))
 
 
-def check(path: str) -> list[dict[str, Any]]:
-    """Conformance findings for a task or a folder of tasks (see docs/check-rules.md)."""
-    return _core.check(str(path))
-
-
 class Task:
     """A pooled_episodes_v1 task opened for reading. Reading never writes."""
 
     def __init__(self, core: _core.Task):
+        """Use :func:`reel.open`; wraps an opened ``reel._core.Task``."""
         self._core = core
         self._info: dict[str, Any] | None = None
 
     @property
     def root(self) -> str:
+        """The task directory, as given to :func:`reel.open`."""
         return self._core.root
 
     @property
@@ -89,8 +120,8 @@ class Task:
         ``pyarrow.table(task.data(1))``, ``polars.from_arrow(...)`` or DuckDB read it through
         the Arrow C stream interface, without copies. A column the episode lacks raises
         NotFoundError (which columns exist is decided per episode); an episode whose data was
-        deleted after upload raises NotFoundError."""
-        cols = [] if columns is None else [str(c) for c in columns]
+        deleted after upload raises NotFoundError. One column may be given as a string."""
+        cols = _column_names(columns) or []
         n = int(episode_index)
         return ArrowStream(lambda: self._core.data_stream(n, cols), f"episode {n} of {self.root}")
 
@@ -104,7 +135,7 @@ class Task:
 
         if episodes is None:
             episodes = [e["episode_index"] for e in self.episodes() if e["has_data"]]
-        cols = None if columns is None else [str(c) for c in columns]
+        cols = _column_names(columns)
         keep = None if cols is None else ["episode_index", "frame_index"] + [
             c for c in cols if c not in ("episode_index", "frame_index")]
         tables = [pa.table(self.data(int(n), keep)) for n in episodes]
@@ -134,9 +165,12 @@ class Task:
         (multi-device §8.2.4; -1 without a stamp)."""
         return self._core.slam(int(episode_index), str(column))
 
-    def force_matrix(self, episode_index: int, row: int, column: str):
-        """Decoded (250, 250, 3) float32 force matrix in mN, using the episode's own scale."""
-        return self._core.force_matrix(episode_index, row, column)
+    def force_matrix(self, episode_index: int, row: int, column: str) -> np.ndarray | None:
+        """Decoded (250, 250, 3) float32 force matrix in mN at ``row`` of ``column``, using the
+        episode's own scale; None when the row holds no sample (a sparse column's ``[]`` cell,
+        which is data, not an error). Raises NotFoundError for an unknown episode or column,
+        InvalidError for a column that is not a force matrix or a row outside the episode."""
+        return self._core.force_matrix(int(episode_index), int(row), str(column))
 
     def frames(self, episode_index: int, slot: str, rows: Iterable[int]) -> np.ndarray:
         """Frames ``rows`` of episode N's video for ``slot`` (an image_key, e.g. "cam_rgb").
@@ -149,9 +183,12 @@ class Task:
         row outside the video."""
         return self._core.frames(int(episode_index), str(slot), _indices(rows))
 
-    def frame_images(self, episode_index: int, rows: Iterable[int], slots: Iterable[str]) -> dict[str, np.ndarray]:
+    def frame_images(self, episode_index: int, slots: Iterable[str], rows: Iterable[int]) -> dict[str, np.ndarray]:
         """Frames ``rows`` of several RGB slots of episode N: {slot: uint8 (n, H, W, 3)}.
+        Arguments in the order episode, slots, rows, like :meth:`frames` (the older
+        ``frame_images(N, rows, slots)`` still works: the list of strings is the slots).
         Raises InvalidError for a depth slot (use :meth:`depth`)."""
+        slots, rows = _names_then_rows(slots, rows, "slots")
         idx = _indices(rows)
         out = {}
         for slot in slots:
@@ -162,13 +199,21 @@ class Task:
             out[slot] = frames
         return out
 
-    def depth(self, episode_index: int, rows: Iterable[int], slot: str) -> np.ndarray:
+    def depth(self, episode_index: int, slot: str, rows: Iterable[int]) -> np.ndarray:
         """Depth frames ``rows`` of episode N's depth slot: uint16 (n, H, W) millimetres.
+        Arguments in the order episode, slot, rows (``depth(N, rows, slot)`` still works).
         Raises InvalidError for an RGB slot."""
+        if not isinstance(slot, str) and isinstance(rows, str):
+            slot, rows = rows, slot
         frames = self.frames(episode_index, slot, rows)
         if frames.dtype != np.uint16:
             raise InvalidError(f"{self.root}: episode {episode_index} slot {slot!r} is an RGB stream, not depth")
         return frames
+
+    def __repr__(self) -> str:
+        info = self.info
+        return (f"reel.Task({self.root!r}, {info.get('format')}, {info.get('total_episodes')} episodes at "
+                f"{info.get('fps')} fps, cameras {list(info.get('cameras') or {})})")
 
     def check(self) -> list[dict[str, Any]]:
         """Conformance findings for this task."""
@@ -201,6 +246,29 @@ class ArrowStream:
         return f"reel.ArrowStream({self._what})"
 
 
+def _column_names(columns: str | Iterable[str] | None) -> list[str] | None:
+    """Column names as a list; one name may come as a plain string (not iterated)."""
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        return [columns]
+    return [str(c) for c in columns]
+
+
+def _names_then_rows(names, rows, what: str):
+    """(names, rows) from a call in either order: the names are the list of strings. A bare
+    string is refused (it would be iterated letter by letter)."""
+    def is_names(x):
+        return not isinstance(x, (str, np.ndarray)) and isinstance(x, (list, tuple)) and bool(x) and all(
+            isinstance(v, str) for v in x)
+
+    if isinstance(names, str) or isinstance(rows, str):
+        raise TypeError(f"{what} must be a list of names, not one string")
+    if not is_names(names) and (is_names(rows) or (isinstance(rows, (list, tuple)) and not rows)):
+        names, rows = rows, names
+    return [str(v) for v in names], rows
+
+
 def _indices(indices: Iterable[int]) -> np.ndarray:
     """Frame indices as the contiguous int64 array the core takes. Integers only: a float
     index is a caller's mistake, not something to round."""
@@ -230,6 +298,7 @@ class VideoReader:
 
     @property
     def path(self) -> str:
+        """The video file, as given."""
         return self._core.path
 
     @property
@@ -275,6 +344,7 @@ class VideoReader:
 
     @property
     def closed(self) -> bool:
+        """True once :meth:`close` was called."""
         return self._core.closed
 
     def __enter__(self) -> "VideoReader":

@@ -32,6 +32,7 @@ class Dataset:
 
     @property
     def root(self) -> str:
+        """The dataset directory, as given."""
         return self._core.root
 
     @property
@@ -53,29 +54,31 @@ class Dataset:
         (docs/foreign-read.md); :meth:`check` collects them all instead."""
         return self._core.episodes()
 
-    def data(self, episode_index: int, columns: Iterable[str] | None = None):
+    def data(self, episode_index: int, columns: str | Iterable[str] | None = None):
         """Episode N's rows of its data parquet as a :class:`reel.ArrowStream` (projected to
-        ``columns``, file order; None = all). Only the row groups holding the episode are read,
-        and the rows are checked to be the episode's (episode_index / index columns). A column
-        the file lacks raises NotFoundError or InvalidError."""
-        from . import ArrowStream
+        ``columns``, file order; None = all; one column may be a plain string). Only the row
+        groups holding the episode are read, and the rows are checked to be the episode's
+        (episode_index / index columns). A column the file lacks raises NotFoundError or
+        InvalidError."""
+        from . import ArrowStream, _column_names
 
-        cols = [] if columns is None else [str(c) for c in columns]
+        cols = _column_names(columns) or []
         n = int(episode_index)
         return ArrowStream(lambda: self._core.data_stream(n, cols), f"episode {n} of {self.root}")
 
-    def frame_images(self, episode_index: int, rows: Iterable[int], keys: Iterable[str]) -> dict[str, np.ndarray]:
+    def frame_images(self, episode_index: int, keys: Iterable[str], rows: Iterable[int]) -> dict[str, np.ndarray]:
         """Rows ``rows`` of episode N for each video key: {key: uint8 (n, H, W, 3) RGB24},
-        decoded by reel (byte-identical to the ffmpeg CLI's rgb24 conversion). ``rows`` may come
-        in any order and repeat. LeRobot: row i is the frame nearest to the episode's
-        from_timestamp + its ``timestamp`` value, within half a frame period (InvalidError
-        otherwise); bundles: row i is frame i. One call per episode decodes each file once,
-        forward, seeking back only when that is cheaper."""
-        from . import _indices
+        decoded by reel (byte-identical to the ffmpeg CLI's rgb24 conversion). Arguments in the
+        order episode, keys, rows, like :meth:`reel.Task.frame_images` (the older
+        ``frame_images(N, rows, keys)`` still works). ``rows`` may come in any order and
+        repeat. LeRobot: row i is the frame nearest to the episode's from_timestamp + its
+        ``timestamp`` value, within half a frame period (InvalidError otherwise); bundles: row i
+        is frame i. One call per episode decodes each file once, forward, seeking back only
+        when that is cheaper. ``keys`` must be a list (TypeError for one string)."""
+        from . import _indices, _names_then_rows
 
-        if isinstance(keys, str):
-            raise TypeError("keys must be a list of video keys, not one string")
-        return self._core.frame_images(int(episode_index), _indices(rows), [str(k) for k in keys])
+        keys, rows = _names_then_rows(keys, rows, "keys")
+        return self._core.frame_images(int(episode_index), _indices(rows), keys)
 
     def check(self) -> list[dict[str, Any]]:
         """Every foreign.* rule over the whole dataset (metadata, each episode's rows, each

@@ -26,6 +26,7 @@ class Episode:
     """One episode being recorded; use it as a context manager (TaskWriter.episode())."""
 
     def __init__(self, core: _core.EpisodeWriter):
+        """Use :meth:`TaskWriter.episode`."""
         self._core = core
         self._open = True
         self.committed: dict[str, Any] | None = None
@@ -37,6 +38,7 @@ class Episode:
 
     @property
     def rows(self) -> int:
+        """Rows appended so far."""
         return self._core.rows
 
     def append(self, *, timestamp: float, wall_time: float = 0.0, hardware_ns: int = 0,
@@ -97,6 +99,10 @@ class Episode:
     def __enter__(self) -> "Episode":
         return self
 
+    def __repr__(self) -> str:
+        state = "committed" if self.committed is not None else ("open" if self._open else "aborted")
+        return f"reel.Episode(episode_index={self.episode_index}, rows={self._core.rows}, {state})"
+
     def __exit__(self, exc_type, exc, tb) -> bool:
         if not self._open:
             return False
@@ -114,19 +120,25 @@ class TaskWriter:
     app_version, devices [{key, kind, name, slots, calibration_json}], force_matrix_tiers
     {column: "int16" | "int16x10" | "int16x100" | "int16x1000" | "float32"},
     slam_trajectories [{column, frame, frame_axes_json, time_json, owner_json, source_slot}],
-    progress_watermark, row_group_rows, and video {slots: [{slot, width, height, depth,
-    master_slot}], codec, preset, crf, gop, depth_ffv1, depth_preset, queue_drop}."""
+    progress_watermark, row_group_rows, row_group_bytes, and video {slots: [{slot, width,
+    height, depth, master_slot}], codec, preset, crf, gop, depth_ffv1, depth_preset, queue_drop,
+    queue_frames}. An unknown option (also inside ``video``) raises TypeError naming the known
+    ones."""
 
     def __init__(self, root: str, **options: Any):
         self._core = _core.TaskWriter.open(str(root), dict(options))
 
     @property
     def root(self) -> str:
+        """The task directory."""
         return self._core.root
 
     def episode(self) -> Episode:
         """Begins an episode (chooses N under the task lock)."""
         return Episode(self._core.begin_episode())
+
+    def __repr__(self) -> str:
+        return f"reel.TaskWriter({self.root!r})"
 
 
 def _f32(v) -> np.ndarray:

@@ -1,13 +1,16 @@
 """Pooled tasks, LeRobot and bundle datasets as Daft DataFrames: episodes first, filter, then
 frames for the kept episodes.
 
-The shape is Daft's own LeRobot reader (``daft.datasets.lerobot``)::
+The shape and names are Daft's own LeRobot reader (``daft.datasets.lerobot``: ``read``,
+``read_episodes``, ``load_episode_frames``, ``read_tasks``, ``include_stats`` / ``include_meta`` /
+``include_video_metadata``, ``load_video_frames``)::
 
     import daft, reel.daft
     eps = reel.daft.read_episodes(["tasks/pick", "tasks/place"])      # one row per episode
     eps = eps.where(daft.col("length") >= 90)                          # filter before any frame I/O
-    frames = reel.daft.load_frames(eps, columns=["observation.gripper_state"],
-                                   cameras=["stereo_left"])            # one row per frame
+    frames = reel.daft.load_episode_frames(eps, columns=["observation.gripper_state"],
+                                           load_video_frames=["stereo_left"])  # one row per frame
+    reel.daft.read("tasks/pick", load_video_frames=True)               # every camera
 
 Frames are read inside Daft batch UDFs: a batch's rows are grouped by (task, episode), which is
 one data file and one video file per camera, and each group is served by one reel call (the data
@@ -16,10 +19,12 @@ is read on the driver but the episodes rows, so the same code runs on Daft's nat
 a Ray cluster (``daft.set_runner_ray(address=...)``) over many tasks, as long as every worker
 sees the task paths (a shared file system). Workers keep opened tasks in a per-process cache.
 
-Any path ``reel.open`` reads works: a pooled task (cameras by slot name, e.g. "stereo_left") or
-a LeRobot v2.x/v3.x or bundle dataset (cameras by video key, e.g. "observation.images.top";
-episode_index is LeRobot's, or the bundle's position in manifest.json). Values are exactly what
-``reel.open(path).data(N)`` and ``.frame_images`` return.
+Any path ``reel.open`` reads works: a pooled task or a LeRobot v2.x/v3.x or bundle dataset
+(episode_index is LeRobot's, or the bundle's position in manifest.json). Cameras are named as in
+reel.torch and LeRobot, ``observation.images.<slot>`` (the image column's name); a bare slot name
+("stereo_left") is accepted as an alias. Values are exactly what ``reel.open(path).data(N)`` and
+``.frame_images`` return. The ``task`` column of episodes and frames is the dataset's path;
+``read_tasks`` gives the task strings by ``task_index``.
 """
 
 from __future__ import annotations
@@ -34,10 +39,12 @@ import daft
 from daft import DataType, Series, col
 
 import reel
+from reel._names import IMAGE_PREFIX, camera_key, pooled_tasks
 
-__all__ = ["read_episodes", "load_frames", "read"]
+__all__ = ["read", "read_episodes", "load_episode_frames", "read_tasks", "load_frames"]
 
-_EPISODE_FIELDS = ("task", "episode_index", "length", "duration_sec", "task_index", "has_data", "video_slots")
+_EPISODE_FIELDS = ("task", "episode_index", "length", "duration_sec", "task_index", "tasks", "has_data",
+                   "video_slots")
 
 
 @functools.lru_cache(maxsize=64)
@@ -46,21 +53,84 @@ def _task(path: str):
     return reel.open(path)
 
 
-def _episode_rows(path: str) -> list[dict]:
-    """The episodes of one path in read_episodes' columns."""
+def _episode_rows(path: str, include_meta: bool, include_stats: bool, include_video_metadata: bool) -> list[dict]:
+    """The episodes of one path in read_episodes' columns (plus the optional groups)."""
     opened = _task(path)
+    out = []
     if isinstance(opened, reel.Task):
-        return [{"task": path, "episode_index": int(e["episode_index"]), "length": e["length"],
-                 "duration_sec": e["duration_sec"], "task_index": e["task_index"],
-                 "has_data": bool(e["has_data"]), "video_slots": list(e["video_slots"] or [])}
-                for e in pa.table(opened.episodes_arrow()).to_pylist()]
+        tasks = pooled_tasks(opened.root)
+        for e in pa.table(opened.episodes_arrow()).to_pylist():
+            ti = e["task_index"]
+            row = {"task": path, "episode_index": int(e["episode_index"]), "length": e["length"],
+                   "duration_sec": e["duration_sec"], "task_index": ti,
+                   "tasks": [tasks[ti]] if ti is not None and 0 <= ti < len(tasks) else [],
+                   "has_data": bool(e["has_data"]), "video_slots": list(e["video_slots"] or [])}
+            if include_meta:
+                row.update({"meta/episodes/chunk_index": e["chunk"], "meta/episodes/file_index": e["file"],
+                            "meta/row_source": e["row_source"], "meta/created_at": e["created_at"],
+                            "data/path": e["data_path"]})
+            out.append(row)
+        if include_video_metadata:
+            videos = {int(e["episode_index"]): e["videos"] for e in opened.episodes()}
+            slots = sorted({s for v in videos.values() for s in v})
+            for row in out:
+                for slot in slots:
+                    rel = videos.get(row["episode_index"], {}).get(slot)
+                    key = f"videos/{camera_key(slot)}"
+                    row[f"{key}/path"] = rel
+                    row[f"{key}/from_timestamp"] = 0.0 if rel else None  # one file per episode
+        return out
     fps = float(opened.info["fps"]) or 1.0
     tasks = list(opened.info.get("tasks") or [])
-    return [{"task": path, "episode_index": int(e["episode_index"]), "length": int(e["length"]),
-             "duration_sec": int(e["length"]) / fps,
-             "task_index": tasks.index(e["tasks"][0]) if e.get("tasks") and e["tasks"][0] in tasks else None,
-             "has_data": True, "video_slots": sorted(e.get("videos", {}))}
-            for e in opened.episodes()]
+    for e in opened.episodes():
+        row = {"task": path, "episode_index": int(e["episode_index"]), "length": int(e["length"]),
+               "duration_sec": int(e["length"]) / fps,
+               "task_index": tasks.index(e["tasks"][0]) if e.get("tasks") and e["tasks"][0] in tasks else None,
+               "tasks": list(e.get("tasks") or []), "has_data": True, "video_slots": sorted(e.get("videos", {}))}
+        if include_meta:
+            row.update({"data/path": e.get("data_path"), "data/from_row": e.get("from_row"),
+                        "data/to_row": e.get("to_row"), "dataset_from_index": e.get("dataset_from_index"),
+                        "dataset_to_index": e.get("dataset_to_index")})
+        if include_video_metadata:
+            for key, v in sorted(e.get("videos", {}).items()):
+                row[f"videos/{key}/path"] = v.get("path")
+                row[f"videos/{key}/from_timestamp"] = v.get("from_timestamp")
+                row[f"videos/{key}/to_timestamp"] = v.get("to_timestamp")
+        out.append(row)
+    if include_stats:
+        stats = _lerobot_episode_stats(str(path))
+        for row in out:
+            row.update(stats.get(row["episode_index"], {}))
+    return out
+
+
+def _lerobot_episode_stats(root: str) -> dict[int, dict]:
+    """Per-episode ``stats/<feature>/<stat>`` of a LeRobot dataset, as Daft's include_stats: v3
+    from the episodes parquet files, v2.1 from meta/episodes_stats.jsonl; {} when absent."""
+    import glob
+    import json
+    import os
+
+    out: dict[int, dict] = {}
+    files = sorted(glob.glob(os.path.join(root, "meta", "episodes", "**", "*.parquet"), recursive=True))
+    if files:
+        import pyarrow.parquet as pq
+        for f in files:
+            names = pq.read_schema(f).names
+            cols = [c for c in names if c.startswith("stats/")]
+            if cols:
+                for r in pq.read_table(f, columns=["episode_index", *cols]).to_pylist():
+                    out[int(r.pop("episode_index"))] = r
+        return out
+    path = os.path.join(root, "meta", "episodes_stats.jsonl")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    e = json.loads(line)
+                    out[int(e["episode_index"])] = {f"stats/{k}/{s}": v for k, st in e.get("stats", {}).items()
+                                                    for s, v in st.items()}
+    return out
 
 
 @functools.lru_cache(maxsize=8)
@@ -68,17 +138,44 @@ def _episode_table(path: str, episode_index: int, columns: tuple[str, ...]) -> p
     return pa.table(_task(path).data(episode_index, list(columns)))
 
 
-def read_episodes(paths: str | Iterable[str]) -> daft.DataFrame:
-    """One row per episode of each task: task (path), episode_index (N), length, duration_sec,
-    task_index, has_data, video_slots (list of image keys). Reads metadata only."""
-    if isinstance(paths, str):
+def read_episodes(paths: str | Iterable[str], include_meta: bool = False, include_stats: bool = False,
+                  include_video_metadata: bool = False) -> daft.DataFrame:
+    """One row per episode of each path: task (the path), episode_index, length, duration_sec,
+    task_index, tasks (the task strings), has_data, video_slots. Reads metadata only.
+
+    As Daft's reader: ``include_meta`` adds the bookkeeping columns (pooled:
+    meta/episodes/chunk_index, meta/episodes/file_index, meta/row_source, meta/created_at,
+    data/path; LeRobot: data/path, data/from_row, data/to_row, dataset_from_index,
+    dataset_to_index); ``include_stats`` the per-episode ``stats/<feature>/<stat>`` columns
+    (LeRobot v3 episodes parquet, v2.1 episodes_stats.jsonl; pooled tasks keep task-level stats
+    only, so none); ``include_video_metadata`` ``videos/<camera>/path`` and
+    ``videos/<camera>/from_timestamp`` (pooled: 0, one file per episode) and, for LeRobot,
+    ``/to_timestamp``."""
+    if isinstance(paths, str) or hasattr(paths, "__fspath__"):
         paths = [paths]
     rows = []
     for path in paths:
-        rows.extend(_episode_rows(str(path)))
+        rows.extend(_episode_rows(str(path), include_meta, include_stats, include_video_metadata))
     if not rows:
         return daft.from_pydict({k: [] for k in _EPISODE_FIELDS})
-    return daft.from_pylist(rows)
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return daft.from_pydict({k: [r.get(k) for r in rows] for k in keys})
+
+
+def read_tasks(paths: str | Iterable[str]) -> daft.DataFrame:
+    """The task strings of each path, as Daft's ``read_tasks``: task_index, task (the string),
+    root (the path). Pooled: meta/tasks.jsonl; LeRobot/bundle: the tasks reel reads."""
+    if isinstance(paths, str) or hasattr(paths, "__fspath__"):
+        paths = [paths]
+    out = {"task_index": [], "task": [], "root": []}
+    for path in paths:
+        opened = _task(str(path))
+        strings = pooled_tasks(opened.root) if isinstance(opened, reel.Task) else list(opened.info.get("tasks") or [])
+        for i, t in enumerate(strings):
+            out["task_index"].append(i)
+            out["task"].append(str(t))
+            out["root"].append(str(path))
+    return daft.from_pydict(out)
 
 
 @daft.func.batch(return_dtype=DataType.list(DataType.int64()))
@@ -112,6 +209,14 @@ def _data_udf(columns: tuple[str, ...], dtype: DataType, batch_size: int):
     return read_columns
 
 
+def _source_camera(path: str, key: str) -> str:
+    """The name ``path``'s reader knows camera ``key`` (observation.images.<slot>) by: the slot
+    for a pooled task, the video key for LeRobot/bundle."""
+    if isinstance(_task(path), reel.Task) and key.startswith(IMAGE_PREFIX):
+        return key[len(IMAGE_PREFIX):]
+    return key
+
+
 def _camera_udf(slot: str, height: int, width: int, batch_size: int):
     @daft.func.batch(return_dtype=DataType.tensor(DataType.uint8(), (height, width, 3)), batch_size=batch_size)
     def read_camera(task: Series, episode_index: Series, frame_index: Series) -> np.ndarray:
@@ -119,7 +224,8 @@ def _camera_udf(slot: str, height: int, width: int, batch_size: int):
         out = np.empty((len(rows), height, width, 3), np.uint8)
         # One group = one video file: decoded in frame order by one reel call.
         for (path, n), positions in _groups(tasks, eps).items():
-            frames = _task(path).frame_images(n, [rows[p] for p in positions], [slot])[slot]
+            name = _source_camera(path, slot)
+            frames = _task(path).frame_images(n, [name], [rows[p] for p in positions])[name]
             out[np.asarray(positions)] = frames
         return out
 
@@ -129,7 +235,7 @@ def _camera_udf(slot: str, height: int, width: int, batch_size: int):
 def _camera_size(episodes: list[dict], slot: str) -> tuple[int, int]:
     for e in episodes:
         info = _task(e["task"]).info
-        cam = (info.get("cameras") or {}).get(slot)  # pooled: info.json cameras
+        cam = (info.get("cameras") or {}).get(_source_camera(e["task"], slot))  # pooled: info.json cameras
         if cam:
             return int(cam["height"]), int(cam["width"])
         feature = (info.get("features") or {}).get(slot)  # LeRobot / bundle: [H, W, C]
@@ -140,10 +246,11 @@ def _camera_size(episodes: list[dict], slot: str) -> tuple[int, int]:
 
 
 def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
-                cameras: Sequence[str] = (), batch_size: int = 64) -> daft.DataFrame:
+                cameras: Sequence[str] | str | bool = (), batch_size: int = 64) -> daft.DataFrame:
     """One row per frame of the kept episodes (``has_data``): task, episode_index, frame_index,
     then ``columns`` of the data parquet (default: every column of the first episode's file but
-    the bookkeeping ones), then one uint8 (H, W, 3) tensor column per camera slot.
+    the bookkeeping ones), then one uint8 (H, W, 3) tensor column per camera, named
+    ``observation.images.<slot>`` (``cameras``: names or aliases, True = every camera).
 
     Reads the first kept episode's schema on the driver to type the columns (Daft needs the
     types before it runs); every episode must have the columns asked for (NotFoundError names
@@ -167,16 +274,70 @@ def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
         udf = _data_udf(tuple(names), struct, batch_size)
         frames = frames.select("task", "episode_index", "frame_index",
                                udf(col("task"), col("episode_index"), col("frame_index")))
-    if cameras:
-        eps = kept.select("task").limit(1).to_pylist()
-        for slot in cameras:
-            h, w = _camera_size(eps, slot)
-            udf = _camera_udf(slot, h, w, batch_size)
-            frames = frames.with_column(slot, udf(col("task"), col("episode_index"), col("frame_index")))
+    eps = kept.select("task").distinct().to_pylist()
+    for key in _camera_keys(cameras, eps):
+        h, w = _camera_size(eps, key)
+        udf = _camera_udf(key, h, w, batch_size)
+        frames = frames.with_column(key, udf(col("task"), col("episode_index"), col("frame_index")))
+    return frames
+
+
+def _camera_keys(cameras: Sequence[str] | str | bool | None, episodes: list[dict]) -> list[str]:
+    """load_video_frames / cameras as camera keys: False/None/() none, True every RGB camera of
+    the datasets, a name or a list of names (slot names are aliases)."""
+    if cameras is None or cameras is False:
+        return []
+    if cameras is True:
+        keys: list[str] = []
+        for e in episodes:
+            info = _task(e["task"]).info
+            found = [IMAGE_PREFIX + c for c in info.get("cameras") or {}] if "cameras" in info else [
+                k for k in info.get("video_keys") or [] if not k.startswith("observation.depth.")]
+            keys += [k for k in found if k not in keys]
+        return keys
+    if isinstance(cameras, str):
+        cameras = [cameras]
+    return [camera_key(c) for c in cameras]
+
+
+def load_episode_frames(episodes: daft.DataFrame, dataset_uri: str | None = None,
+                        columns: Sequence[str] | None = None,
+                        load_video_frames: Sequence[str] | str | bool = False,
+                        batch_size: int = 64) -> daft.DataFrame:
+    """Daft's ``load_episode_frames``: the frames of the episodes left in ``episodes`` (one row
+    per frame, each episode's kept columns broadcast to its frames, joined on episode_index and
+    the task path). ``dataset_uri`` names the dataset when ``episodes`` has no ``task`` column
+    (e.g. a frame built by hand with episode_index only). ``load_video_frames`` as in
+    :func:`read`."""
+    if "task" not in episodes.column_names:
+        if dataset_uri is None:
+            raise TypeError("load_episode_frames: episodes has no 'task' column; pass dataset_uri")
+        episodes = episodes.with_column("task", daft.lit(str(dataset_uri)))
+    if "has_data" not in episodes.column_names or "length" not in episodes.column_names:
+        full = read_episodes(str(dataset_uri) if dataset_uri is not None else
+                             [r["task"] for r in episodes.select("task").distinct().to_pylist()])
+        extra = [c for c in episodes.column_names if c not in full.column_names]
+        episodes = full.join(episodes.select("task", "episode_index", *extra), on=["task", "episode_index"])
+    frames = load_frames(episodes, columns=columns, cameras=load_video_frames, batch_size=batch_size)
+    # Daft's semantics: each episode's columns are broadcast to its frames, but the internal
+    # locator columns (data/*, meta/*, videos/*) are not.
+    extra = [c for c in episodes.column_names if c not in frames.column_names and c != "has_data"
+             and not c.startswith(("data/", "meta/", "videos/"))]
+    if extra:
+        frames = frames.join(episodes.select("task", "episode_index", *extra), on=["task", "episode_index"])
     return frames
 
 
 def read(paths: str | Iterable[str], columns: Sequence[str] | None = None,
-         cameras: Sequence[str] = ()) -> daft.DataFrame:
-    """``load_frames(read_episodes(paths), columns, cameras)``."""
-    return load_frames(read_episodes(paths), columns=columns, cameras=cameras)
+         cameras: Sequence[str] = (), include_stats: bool = False,
+         load_video_frames: Sequence[str] | str | bool = False, batch_size: int = 64) -> daft.DataFrame:
+    """Daft's ``read``: one row per frame of every episode with data, each episode's columns
+    (length, duration_sec, task_index, tasks, video_slots; with ``include_stats`` the
+    per-episode stats, see :func:`read_episodes`) broadcast to its frames.
+    ``load_video_frames``: False (default) no images, True every RGB camera, a camera name or a
+    list (``cameras`` is the older spelling of the same)."""
+    wanted: Sequence[str] | str | bool = load_video_frames
+    if cameras:
+        wanted = list(cameras) if wanted is False else wanted
+    episodes = read_episodes(paths, include_stats=include_stats)
+    return load_episode_frames(episodes, columns=columns, load_video_frames=wanted, batch_size=batch_size)

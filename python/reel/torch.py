@@ -1,130 +1,339 @@
-"""reel.torch: a map-style PyTorch dataset over one or many pooled tasks.
+"""reel.torch: a map-style PyTorch dataset shaped like LeRobot's ``LeRobotDataset``, over one
+or many pooled tasks, LeRobot v2.x/v3.x datasets or bundles.
 
     from reel.torch import FrameDataset
-    ds = FrameDataset(["data/pick_cup", "data/place_cup"],
-                      columns=["observation.gripper_state", "action"],
-                      cameras=["stereo_left"],
+    ds = FrameDataset(["data/pick_cup", "data/place_cup"],          # every column, every camera
                       delta_timestamps={"observation.gripper_state": [-0.1, 0.0],
                                         "observation.images.stereo_left": [-0.1, 0.0]})
-    loader = torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True, num_workers=2,
-                                         persistent_workers=True)
+    ds.meta.fps, ds.meta.features, ds.meta.stats, ds.meta.episodes, ds.meta.tasks
+    loader = torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True, num_workers=2)
 
-A sample is one frame (row i of an episode = frame i of its videos):
-- each column as a tensor: fixed-size vectors float32 (dim,), numbers at their type as ();
-- each camera as ``observation.images.<slot>``: float32 (3, H, W) in [0, 1], LeRobot's layout;
-- ``episode_index``, ``frame_index``, ``timestamp``, ``index`` (the global sample index) and
-  ``task_index`` (which of the given tasks).
-With ``delta_timestamps`` (LeRobot's definition), a key gets a leading axis of one entry per
-offset: for offset d the frame nearest to timestamp + d within the same episode, and a bool
-``<key>_is_pad`` that is True where timestamp + d falls outside the episode (the value is then
-the nearest edge frame).
-
-Workers: the dataset holds no open file until a sample is asked for; each worker (forked
-or spawned, persistent or not) opens its own tasks, decoders and an LRU of decoded episode
-columns, so ``num_workers > 0`` needs no locking.
+docs/python.md has the table of what maps to what in ``LeRobotDataset``.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
+import os
 from collections import OrderedDict
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 import torch
 
 import reel
+from reel._names import IMAGE_PREFIX, camera_key, pooled_tasks
 
-IMAGE_PREFIX = "observation.images."
+# Always in a sample; never one of the default columns.
+_BOOKKEEPING = ("timestamp", "frame_index", "episode_index", "index", "task_index")
+
+__all__ = ["FrameDataset", "DatasetMeta", "camera_key", "IMAGE_PREFIX"]
+
+
+class DatasetMeta:
+    """The dataset-level metadata of a :class:`FrameDataset`, shaped like LeRobot's
+    ``LeRobotDatasetMetadata``.
+
+    Attributes: ``fps``; ``robot_type``; ``features`` {key: {dtype, shape, names}} for the
+    returned columns and cameras (cameras: dtype "video", shape [H, W, 3]) and the bookkeeping
+    keys; ``stats`` {key: {"mean", "std", "min", "max", "count"} numpy arrays} from each source's
+    stats (pooled meta/stats.json; several sources are aggregated count-weighted, population
+    variance); ``episodes`` (one dict per kept episode: dataset_index, root, episode_index,
+    length, tasks, dataset_from_index, dataset_to_index); ``tasks`` (task strings by task_index);
+    ``total_episodes``, ``total_frames``, ``camera_keys``, ``video_keys``, ``roots``, ``info``
+    (the first source's info dict)."""
+
+    def __init__(self, **fields: Any):
+        self.__dict__.update(fields)
+
+    @property
+    def shapes(self) -> dict[str, tuple]:
+        """{key: shape} of every feature (LeRobotDatasetMetadata.shapes)."""
+        return {k: tuple(v["shape"]) for k, v in self.features.items()}
+
+    @property
+    def names(self) -> dict[str, Any]:
+        """{key: names} of every feature (LeRobotDatasetMetadata.names)."""
+        return {k: v.get("names") for k, v in self.features.items()}
+
+    def __repr__(self) -> str:
+        return (f"reel.torch.DatasetMeta(fps={self.fps:g}, {self.total_episodes} episodes, {self.total_frames} frames, "
+                f"{len(self.tasks)} tasks, cameras={self.camera_keys}, features={list(self.features)})")
+
+
+class _Source:
+    """One path as the dataset reads it: a pooled task or a reel.Dataset (LeRobot, bundle)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        opened = reel.open(path)
+        self.pooled = isinstance(opened, reel.Task)
+        self.info = opened.info
+        self.fps = float(self.info.get("fps") or 0)
+        if self.pooled:
+            self.tasks = pooled_tasks(opened.root)
+            rows = {int(r["episode_index"]): r for r in pa.table(opened.episodes_arrow()).to_pylist()}
+            cameras = {c: (int(v["height"]), int(v["width"])) for c, v in (self.info.get("cameras") or {}).items()}
+            self.cameras = {IMAGE_PREFIX + c: hw for c, hw in cameras.items()}
+            self.episodes = []
+            for e in opened.episodes():
+                n = int(e["episode_index"])
+                if not e["has_data"] or not e["length"]:
+                    continue
+                ti = rows.get(n, {}).get("task_index")
+                self.episodes.append({
+                    "episode_index": n, "length": int(e["length"]),
+                    "tasks": [self.tasks[ti]] if ti is not None and 0 <= ti < len(self.tasks) else [],
+                    "videos": {IMAGE_PREFIX + s: f"{opened.root}/{rel}" for s, rel in e["videos"].items()}})
+            self.stats = _read_stats(os.path.join(opened.root, "meta", "stats.json"))
+        else:
+            self.tasks = [str(t) for t in self.info.get("tasks") or []]
+            features = self.info.get("features") or {}
+            self.cameras = {}
+            for key in self.info.get("video_keys") or []:
+                if key.startswith("observation.depth."):
+                    continue  # depth videos are not decoded for LeRobot datasets yet
+                shape = (features.get(key) or {}).get("shape") or [0, 0, 3]
+                self.cameras[key] = (int(shape[0]), int(shape[1]))
+            self.episodes = [{"episode_index": int(e["episode_index"]), "length": int(e["length"]),
+                              "tasks": list(e.get("tasks") or []), "videos": {k: None for k in e.get("videos", {})}}
+                             for e in opened.episodes() if int(e["length"])]
+            self.stats = _read_stats(os.path.join(str(path), "meta", "stats.json"))
+
+    def schema(self, episode_index: int) -> pa.Schema:
+        return pa.RecordBatchReader.from_stream(reel.open(self.path).data(episode_index)).schema
+
+
+def _read_stats(path: str) -> dict[str, dict[str, np.ndarray]]:
+    """stats.json {feature: {stat: value}} as numpy arrays; {} when there is none."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (FileNotFoundError, ValueError):
+        return {}
+    out = {}
+    for key, stats in raw.items():
+        if isinstance(stats, dict):
+            out[key] = {k: np.asarray(v) for k, v in stats.items()
+                        if k in ("mean", "std", "min", "max", "count") and v is not None}
+    return out
+
+
+def _aggregate_stats(all_stats: list[dict[str, dict[str, np.ndarray]]]) -> dict[str, dict[str, np.ndarray]]:
+    """LeRobot's aggregation: count-weighted mean, parallel-variance std, elementwise min/max."""
+    out = {}
+    keys = [k for k in all_stats[0] if all(k in s for s in all_stats)] if all_stats else []
+    for key in keys:
+        parts = [s[key] for s in all_stats]
+        if len(parts) == 1:
+            out[key] = dict(parts[0])
+            continue
+        if not all({"mean", "std", "count"} <= set(p) for p in parts):
+            continue
+        n = np.array([float(np.asarray(p["count"]).reshape(-1)[0]) for p in parts])
+        means = [np.asarray(p["mean"], np.float64) for p in parts]
+        total = n.sum()
+        if not total > 0:
+            continue
+        mean = sum(w * m for w, m in zip(n, means)) / total
+        var = sum(w * (np.asarray(p["std"], np.float64) ** 2 + (m - mean) ** 2) for w, p, m in zip(n, parts, means)) / total
+        agg = {"mean": mean, "std": np.sqrt(var), "count": np.array([int(total)])}
+        if all("min" in p for p in parts):
+            agg["min"] = np.minimum.reduce([np.asarray(p["min"]) for p in parts])
+        if all("max" in p for p in parts):
+            agg["max"] = np.maximum.reduce([np.asarray(p["max"]) for p in parts])
+        out[key] = agg
+    return out
 
 
 class FrameDataset(torch.utils.data.Dataset):
-    def __init__(self, tasks: str | Sequence[str], columns: Iterable[str] = (), cameras: Iterable[str] = (),
+    """A map-style dataset of frames, shaped like LeRobot's ``LeRobotDataset``.
+
+    ``FrameDataset(tasks, columns=None, cameras=None, delta_timestamps=None, episodes=None,
+    image_transforms=None, tolerance_s=1e-4, image_dtype="float32", cache_episodes=8)``
+
+    - ``tasks``: one path or a list: pooled tasks, LeRobot v2.x/v3.x datasets or bundles
+      (anything :func:`reel.open` reads).
+    - ``columns``: data columns to return; None = every numeric column (fixed-size vectors and
+      numbers) of the first episode, [] = none.
+    - ``cameras``: None = every RGB camera (pooled: info.json ``cameras``; LeRobot: its video
+      keys), [] = none. A camera is named ``observation.images.<slot>`` (LeRobot's naming, also
+      reel.daft's); the bare slot name is accepted as an alias.
+    - ``delta_timestamps``: LeRobot's {key: [offsets in s]}; each offset must be a whole number
+      of frame periods within ``tolerance_s`` (LeRobot's check, InvalidError otherwise).
+    - ``episodes``: {source position: [episode_index, ...]} to keep (default every one with data).
+    - ``image_transforms``: a callable applied to each camera's tensor (as LeRobot does).
+    - ``image_dtype``: "float32" (C, H, W) in [0, 1] (LeRobot's) or "uint8" (C, H, W).
+
+    A sample (row i of an episode = frame i of its videos): each column as a tensor (vectors
+    float32 (dim,), numbers at their type, ()); each camera (C, H, W); ``timestamp``,
+    ``frame_index``, ``episode_index``, ``index`` (global sample index), ``task_index`` (into
+    ``meta.tasks``), ``task`` (the task string) and ``dataset_index`` (which of ``tasks``).
+    With ``delta_timestamps`` a key gets a leading axis, one entry per offset: the frame nearest
+    to timestamp + offset in the same episode, and ``<key>_is_pad`` (True where that lies
+    outside the episode; the value is then the edge frame).
+
+    Workers and processes: nothing is open after construction; files and decoders are opened
+    lazily per process (keyed by the process id), so a dataset used in the parent (``ds[0]``)
+    is safe in forked DataLoader workers, and it pickles for ``multiprocessing_context="spawn"``.
+    ``meta`` (:class:`DatasetMeta`) holds fps, features, stats, episodes and tasks."""
+
+    def __init__(self, tasks: str | Sequence[str], columns: Iterable[str] | None = None,
+                 cameras: Iterable[str] | None = None,
                  delta_timestamps: Mapping[str, Sequence[float]] | None = None,
-                 episodes: Mapping[int, Iterable[int]] | None = None, cache_episodes: int = 8):
-        """tasks: one path or a list; columns: data columns to return; cameras: video slots
-        (image_keys); episodes: {task position: [N, ...]} to keep (default: every episode
-        with data); cache_episodes: decoded episodes each worker keeps."""
+                 episodes: Mapping[int, Iterable[int]] | None = None, cache_episodes: int = 8,
+                 image_transforms: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                 tolerance_s: float = 1e-4, image_dtype: str = "float32"):
+        if image_dtype not in ("float32", "uint8"):
+            raise TypeError(f"image_dtype must be 'float32' or 'uint8', got {image_dtype!r}")
         self.tasks = [str(tasks)] if isinstance(tasks, (str, bytes)) or hasattr(tasks, "__fspath__") else [
             str(t) for t in tasks]
-        self.columns = list(columns)
-        self.cameras = list(cameras)
+        self.image_transforms = image_transforms
+        self.image_dtype = image_dtype
+        self.tolerance_s = float(tolerance_s)
+        self.cache_episodes = int(cache_episodes)
+        sources = [_Source(p) for p in self.tasks]
+        # The index, built once: (source, N, length, video paths) per kept episode and cumulative
+        # starts, so workers never list a task again.
+        self._episodes: list[tuple[int, int, int]] = []
+        self._videos: dict[tuple[int, int], dict[str, str | None]] = {}
+        self._episode_task: list[int] = []
+        task_strings: list[str] = []
+        meta_episodes = []
+        start = 0
+        for si, src in enumerate(sources):
+            keep = None if episodes is None else set(int(n) for n in episodes.get(si, ()))
+            for e in src.episodes:
+                if keep is not None and e["episode_index"] not in keep:
+                    continue
+                self._episodes.append((si, e["episode_index"], e["length"]))
+                self._videos[(si, e["episode_index"])] = e["videos"]
+                task = e["tasks"][0] if e["tasks"] else ""
+                if task not in task_strings:
+                    task_strings.append(task)
+                self._episode_task.append(task_strings.index(task))
+                meta_episodes.append({"dataset_index": si, "root": src.path, "episode_index": e["episode_index"],
+                                      "length": e["length"], "tasks": e["tasks"], "dataset_from_index": start,
+                                      "dataset_to_index": start + e["length"]})
+                start += e["length"]
+        self._starts = np.cumsum([0] + [e[2] for e in self._episodes]).tolist()
+        self._task_strings = task_strings
+        self._pooled = [s.pooled for s in sources]
+
+        all_cameras: dict[str, tuple[int, int]] = {}
+        for s in sources:
+            for k, hw in s.cameras.items():
+                all_cameras.setdefault(k, hw)
+        if cameras is None:
+            self.cameras = list(all_cameras)
+        else:
+            self.cameras = [camera_key(c) for c in cameras]
+            unknown = [c for c in self.cameras if c not in all_cameras]
+            if unknown:
+                raise reel.NotFoundError(f"{', '.join(self.tasks)}: no camera {unknown} (cameras: "
+                                         f"{', '.join(all_cameras) or 'none'})")
+        schema = sources[self._episodes[0][0]].schema(self._episodes[0][1]) if self._episodes else pa.schema([])
+        if columns is None:
+            self.columns = [f.name for f in schema if f.name not in _BOOKKEEPING and _numeric(f.type)]
+        else:
+            self.columns = [str(c) for c in columns]
         self.delta_timestamps = {k: [float(d) for d in v] for k, v in (delta_timestamps or {}).items()}
-        known = set(self.columns) | {IMAGE_PREFIX + c for c in self.cameras}
-        for key in self.delta_timestamps:
+        known = set(self.columns) | set(self.cameras)
+        fps = sources[0].fps if sources else 0.0
+        for key, deltas in self.delta_timestamps.items():
             if key not in known:
                 raise reel.InvalidError(f"delta_timestamps names {key!r}, which is neither a requested column "
                                         f"nor observation.images.<camera> of a requested camera")
-        self.cache_episodes = int(cache_episodes)
-        # The index, built once: (task position, N, length) per kept episode, cumulative
-        # starts, and each episode's video paths (so workers never list a task again).
-        self._episodes: list[tuple[int, int, int]] = []
-        self._videos: dict[tuple[int, int], dict[str, str]] = {}
-        for ti, path in enumerate(self.tasks):
-            task = reel.open(path)
-            keep = None if episodes is None else set(int(n) for n in episodes.get(ti, ()))
-            for e in task.episodes():
-                n, length = int(e["episode_index"]), e["length"]
-                if e["has_data"] and length and (keep is None or n in keep):
-                    self._episodes.append((ti, n, int(length)))
-                    self._videos[(ti, n)] = {slot: f"{task.root}/{rel}" for slot, rel in e["videos"].items()}
-        self._starts = np.cumsum([0] + [e[2] for e in self._episodes]).tolist()
-        self._reset_worker_state()
+            for d in deltas:
+                if fps and abs(d * fps - round(d * fps)) / fps > self.tolerance_s:
+                    raise reel.InvalidError(f"delta_timestamps[{key!r}] offset {d} s is not a whole number of frames "
+                                            f"at {fps:g} fps within tolerance_s={self.tolerance_s:g}")
 
-    # ---- per-worker state (never pickled, opened lazily) ----
+        features: dict[str, dict[str, Any]] = {}
+        for name in self.columns:
+            f = schema.field(name) if name in schema.names else None
+            if f is not None and pa.types.is_fixed_size_list(f.type):
+                features[name] = {"dtype": "float32", "shape": [f.type.list_size], "names": None}
+            elif f is not None:
+                features[name] = {"dtype": _dtype_name(f.type), "shape": [1], "names": None}
+        for cam in self.cameras:
+            h, w = all_cameras[cam]
+            features[cam] = {"dtype": "video", "shape": [h, w, 3], "names": ["height", "width", "channels"]}
+        for name, dtype in (("timestamp", "float32"), ("frame_index", "int64"), ("episode_index", "int64"),
+                            ("index", "int64"), ("task_index", "int64")):
+            features[name] = {"dtype": dtype, "shape": [1], "names": None}
+        stats = _aggregate_stats([s.stats for s in sources]) if sources else {}
+        self.meta = DatasetMeta(
+            fps=fps, robot_type=(sources[0].info.get("robot_type") if sources else None), features=features,
+            stats=stats,
+            episodes=meta_episodes, tasks=task_strings, total_episodes=len(self._episodes),
+            total_frames=self._starts[-1], camera_keys=list(self.cameras), video_keys=list(self.cameras),
+            roots=list(self.tasks), info=sources[0].info if sources else {})
+        self._reset_process_state()
 
-    def _reset_worker_state(self) -> None:
-        self._open_tasks: dict[int, Any] = {}
+    # ---- per-process state (never pickled; reopened in every new process) ----
+
+    def _reset_process_state(self) -> None:
+        self._pid = os.getpid()
+        self._open: dict[int, Any] = {}
         self._decoded: OrderedDict = OrderedDict()
         self._readers: OrderedDict = OrderedDict()
 
+    def _check_process(self) -> None:
+        # A forked child inherits the parent's open decoders, which share file positions with
+        # the parent's and each other's: drop them (without closing: the parent still uses them).
+        if self._pid != os.getpid():
+            self._reset_process_state()
+
     def __getstate__(self):
         state = self.__dict__.copy()
-        for k in ("_open_tasks", "_decoded", "_readers"):
+        for k in ("_open", "_decoded", "_readers", "_pid"):
             state.pop(k)
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._reset_worker_state()
+        self._reset_process_state()
 
-    def _task(self, ti: int):
-        if ti not in self._open_tasks:
-            self._open_tasks[ti] = reel.open(self.tasks[ti])
-        return self._open_tasks[ti]
+    def _source(self, si: int):
+        if si not in self._open:
+            self._open[si] = reel.open(self.tasks[si])
+        return self._open[si]
 
-    def _episode_columns(self, ti: int, n: int) -> dict[str, np.ndarray]:
-        key = (ti, n)
+    def _episode_columns(self, si: int, n: int) -> dict[str, np.ndarray]:
+        key = (si, n)
         if key in self._decoded:
             self._decoded.move_to_end(key)
             return self._decoded[key]
-        table = pa.table(self._task(ti).data(n, ["timestamp", "frame_index", *self.columns]))
-        out = {}
-        for name in table.column_names:
-            out[name] = _to_numpy(table.column(name), name, self.tasks[ti], n)
+        names = ["timestamp", "frame_index", *[c for c in self.columns if c not in ("timestamp", "frame_index")]]
+        table = pa.table(self._source(si).data(n, names))
+        out = {name: _to_numpy(table.column(name), name, self.tasks[si], n) for name in table.column_names}
         self._decoded[key] = out
         while len(self._decoded) > self.cache_episodes:
             self._decoded.popitem(last=False)
         return out
 
-    def _reader(self, ti: int, n: int, slot: str):
-        key = (ti, n, slot)
-        if key in self._readers:
+    def _frames(self, si: int, n: int, camera: str, rows: np.ndarray) -> np.ndarray:
+        videos = self._videos[(si, n)]
+        if camera not in videos:
+            raise reel.NotFoundError(f"{self.tasks[si]}: episode {n} has no video for camera {camera!r} "
+                                     f"(its cameras: {', '.join(sorted(videos)) or 'none'})")
+        if not self._pooled[si]:
+            return self._source(si).frame_images(n, [camera], rows)[camera]
+        key = (si, n, camera)
+        reader = self._readers.get(key)
+        if reader is None:
+            # One decoder thread: random access seeks to a keyframe for nearly every sample, and
+            # FFmpeg's frame threads only add latency there; DataLoader workers give the parallelism.
+            reader = reel.VideoReader(videos[camera], threads=1)
+            self._readers[key] = reader
+            while len(self._readers) > 4 * max(1, len(self.cameras)):
+                self._readers.popitem(last=False)[1].close()
+        else:
             self._readers.move_to_end(key)
-            return self._readers[key]
-        videos = self._videos[(ti, n)]
-        if slot not in videos:
-            raise reel.NotFoundError(f"{self.tasks[ti]}: episode {n} has no video for camera {slot!r} "
-                                     f"(its slots: {', '.join(sorted(videos)) or 'none'})")
-        # One decoder thread: random access seeks to a keyframe for nearly every sample, and
-        # FFmpeg's frame threads only add pipeline latency there (2x slower measured at 320x240
-        # GOP 2); DataLoader workers give the parallelism.
-        reader = reel.VideoReader(videos[slot], threads=1)
-        self._readers[key] = reader
-        while len(self._readers) > 4 * max(1, len(self.cameras)):
-            self._readers.popitem(last=False)[1].close()
-        return reader
+        return reader.read_rgb(rows)
 
     # ---- Dataset ----
 
@@ -132,39 +341,48 @@ class FrameDataset(torch.utils.data.Dataset):
         return self._starts[-1]
 
     def __getitem__(self, index: int) -> dict[str, Any]:
+        self._check_process()
         index = int(index)
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError(f"index {index} outside [0, {len(self)})")
         e = bisect.bisect_right(self._starts, index) - 1
-        ti, n, length = self._episodes[e]
+        si, n, _ = self._episodes[e]
         row = index - self._starts[e]
-        cols = self._episode_columns(ti, n)
+        cols = self._episode_columns(si, n)
         ts = cols["timestamp"]
+        ti = self._episode_task[e]
         item: dict[str, Any] = {
-            "index": torch.tensor(index), "task_index": torch.tensor(ti), "episode_index": torch.tensor(n),
+            "index": torch.tensor(index), "dataset_index": torch.tensor(si), "episode_index": torch.tensor(n),
             "frame_index": torch.tensor(int(cols["frame_index"][row])), "timestamp": torch.tensor(float(ts[row])),
+            "task_index": torch.tensor(ti), "task": self._task_strings[ti],
         }
         for name in self.columns:
+            if name in ("timestamp", "frame_index"):
+                continue
             rows, pad = self._rows_for(name, ts, row)
             values = torch.from_numpy(np.ascontiguousarray(cols[name][rows]))
             item[name] = values if pad is not None else values[0]
             if pad is not None:
                 item[f"{name}_is_pad"] = torch.from_numpy(pad)
-        for slot in self.cameras:
-            key = IMAGE_PREFIX + slot
-            rows, pad = self._rows_for(key, ts, row)
-            frames = self._reader(ti, n, slot).read_rgb(rows)
-            # uint8 HWC -> float32 CHW in [0, 1] in numpy: the same values as torch's
-            # .to(float32).div_(255), without waking torch's intra-op threads for each sample
-            # (on 2 cores in the main process they cost ~5 ms a 320x240 frame).
-            chw = frames.transpose(0, 3, 1, 2).astype(np.float32)
-            np.divide(chw, np.float32(255.0), out=chw)
+        for cam in self.cameras:
+            rows, pad = self._rows_for(cam, ts, row)
+            chw = self._frames(si, n, cam, rows).transpose(0, 3, 1, 2)
+            if self.image_dtype == "uint8":
+                chw = np.ascontiguousarray(chw)
+            else:
+                # uint8 HWC -> float32 CHW in [0, 1] in numpy: the same values as torch's
+                # .to(float32).div_(255), without waking torch's intra-op threads per sample.
+                chw = chw.astype(np.float32)
+                np.divide(chw, np.float32(255.0), out=chw)
             images = torch.from_numpy(chw)
-            item[key] = images if pad is not None else images[0]
+            images = images if pad is not None else images[0]
+            if self.image_transforms is not None:
+                images = self.image_transforms(images)
+            item[cam] = images
             if pad is not None:
-                item[f"{key}_is_pad"] = torch.from_numpy(pad)
+                item[f"{cam}_is_pad"] = torch.from_numpy(pad)
         return item
 
     def _rows_for(self, key: str, ts: np.ndarray, row: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -183,6 +401,25 @@ class FrameDataset(torch.utils.data.Dataset):
             left = ts[pos - 1]
             pos = np.where(np.abs(targets - left) <= np.abs(ts[pos] - targets), pos - 1, pos)
         return pos.astype(np.int64), pad
+
+    def __repr__(self) -> str:
+        return (f"reel.torch.FrameDataset({self.tasks!r}, {len(self)} frames in {len(self._episodes)} episodes, "
+                f"{len(self.columns)} columns, cameras={self.cameras}, image_dtype={self.image_dtype!r})")
+
+
+def _dtype_name(t: pa.DataType) -> str:
+    """LeRobot's feature dtype: the numpy name of a number type, else Arrow's name."""
+    if pa.types.is_floating(t):
+        return f"float{t.bit_width}"
+    if pa.types.is_integer(t):
+        return f"{'' if pa.types.is_signed_integer(t) else 'u'}int{t.bit_width}"
+    return str(t)
+
+
+def _numeric(t: pa.DataType) -> bool:
+    if pa.types.is_fixed_size_list(t):
+        t = t.value_type
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
 
 
 def _to_numpy(column: pa.ChunkedArray, name: str, task: str, n: int) -> np.ndarray:

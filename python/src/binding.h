@@ -51,6 +51,11 @@ void BindSamples(nb::class_<Task>& task);
 void BindWriter(nb::module_& m);
 // foreign_ext.cc: reel._core.ForeignDataset (LeRobot v2.x/v3.x, bundles) and is_foreign.
 void BindForeign(nb::module_& m);
+// ops_ext.cc: the CLI's options structs (ExportOptions, ImportOptions, PackOptions,
+// UploadOptions, CheckOptions, SimulateOptions) and export/import/pack/upload/simulate.
+void BindOps(nb::module_& m);
+// serve_ext.cc: reel._core.ServeConfig, ServerThread, sha256_hex, hash_password (serve.h).
+void BindServe(nb::module_& m);
 // video_ext.cc: reel._core.VideoReader and reel._core.encode_rgb.
 void BindVideo(nb::module_& m);
 // Task.frames: rows of an episode's video for `slot`; RGB uint8 (n, H, W, 3) or

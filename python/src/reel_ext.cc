@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
@@ -79,11 +80,11 @@ nb::list FindingsList(const std::vector<TaskReport>& reports) {
   return out;
 }
 
-nb::list Check(const std::string& path) {
+nb::list Check(const std::string& path, const CheckOptions& options) {
   Result<std::vector<TaskReport>> reports = Status::OK();
   {
     nb::gil_scoped_release release;
-    reports = CheckPath(path);
+    reports = CheckPath(path, options);
   }
   return FindingsList(Unwrap(std::move(reports)));
 }
@@ -91,8 +92,9 @@ nb::list Check(const std::string& path) {
 using ForceMatrixArray = nb::ndarray<nb::numpy, float, nb::shape<250, 250, 3>>;
 
 // The decoded (250, 250, 3) float32 frame at `row` of `column`, with the
-// episode's own scale (episodes row -> info.json -> 1).
-ForceMatrixArray ForceMatrix(const Task& task, int64_t n, int64_t row, const std::string& column) {
+// episode's own scale (episodes row -> info.json -> 1); None when the row holds no
+// sample (a sparse column's [] cell is data, not a missing file).
+std::optional<ForceMatrixArray> ForceMatrix(const Task& task, int64_t n, int64_t row, const std::string& column) {
   auto* out = new float[kForceMatrixValues];
   nb::capsule owner(out, [](void* p) noexcept { delete[] static_cast<float*>(p); });
   Status st;
@@ -121,9 +123,7 @@ ForceMatrixArray ForceMatrix(const Task& task, int64_t n, int64_t row, const std
     }();
   }
   if (!st.ok()) RaiseStatus(st);
-  if (!present)
-    RaiseStatus(Status::NotFound("episode " + std::to_string(n) + " row " + std::to_string(row) +
-                                 ": column \"" + column + "\" holds no sample ([])"));
+  if (!present) return std::nullopt;
   return ForceMatrixArray(out, {250, 250, 3}, owner);
 }
 
@@ -176,7 +176,8 @@ NB_MODULE(_core, m) {
         "Decodes k row_diff_quantized force matrices (k, 187500) int16 into (k, 250, 250, 3) "
         "float32: int32 cumulative sum per row of 750, int16 wrap, then / scale.");
 
-  m.def("check", &Check, "path"_a,
+  BindOps(m);  // CheckOptions first: check's default argument is one
+  m.def("check", &Check, "path"_a, "options"_a = CheckOptions(),
         "Checks a task (or a folder of tasks); returns the findings as dicts.");
 
   nb::class_<Task> task_cls(m, "Task", "A pooled_episodes_v1 task opened for reading.");
@@ -220,11 +221,12 @@ NB_MODULE(_core, m) {
           },
           "Every episode, sorted by N, as dicts (the fields of `reel ls --json`).")
       .def("force_matrix", &ForceMatrix, "episode_index"_a, "row"_a, "column"_a,
-           "Decoded force matrix (250, 250, 3) float32 in mN, with the episode's own scale.")
+           "Decoded force matrix (250, 250, 3) float32 in mN, with the episode's own scale; None "
+           "when the row holds no sample.")
       .def("frames", &TaskFrames, "episode_index"_a, "slot"_a, "rows"_a,
            "Frames `rows` (int64, any order, repeats allowed) of episode N's video for `slot`: "
            "RGB uint8 (n, H, W, 3), or depth uint16 millimetres (n, H, W) for a depth stream.")
-      .def("check", [](const Task& t) { return Check(t.root()); });
+      .def("check", [](const Task& t) { return Check(t.root(), CheckOptions()); });
   BindArrow(task_cls);
   BindSamples(task_cls);
 

@@ -7,6 +7,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 
+#include <initializer_list>
+
 #include "binding.h"
 #include "reel/recorder.h"
 
@@ -28,17 +30,35 @@ std::vector<std::string> Strings(nb::handle seq) {
   return out;
 }
 
+// A key of `d` that is not in `known` is a caller's typo: TypeError naming the known ones.
+void RejectUnknown(const nb::dict& d, std::initializer_list<const char*> known, const char* what) {
+  for (auto [k, v] : d) {
+    const std::string key = nb::cast<std::string>(nb::str(k));
+    bool ok = false;
+    for (const char* name : known) ok = ok || key == name;
+    if (ok) continue;
+    std::string names;
+    for (const char* name : known) names += (names.empty() ? "" : ", ") + std::string(name);
+    throw nb::type_error((std::string(what) + ": unknown option '" + key + "' (known: " + names + ")").c_str());
+  }
+}
+
 // The dict documented in reel.TaskWriter (python/reel/_writer.py).
 TaskWriterOptions OptionsFrom(const nb::dict& d) {
+  RejectUnknown(d, {"task_name", "fps", "app_version", "devices", "force_matrix_tiers", "slam_trajectories",
+                    "progress_watermark", "row_group_rows", "row_group_bytes", "video"},
+                "TaskWriter");
   TaskWriterOptions o;
   o.task_name = Get<std::string>(d, "task_name", "");
   o.fps = Get<double>(d, "fps", 30.0);
   o.app_version = Get<std::string>(d, "app_version", o.app_version);
   o.progress_watermark = Get<int64_t>(d, "progress_watermark", 0);
   o.row_group_rows = Get<int64_t>(d, "row_group_rows", o.row_group_rows);
+  o.row_group_bytes = Get<int64_t>(d, "row_group_bytes", o.row_group_bytes);
   if (d.contains("devices"))
     for (nb::handle h : nb::cast<nb::list>(d["devices"])) {
       nb::dict dev = nb::cast<nb::dict>(h);
+      RejectUnknown(dev, {"key", "kind", "name", "slots", "calibration_json"}, "TaskWriter devices[]");
       o.devices.push_back({Get<std::string>(dev, "key", ""), Get<std::string>(dev, "kind", ""),
                            Get<std::string>(dev, "name", ""),
                            dev.contains("slots") ? Strings(dev["slots"]) : std::vector<std::string>{},
@@ -50,15 +70,21 @@ TaskWriterOptions OptionsFrom(const nb::dict& d) {
   if (d.contains("slam_trajectories"))
     for (nb::handle h : nb::cast<nb::list>(d["slam_trajectories"])) {
       nb::dict s = nb::cast<nb::dict>(h);
+      RejectUnknown(s, {"column", "frame", "frame_axes_json", "time_json", "owner_json", "source_slot"},
+                    "TaskWriter slam_trajectories[]");
       o.slam_trajectories.push_back({Get<std::string>(s, "column", ""), Get<std::string>(s, "frame", ""),
                                      Get<std::string>(s, "frame_axes_json", ""), Get<std::string>(s, "time_json", ""),
                                      Get<std::string>(s, "owner_json", ""), Get<std::string>(s, "source_slot", "")});
     }
   if (d.contains("video") && !d["video"].is_none()) {
     nb::dict v = nb::cast<nb::dict>(d["video"]);
+    RejectUnknown(v, {"slots", "codec", "preset", "crf", "gop", "depth_ffv1", "depth_preset", "queue_drop",
+                      "queue_frames"},
+                  "TaskWriter video");
     if (v.contains("slots"))
       for (nb::handle h : nb::cast<nb::list>(v["slots"])) {
         nb::dict s = nb::cast<nb::dict>(h);
+        RejectUnknown(s, {"slot", "width", "height", "depth", "master_slot"}, "TaskWriter video slots[]");
         o.video.slots.push_back({Get<std::string>(s, "slot", ""), Get<int>(s, "width", 0), Get<int>(s, "height", 0),
                                  Get<bool>(s, "depth", false), Get<std::string>(s, "master_slot", "")});
       }
@@ -69,6 +95,7 @@ TaskWriterOptions OptionsFrom(const nb::dict& d) {
     o.video.depth_ffv1 = Get<bool>(v, "depth_ffv1", false);
     o.video.depth_preset = Get<std::string>(v, "depth_preset", o.video.depth_preset);
     o.video.queue_full = Get<bool>(v, "queue_drop", false) ? QueueFullPolicy::kDrop : QueueFullPolicy::kBlock;
+    o.video.queue_frames = Get<int>(v, "queue_frames", o.video.queue_frames);
   }
   return o;
 }

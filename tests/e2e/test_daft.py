@@ -66,8 +66,9 @@ def test_episodes_then_frames_equal_the_files(tasks, reel_mod):
         assert got["frame_index"][sl] == list(range(length))
         for c in COLUMNS:
             assert [np.asarray(v).tolist() for v in got[c][sl]] == np.asarray(exp[c]).tolist(), (task, n, c)
-        for slot in CAMERAS:
-            np.testing.assert_array_equal(np.stack(got[slot][sl]), exp[slot], err_msg=f"{task} {n} {slot}")
+        for slot in CAMERAS:  # image columns are named as in reel.torch and LeRobot
+            np.testing.assert_array_equal(np.stack(got["observation.images." + slot][sl]), exp[slot],
+                                          err_msg=f"{task} {n} {slot}")
         i += length
     assert i == len(got["frame_index"])  # every kept frame exactly once, nothing else
 
@@ -92,7 +93,7 @@ RAY_SCRIPT = textwrap.dedent("""
     got = rd.read(json.loads(sys.argv[1]), columns=cols, cameras=cams) \\
         .sort(["task", "episode_index", "frame_index"]).to_pydict()
     np.savez(sys.argv[4], episode_index=np.asarray(got["episode_index"]), frame_index=np.asarray(got["frame_index"]),
-             **{c: np.asarray([np.asarray(v) for v in got[c]]) for c in cols + cams})
+             **{c: np.asarray([np.asarray(v) for v in got[c]]) for c in cols + ["observation.images." + k for k in cams]})
     print(json.dumps({"runner": str(daft.get_or_infer_runner_type()), "tasks": sorted(set(got["task"]))}))
     ray.shutdown()
 """)
@@ -115,7 +116,7 @@ def test_ray_runner_gives_the_native_result(tasks, reel_mod, tmp_path):
     with np.load(out) as z:
         np.testing.assert_array_equal(z["episode_index"], native["episode_index"])
         np.testing.assert_array_equal(z["frame_index"], native["frame_index"])
-        for c in COLUMNS + CAMERAS:
+        for c in COLUMNS + ["observation.images." + k for k in CAMERAS]:
             np.testing.assert_array_equal(z[c], np.asarray([np.asarray(v) for v in native[c]]), err_msg=c)
 
 
@@ -143,3 +144,51 @@ def test_lerobot_and_bundle_datasets_too(reel_bin, tasks, reel_mod, tmp_path, to
         np.testing.assert_array_equal(np.asarray(got["observation.state"][i:i + n], np.float32), state)
         i += n
     assert i == len(got["frame_index"])
+
+
+def test_daft_reader_names_and_flags(tasks, reel_bin, reel_mod, tmp_path):
+    """Daft's own API on reel: read_tasks, read_episodes' include_* flags, load_episode_frames
+    (join on the kept episodes), read(load_video_frames=...), the camera alias; expectations
+    from the files (pyarrow, tasks.jsonl, the exported episodes parquet)."""
+    import reel.daft as rd
+
+    tasks_df = rd.read_tasks(str(tasks[0])).to_pylist()
+    line = json.loads((tasks[0] / "meta/tasks.jsonl").read_text().splitlines()[0])
+    assert tasks_df == [{"task_index": line["task_index"], "task": line["task"], "root": str(tasks[0])}]
+    plain = rd.read_episodes(str(tasks[0]))
+    assert not [c for c in plain.column_names if "/" in c]           # bookkeeping hidden by default
+    assert plain.to_pydict()["tasks"] == [[line["task"]]] * 3
+    eps = rd.read_episodes(str(tasks[0]), include_meta=True, include_video_metadata=True).to_pylist()
+    assert eps[1]["data/path"] == "data/chunk-000/episode-001.parquet"
+    assert eps[1]["videos/observation.images.stereo_left/path"] == "videos/chunk-000/stereo_left/episode-001.mp4"
+    # Daft's two-stage flow: filter episodes, then expand; a bare episode_index frame plus the uri works too.
+    kept = rd.read_episodes(str(tasks[0])).where(daft.col("episode_index") == 2)
+    frames = rd.load_episode_frames(kept, columns=["timestamp"], load_video_frames="stereo_left").to_pydict()
+    exp = expected(tasks[0], 2)
+    assert frames["frame_index"] == list(range(len(exp["frame_index"]))) and set(frames["episode_index"]) == {2}
+    np.testing.assert_array_equal(np.stack(frames["observation.images.stereo_left"]), exp["stereo_left"])
+    bare = rd.load_episode_frames(daft.from_pydict({"episode_index": [3]}), str(tasks[0]), columns=["timestamp"])
+    assert bare.to_pydict()["timestamp"] == pytest.approx(expected(tasks[0], 3)["timestamp"])
+    # load_video_frames=True: every RGB camera of info.json, named observation.images.<slot>.
+    info = json.loads((tasks[0] / "meta/info.json").read_text())
+    df = rd.read(str(tasks[0]), columns=["timestamp"], load_video_frames=True)
+    assert [c for c in df.column_names if c.startswith("observation.images.")] == [
+        "observation.images." + c for c in info["cameras"]]
+    # read broadcasts each episode's columns to its frames (Daft's read), never the locators.
+    row = rd.read(str(tasks[0]), columns=["timestamp"]).where(daft.col("episode_index") == 3).limit(1).to_pylist()[0]
+    assert row["length"] == len(expected(tasks[0], 3)["frame_index"]) and row["tasks"] == [line["task"]]
+    assert not [c for c in row if c.startswith(("data/", "meta/", "videos/"))]
+    # LeRobot v3 export: include_stats gives the episodes parquet's stats/* columns.
+    out = tmp_path / "v3"
+    cli(reel_bin, "export", tasks[0], out)
+    table = pq.read_table(next((out / "meta/episodes").rglob("*.parquet")))
+    stats_cols = [c for c in table.column_names if c.startswith("stats/")]
+    got = rd.read_episodes(str(out), include_stats=True).sort("episode_index").to_pydict()
+    assert stats_cols and got[stats_cols[0]] == table.column(stats_cols[0]).to_pylist()
+    # LeRobot v2.1: the same columns from meta/episodes_stats.jsonl.
+    out21 = tmp_path / "v21"
+    cli(reel_bin, "export", "--to", "lerobot-v2.1", tasks[0], out21)
+    line21 = json.loads((out21 / "meta/episodes_stats.jsonl").read_text().splitlines()[0])
+    feature, stats = next(iter(line21["stats"].items()))
+    got21 = rd.read_episodes(str(out21), include_stats=True).sort("episode_index").to_pydict()
+    assert got21[f"stats/{feature}/mean"][0] == stats["mean"]

@@ -1,0 +1,155 @@
+"""reel.export / import_dataset / pack / upload / check / simulate / serve: the CLI's commands for
+Python.
+
+Each takes the same options struct as its CLI command (reel._core.ExportOptions, ImportOptions,
+PackOptions, UploadOptions, CheckOptions, SimulateOptions, ServeConfig: the C++ structs of
+include/reel/*.h), filled from keyword arguments named like the struct's fields; an unknown
+keyword raises TypeError listing the fields. Each returns what ``reel <command> --json``
+prints, and raises a :class:`reel.Error` subclass where the CLI exits with an error.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable
+
+from . import _core
+
+
+def options(cls: type, what: str, kwargs: dict[str, Any], o=None):
+    """An instance of the bound options struct ``cls`` (or ``o``) with ``kwargs`` set as its fields."""
+    o = cls() if o is None else o
+    fields = option_fields(cls)
+    for key, value in kwargs.items():
+        if key not in fields:
+            raise TypeError(f"{what}() got an unexpected keyword argument {key!r} "
+                            f"(the fields of {cls.__name__}: {', '.join(fields)})")
+        setattr(o, key, value)
+    return o
+
+
+def option_fields(cls: type) -> list[str]:
+    """The public fields of a bound options struct, in definition order."""
+    return [k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, property)]
+
+
+def options_repr(o) -> str:
+    return f"reel.{type(o).__name__}({', '.join(f'{k}={getattr(o, k)!r}' for k in option_fields(type(o)))})"
+
+
+def export(task: str | os.PathLike, out_dir: str | os.PathLike, **kwargs: Any) -> dict[str, Any]:
+    """Exports a pooled task to LeRobot v3.0 (default), v2.1 or bundles (``reel export``).
+
+    Keywords are the fields of :class:`reel.ExportOptions`: format ("lerobot-v3",
+    "lerobot-v2.1", "bundle"), state_columns, action_columns, list_rules ({column: "last" |
+    "drop"}), drop_columns, include_depth, image_prefix, depth_prefix, robot_type,
+    data_files_size_in_mb, video_files_size_in_mb, chunks_size, episodes. ``out_dir`` must not
+    exist. Returns {out_dir, format, episodes, frames, videos_copied, videos_reencoded,
+    features, warnings}."""
+    o = options(_core.ExportOptions, "export", kwargs)
+    return _core.export_task(os.fspath(task), os.fspath(out_dir), o)
+
+
+def import_dataset(source: str | os.PathLike, task: str | os.PathLike, **kwargs: Any) -> dict[str, Any]:
+    """Imports a LeRobot v2.0/v2.1/v3.x or bundle dataset into a pooled task (``reel import``;
+    the task is created if missing). Keywords: the fields of :class:`reel.ImportOptions`
+    (task_name). Returns {task, episodes, frames, episode_indices, videos_copied,
+    videos_reencoded, round_trip, warnings}."""
+    o = options(_core.ImportOptions, "import_dataset", kwargs)
+    return _core.import_dataset(os.fspath(source), os.fspath(task), o)
+
+
+def pack(task: str | os.PathLike, episode_index: int, zip_path: str | os.PathLike | None = None,
+         **kwargs: Any) -> dict[str, Any]:
+    """Writes the upload zip slice of episode N (contract §9, ``reel pack``); ``zip_path``
+    defaults to ./<task>_ep{(N-1)%1000:06d}.zip. Keywords: the fields of
+    :class:`reel.PackOptions` (precompress, precompress_crf, precompress_preset,
+    precompress_threads). Returns {zip_path, episode_index, upload_episode_index, zip_bytes,
+    entries: [{arcname, size, recompressed}]}."""
+    o = options(_core.PackOptions, "pack", kwargs)
+    return _core.pack_episode(os.fspath(task), int(episode_index), "" if zip_path is None else os.fspath(zip_path), o)
+
+
+def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None,
+           progress: Callable[[int, int, int, int], Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+    """Uploads episodes to an import server (``reel upload``): every episode that still has
+    data when ``episodes`` is None. Keywords: the fields of :class:`reel.UploadOptions`
+    (server is required; token, username/password, project_id, name, precompress,
+    delete_after, max_attempts, ...). A failed episode does not stop the others: returns one
+    dict per episode, {episode_index, ok, session_id, already_present, attempts, resumable,
+    deleted, bytes} or {episode_index, ok: False, code, error}. ``progress(episode_index, sent,
+    total, attempt)`` is called as the slice goes out (UploadOptions.progress; an exception it
+    raises is reported as unraisable and does not stop the upload)."""
+    o = options(_core.UploadOptions, "upload", kwargs)
+    if not o.server:
+        raise TypeError("upload() needs server='http(s)://host[:port]'")
+    eps = [] if episodes is None else [int(n) for n in episodes]
+    return _core.upload_episodes(os.fspath(task), eps, o, progress)
+
+
+def check(path: str | os.PathLike, **kwargs: Any) -> list[dict[str, Any]]:
+    """Conformance findings for a task or a folder of tasks (``reel check``; rules in
+    docs/check-rules.md) as dicts {task, rule, severity, path, message}. Keywords: the fields
+    of :class:`reel.CheckOptions` (io_threads). Raises when the input cannot be read at all
+    (the CLI's exit code 2)."""
+    o = options(_core.CheckOptions, "check", kwargs)
+    return _core.check(os.fspath(path), o)
+
+
+def simulate(task: str | os.PathLike, episodes: int = 2, **kwargs: Any) -> dict[str, Any]:
+    """Records ``episodes`` episodes of the simulated multi-device rig into the task
+    (``reel simulate``; created if missing). Keywords: the fields of
+    :class:`reel.SimulateOptions` (seconds, fps, tier, seed, video, video_width,
+    video_height). Returns {episodes: [{episode_index, length, committed}]}."""
+    o = options(_core.SimulateOptions, "simulate", kwargs)
+    return _core.simulate(os.fspath(task), int(episodes), o)
+
+
+class Server:
+    """The import server (``reel serve``, docs/serve.md) running on a thread of this process.
+
+    Start it with :func:`reel.serve`; ``url`` is where clients (``reel.upload``, ``reel upload``)
+    send slices. ``stop()`` stops accepting, lets in-flight requests finish and joins the
+    thread; the server also stops when the object is collected. Usable as a context manager."""
+
+    def __init__(self, core: _core.ServerThread, root: str):
+        """Use :func:`reel.serve`."""
+        self._core = core
+        self.root = root
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful with port=0)."""
+        return self._core.port
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the server."""
+        return f"http://{self._core.host}:{self._core.port}"
+
+    def stop(self) -> None:
+        """Stops the server; raises if it ended with an error."""
+        self._core.stop()
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "listening" if self._core.running else "stopped"
+        return f"reel.Server({self.url}, root {self.root!r}, {state})"
+
+
+def serve(root: str | os.PathLike, config: str | os.PathLike | None = None, **kwargs: Any) -> Server:
+    """Starts the import server on a thread of this process and returns once it listens
+    (``reel serve --root ROOT --config CONFIG``). ``config`` is the JSON file with tokens, users
+    and limits (docs/serve.md; without tokens or users every request is refused); keywords are
+    the fields of :class:`reel.ServeConfig` (host, port (0 = any free), workers, check,
+    log_path, timeouts and limits) and override the file. ``reel.sha256_hex(token)`` and
+    ``reel.hash_password(password)`` make the config's entries."""
+    base = _core.load_serve_config(os.fspath(config)) if config is not None else _core.ServeConfig()
+    base.root = os.fspath(root)
+    o = options(_core.ServeConfig, "serve", kwargs, base)
+    return Server(_core.ServerThread.start(o), o.root)

@@ -1,0 +1,349 @@
+// reel._core: the options structs the CLI fills from its flags (ExportOptions,
+// ImportOptions, PackOptions, UploadOptions, CheckOptions, SimulateOptions), bound as
+// classes whose attributes are the structs' fields, and the operations that take them.
+// The Python layer (reel/_ops.py) maps keyword arguments onto the attributes; an unknown
+// keyword is a TypeError there. Results come back as the dicts `reel <command> --json`
+// prints. Every operation releases the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <functional>
+#include <memory>
+
+#include <filesystem>
+#include <type_traits>
+
+#include "binding.h"
+#include "reel/check.h"
+#include "reel/interop.h"
+#include "reel/pack.h"
+#include "reel/recorder.h"
+#include "reel/simulate.h"
+#include "reel/task.h"
+#include "reel/upload.h"
+
+namespace reel {
+namespace py {
+
+using namespace nb::literals;
+
+namespace {
+
+// Runs `fn` (returning Result<T>) with the GIL released; raises its error.
+template <typename Fn>
+auto Released(Fn fn) -> std::remove_cvref_t<decltype(fn().value())> {
+  decltype(fn()) r = Status::OK();
+  {
+    nb::gil_scoped_release release;
+    r = fn();
+  }
+  return Unwrap(std::move(r));
+}
+
+// "path/to/task/" and "." name the task by its directory, as the CLI does.
+std::string DirName(const std::string& path) {
+  std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+nb::list StringList(const std::vector<std::string>& v) {
+  nb::list out;
+  for (const auto& s : v) out.append(s);
+  return out;
+}
+
+void BindExport(nb::module_& m) {
+  nb::class_<ExportOptions>(m, "ExportOptions",
+                            "reel::ExportOptions and its ExportMapping (include/reel/interop.h), flattened: "
+                            "the options of `reel export`.")
+      .def(nb::init<>())
+      .def_prop_rw(
+          "format", [](const ExportOptions& o) { return std::string(ExportFormatName(o.format)); },
+          [](ExportOptions& o, const std::string& name) { o.format = Unwrap(ParseExportFormat(name)); },
+          "\"lerobot-v3\" (default), \"lerobot-v2.1\" or \"bundle\" (CLI --to).")
+      .def_prop_rw(
+          "state_columns", [](const ExportOptions& o) { return o.mapping.state_columns; },
+          [](ExportOptions& o, std::optional<std::vector<std::string>> v) { o.mapping.state_columns = std::move(v); },
+          "Fixed-size float columns joined into observation.state, in order; None (default) = every "
+          "fixed-size float32 observation.*_state / *_force column; [] = none (CLI --state).")
+      .def_prop_rw(
+          "action_columns", [](const ExportOptions& o) { return o.mapping.action_columns; },
+          [](ExportOptions& o, std::vector<std::string> v) { o.mapping.action_columns = std::move(v); },
+          "Columns joined into `action`; [] (default) keeps the pooled placeholder (CLI --action).")
+      .def_prop_rw(
+          "list_rules",
+          [](const ExportOptions& o) {
+            std::map<std::string, std::string> out;
+            for (const auto& [c, r] : o.mapping.list_rules) out[c] = r == ListRule::kLast ? "last" : "drop";
+            return out;
+          },
+          [](ExportOptions& o, const std::map<std::string, std::string>& v) {
+            std::map<std::string, ListRule> rules;
+            for (const auto& [c, r] : v) {
+              if (r != "last" && r != "drop")
+                RaiseStatus(Status::Invalid("list_rules[\"" + c + "\"] = \"" + r + "\": expected \"last\" or \"drop\""));
+              rules[c] = r == "last" ? ListRule::kLast : ListRule::kDrop;
+            }
+            o.mapping.list_rules = std::move(rules);
+          },
+          "{list column: \"last\" | \"drop\"}; unnamed list columns: \"last\", force matrices \"drop\" "
+          "(CLI --last / --drop-list).")
+      .def_prop_rw(
+          "drop_columns", [](const ExportOptions& o) { return o.mapping.drop_columns; },
+          [](ExportOptions& o, std::vector<std::string> v) { o.mapping.drop_columns = std::move(v); },
+          "Columns left out entirely (CLI --drop).")
+      .def_prop_rw(
+          "include_depth", [](const ExportOptions& o) { return o.mapping.include_depth; },
+          [](ExportOptions& o, bool v) { o.mapping.include_depth = v; },
+          "Export depth slots (default True; CLI --no-depth).")
+      .def_prop_rw(
+          "image_prefix", [](const ExportOptions& o) { return o.mapping.image_prefix; },
+          [](ExportOptions& o, std::string v) { o.mapping.image_prefix = std::move(v); },
+          "Key prefix of exported RGB slots (default \"observation.images.\").")
+      .def_prop_rw(
+          "depth_prefix", [](const ExportOptions& o) { return o.mapping.depth_prefix; },
+          [](ExportOptions& o, std::string v) { o.mapping.depth_prefix = std::move(v); },
+          "Key prefix of exported depth slots (default \"observation.depth.\").")
+      .def_rw("robot_type", &ExportOptions::robot_type, "info.json robot_type (CLI --robot-type).")
+      .def_rw("data_files_size_in_mb", &ExportOptions::data_files_size_in_mb,
+              "LeRobot v3 data file rollover size (CLI --data-file-mb).")
+      .def_rw("video_files_size_in_mb", &ExportOptions::video_files_size_in_mb,
+              "LeRobot v3 video file rollover size (CLI --video-file-mb).")
+      .def_rw("chunks_size", &ExportOptions::chunks_size, "Files per chunk directory.")
+      .def_rw("episodes", &ExportOptions::episodes, "Pooled N to export; [] = all with data (CLI --episodes).");
+
+  m.def(
+      "export_task",
+      [](const std::string& task, const std::string& out_dir, const ExportOptions& options) {
+        ExportReport r = Released([&]() -> Result<ExportReport> {
+          REEL_ASSIGN_OR_RETURN(auto t, Task::Open(task));
+          return ExportTask(*t, out_dir, options);
+        });
+        nb::dict d;
+        d["out_dir"] = r.out_dir;
+        d["format"] = ExportFormatName(options.format);
+        d["episodes"] = r.episodes;
+        d["frames"] = r.frames;
+        d["videos_copied"] = r.videos_copied;
+        d["videos_reencoded"] = r.videos_reencoded;
+        d["features"] = StringList(r.features);
+        d["warnings"] = StringList(r.warnings);
+        return d;
+      },
+      "task"_a, "out_dir"_a, "options"_a,
+      "Exports the pooled task to `out_dir` (must not exist); the report `reel export --json` prints.");
+}
+
+void BindImport(nb::module_& m) {
+  nb::class_<ImportOptions>(m, "ImportOptions", "reel::ImportOptions (include/reel/interop.h): `reel import`.")
+      .def(nb::init<>())
+      .def_rw("task_name", &ImportOptions::task_name,
+              "task_name of a new task; \"\" = the directory's name (CLI --task-name).");
+  m.def(
+      "import_dataset",
+      [](const std::string& source, const std::string& task, const ImportOptions& options) {
+        ImportReport r = Released([&] { return ImportDataset(source, task, options); });
+        nb::dict d;
+        d["task"] = task;
+        d["episodes"] = r.episodes;
+        d["frames"] = r.frames;
+        d["episode_indices"] = r.episode_indices;
+        d["videos_copied"] = r.videos_copied;
+        d["videos_reencoded"] = r.videos_reencoded;
+        d["round_trip"] = r.round_trip;
+        d["warnings"] = StringList(r.warnings);
+        return d;
+      },
+      "source"_a, "task"_a, "options"_a,
+      "Imports a LeRobot or bundle dataset into the pooled task; the report `reel import --json` prints.");
+}
+
+void BindPack(nb::module_& m) {
+  nb::class_<PackOptions>(m, "PackOptions", "reel::PackOptions (include/reel/pack.h): `reel pack`.")
+      .def(nb::init<>())
+      .def_rw("precompress", &PackOptions::precompress,
+              "Re-encode RGB .mp4 that is not HEVC to HEVC first (CLI --precompress).")
+      .def_rw("precompress_crf", &PackOptions::precompress_crf, "CRF of precompress, 0..51 (CLI --crf).")
+      .def_rw("precompress_preset", &PackOptions::precompress_preset, "x265 preset of precompress (CLI --preset).")
+      .def_rw("precompress_threads", &PackOptions::precompress_threads, "Encoder threads; 0 = its choice.");
+  m.def(
+      "pack_episode",
+      [](const std::string& task, int64_t n, const std::string& zip_path, const PackOptions& options) {
+        const std::string out = zip_path.empty() ? DefaultSliceName(DirName(task), n) : zip_path;
+        PackResult r = Released([&] { return PackEpisode(task, n, out, options); });
+        nb::list entries;
+        for (const PackedEntry& e : r.entries) {
+          nb::dict x;
+          x["arcname"] = e.arcname;
+          x["size"] = e.size;
+          x["recompressed"] = e.recompressed;
+          entries.append(x);
+        }
+        nb::dict d;
+        d["zip_path"] = r.zip_path;
+        d["episode_index"] = r.episode_index;
+        d["upload_episode_index"] = r.upload_episode_index;
+        d["zip_bytes"] = r.zip_bytes;
+        d["entries"] = entries;
+        return d;
+      },
+      "task"_a, "episode_index"_a, "zip_path"_a, "options"_a,
+      "Writes the §9 upload slice of episode N (zip_path \"\" = ./<task>_ep{(N-1)%1000:06d}.zip); "
+      "the report `reel pack --json` prints.");
+}
+
+// UploadOptions::progress for a Python callable: called with the GIL from the uploading
+// thread. An exception it raises cannot cross the upload code: it is reported as unraisable
+// and the upload goes on. The callable is released with the GIL held.
+std::function<void(const UploadProgress&)> ProgressCallback(nb::object fn) {
+  struct Holder {
+    nb::object fn;
+    ~Holder() {
+      nb::gil_scoped_acquire gil;
+      fn.reset();
+    }
+  };
+  auto holder = std::make_shared<Holder>();
+  holder->fn = std::move(fn);
+  return [holder](const UploadProgress& p) {
+    nb::gil_scoped_acquire gil;
+    try {
+      holder->fn(p.episode_index, p.sent, p.total, p.attempt);
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable("reel.upload progress callback");
+    }
+  };
+}
+
+void BindUpload(nb::module_& m) {
+  nb::class_<UploadOptions>(m, "UploadOptions",
+                            "reel::UploadOptions (include/reel/upload.h): `reel upload`. The progress "
+                            "callback is upload()'s `progress` argument; the file system is not exposed.")
+      .def(nb::init<>())
+      .def_rw("server", &UploadOptions::server, "http(s)://host[:port] of the import server (CLI --server).")
+      .def_rw("token", &UploadOptions::token, "Bearer token; \"\" = none (CLI --token).")
+      .def_rw("username", &UploadOptions::username, "Log in with this user name (CLI --user).")
+      .def_rw("password", &UploadOptions::password, "Password of `username` (CLI --password-file).")
+      .def_rw("project_id", &UploadOptions::project_id, "Form field project_id (CLI --project-id).")
+      .def_rw("name", &UploadOptions::name, "Form field name; \"\" = the task directory's name (CLI --name).")
+      .def_rw("precompress", &UploadOptions::precompress, "RGB video to HEVC CRF 30 first (CLI --precompress).")
+      .def_rw("delete_after", &UploadOptions::delete_after,
+              "Delete each episode's data and videos once confirmed (CLI --delete-after).")
+      .def_rw("max_attempts", &UploadOptions::max_attempts, "Attempts per episode (CLI --retries).")
+      .def_rw("backoff_initial_s", &UploadOptions::backoff_initial_s, "First retry delay.")
+      .def_rw("backoff_max_s", &UploadOptions::backoff_max_s, "Longest retry delay.")
+      .def_rw("connect_timeout_s", &UploadOptions::connect_timeout_s, "Connect timeout.")
+      .def_rw("io_timeout_s", &UploadOptions::io_timeout_s, "Per read/write on the socket.")
+      .def_rw("resumable_threshold", &UploadOptions::resumable_threshold,
+              "Slices above this many bytes use the resumable protocol (CLI --resumable-threshold).")
+      .def_rw("chunk_bytes", &UploadOptions::chunk_bytes, "PATCH size of the resumable protocol (CLI --chunk).")
+      .def_rw("work_dir", &UploadOptions::work_dir, "Where slices are packed; \"\" = a temp dir (CLI --work-dir).")
+      .def_rw("ca_cert_path", &UploadOptions::ca_cert_path, "Extra CA bundle for https (CLI --ca-cert).");
+  m.def(
+      "upload_episodes",
+      [](const std::string& task, std::vector<int64_t> episodes, const UploadOptions& options,
+         nb::object progress) {
+        UploadOptions o = options;
+        if (!progress.is_none()) o.progress = ProgressCallback(std::move(progress));
+        std::vector<Result<UploadOutcome>> results;
+        Status st;
+        {
+          nb::gil_scoped_release release;
+          if (episodes.empty()) {
+            auto all = EpisodesToUpload(task);
+            if (all.ok()) episodes = *all;
+            else st = all.status();
+          }
+          if (st.ok() && !episodes.empty()) results = UploadEpisodes(task, episodes, o);
+        }
+        o.progress = nullptr;  // drops the callable while the GIL is held
+        if (!st.ok()) RaiseStatus(st);
+        nb::list out;
+        for (size_t i = 0; i < results.size(); ++i) {
+          nb::dict d;
+          d["episode_index"] = episodes[i];
+          d["ok"] = results[i].ok();
+          if (results[i].ok()) {
+            const UploadOutcome& o = *results[i];
+            d["session_id"] = o.session_id;
+            d["already_present"] = o.already_present;
+            d["attempts"] = o.attempts;
+            d["resumable"] = o.resumable;
+            d["deleted"] = o.deleted;
+            d["bytes"] = o.bytes;
+          } else {
+            d["code"] = StatusCodeName(results[i].status().code());
+            d["error"] = results[i].status().message();
+          }
+          out.append(d);
+        }
+        return out;
+      },
+      "task"_a, "episodes"_a, "options"_a, "progress"_a = nb::none(),
+      "Uploads episodes N (every one with data when empty); one dict per episode as in "
+      "`reel upload --json`. `progress(episode_index, sent, total, attempt)` is called as bytes go "
+      "out (with the GIL; an exception it raises is reported as unraisable, the upload goes on).");
+}
+
+void BindSimulate(nb::module_& m) {
+  nb::class_<SimulateOptions>(m, "SimulateOptions", "reel::SimulateOptions (include/reel/simulate.h): `reel simulate`.")
+      .def(nb::init<>())
+      .def_rw("seconds", &SimulateOptions::seconds, "Seconds per episode (CLI --seconds).")
+      .def_rw("fps", &SimulateOptions::fps, "Frame rate (CLI --fps).")
+      .def_rw("tier", &SimulateOptions::tier, "Force-matrix tier of the left matrices (CLI --tier).")
+      .def_rw("seed", &SimulateOptions::seed, "Random seed (CLI --seed).")
+      .def_rw("video", &SimulateOptions::video, "Record video streams (CLI --no-video).")
+      .def_rw("video_width", &SimulateOptions::video_width, "Every slot's width (CLI --video-size).")
+      .def_rw("video_height", &SimulateOptions::video_height, "Every slot's height (CLI --video-size).");
+  m.def(
+      "simulate",
+      [](const std::string& task, int64_t episodes, const SimulateOptions& options) {
+        std::vector<std::pair<int64_t, int64_t>> done = Released([&]() -> Result<std::vector<std::pair<int64_t, int64_t>>> {
+          REEL_ASSIGN_OR_RETURN(auto writer, TaskWriter::Open(task, SimulatedRigOptions(DirName(task), options)));
+          std::vector<std::pair<int64_t, int64_t>> out;
+          for (int64_t k = 0; k < episodes; ++k) {
+            REEL_ASSIGN_OR_RETURN(auto episode, writer->BeginEpisode());
+            REEL_RETURN_IF_ERROR(SimulateEpisode(*episode, options, episode->episode_index()));
+            const int64_t n = episode->episode_index(), rows = episode->rows();
+            REEL_RETURN_IF_ERROR(episode->Commit().status());
+            out.emplace_back(n, rows);
+          }
+          return out;
+        });
+        nb::list list;
+        for (const auto& [n, rows] : done) {
+          nb::dict d;
+          d["episode_index"] = n;
+          d["length"] = rows;
+          d["committed"] = true;
+          list.append(d);
+        }
+        nb::dict d;
+        d["episodes"] = list;
+        return d;
+      },
+      "task"_a, "episodes"_a, "options"_a,
+      "Records `episodes` episodes of the simulated rig into the task (created if missing); "
+      "the report `reel simulate --json` prints.");
+}
+
+}  // namespace
+
+void BindOps(nb::module_& m) {
+  nb::class_<CheckOptions>(m, "CheckOptions", "reel::CheckOptions (include/reel/check.h): `reel check`.")
+      .def(nb::init<>())
+      .def_rw("io_threads", &CheckOptions::io_threads, "I/O threads; 0 = all cores (CLI --threads).");
+  BindExport(m);
+  BindImport(m);
+  BindPack(m);
+  BindUpload(m);
+  BindSimulate(m);
+  BindServe(m);
+}
+
+}  // namespace py
+}  // namespace reel
