@@ -121,8 +121,8 @@ class TaskWriter:
     {column: "int16" | "int16x10" | "int16x100" | "int16x1000" | "float32"},
     slam_trajectories [{column, frame, frame_axes_json, time_json, owner_json, source_slot}],
     progress_watermark, row_group_rows, row_group_bytes, and video {slots: [{slot, width,
-    height, depth, master_slot}], codec, preset, crf, gop, depth_ffv1, depth_preset, queue_drop,
-    queue_frames}. An unknown option (also inside ``video``) raises TypeError naming the known
+    height, depth, master_slot}], codec, preset, crf, gop, depth_ffv1, keep_task_depth_codec,
+    depth_preset, queue_drop, queue_frames}. An unknown option (also inside ``video``) raises TypeError naming the known
     ones."""
 
     def __init__(self, root: str, **options: Any):

@@ -78,8 +78,8 @@ TaskWriterOptions OptionsFrom(const nb::dict& d) {
     }
   if (d.contains("video") && !d["video"].is_none()) {
     nb::dict v = nb::cast<nb::dict>(d["video"]);
-    RejectUnknown(v, {"slots", "codec", "preset", "crf", "gop", "depth_ffv1", "depth_preset", "queue_drop",
-                      "queue_frames"},
+    RejectUnknown(v, {"slots", "codec", "preset", "crf", "gop", "depth_ffv1", "keep_task_depth_codec", "depth_preset",
+                      "queue_drop", "queue_frames"},
                   "TaskWriter video");
     if (v.contains("slots"))
       for (nb::handle h : nb::cast<nb::list>(v["slots"])) {
@@ -93,6 +93,7 @@ TaskWriterOptions OptionsFrom(const nb::dict& d) {
     o.video.rgb.crf = Get<int>(v, "crf", o.video.rgb.crf);
     o.video.rgb.gop = Get<int>(v, "gop", o.video.rgb.gop);
     o.video.depth_ffv1 = Get<bool>(v, "depth_ffv1", false);
+    o.video.keep_task_depth_codec = Get<bool>(v, "keep_task_depth_codec", o.video.keep_task_depth_codec);
     o.video.depth_preset = Get<std::string>(v, "depth_preset", o.video.depth_preset);
     o.video.queue_full = Get<bool>(v, "queue_drop", false) ? QueueFullPolicy::kDrop : QueueFullPolicy::kBlock;
     o.video.queue_frames = Get<int>(v, "queue_frames", o.video.queue_frames);
