@@ -782,6 +782,9 @@ TEST_F(UploadClientTest, UploadBadServerUrlAndRefusedConnection) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kIOError) << refused.status().ToString();
   EXPECT_NE(refused.status().message().find("2 attempts"), std::string::npos) << refused.status().message();
+  // Which server could not be reached is in the message.
+  EXPECT_NE(refused.status().message().find("127.0.0.1:" + std::to_string(port)), std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace
