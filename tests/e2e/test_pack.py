@@ -125,13 +125,13 @@ def test_default_name_and_text_summary(reel_bin, sim_task, tmp_path):
     assert_slice(tmp_path / "pick_cup_ep000002.zip", sim_task, 3)
 
 
-def test_replaces_an_existing_zip_and_a_failure_keeps_it(reel_bin, sim_task, tmp_path):
+def test_force_replaces_an_existing_zip_and_a_failure_keeps_it(reel_bin, sim_task, tmp_path):
     out = tmp_path / "x.zip"
     out.write_bytes(b"old contents")
-    pack_json(reel_bin, sim_task, 1, "-o", out)
+    pack_json(reel_bin, sim_task, 1, "-o", out, "--force")
     assert_slice(out, sim_task, 1)
     good = out.read_bytes()
-    rc, _, err = pack(reel_bin, sim_task, 99, "-o", out)
+    rc, _, err = pack(reel_bin, sim_task, 99, "-o", out, "--force")
     assert rc == 2, err
     assert out.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.zip"]
