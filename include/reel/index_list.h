@@ -17,10 +17,13 @@ inline constexpr int64_t kMaxIndexListSize = 1'000'000;
 
 // Parses comma-separated items, each a non-negative decimal N or an inclusive range
 // A-B (A <= B); spaces around items are ignored. Returns the indices in the order
-// written, each once (a repeat is dropped).
+// written, repeats included (frames may be asked for twice; DropRepeats for a set).
 // Errors: Invalid naming the item for an empty item, a sign, a non-digit, a number
 // over 2^53, a range written backwards or with ':' (the message shows the A-B form),
 // or a list naming more than `max_size` indices.
 Result<std::vector<int64_t>> ParseIndexList(std::string_view text, int64_t max_size = kMaxIndexListSize);
+
+// The indices in their order, each once (the first occurrence stays).
+std::vector<int64_t> DropRepeats(const std::vector<int64_t>& indices);
 
 }  // namespace reel

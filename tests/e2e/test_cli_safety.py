@@ -193,3 +193,29 @@ def test_interrupted_pack_precompress_leaves_no_scratch(reel_bin, sim_task, tmp_
         lambda: tmp.glob("reel-pack-*"), env={**os.environ, "TMPDIR": str(tmp)})
     assert child.returncode == -signal.SIGINT
     assert list(tmp.iterdir()) == []
+
+
+def test_progress_is_drawn_on_a_terminal(reel_bin, sim_task):
+    import pty
+
+    master, slave = pty.openpty()
+    p = subprocess.run([reel_bin, "check", str(sim_task)], stdout=subprocess.PIPE, stderr=slave, timeout=120)
+    os.close(slave)
+    drawn = b""
+    try:
+        while chunk := os.read(master, 65536):
+            drawn += chunk
+    except OSError:  # EIO: the terminal's other side is closed
+        pass
+    os.close(master)
+    assert p.returncode == 0
+    assert b"\repisodes checked: 3/3" in drawn, drawn
+
+
+def test_the_next_export_removes_staging_of_a_dead_run(reel_bin, sim_task, tmp_path):
+    stale = tmp_path / ".v3.export-999999999-AbCdEf"  # no such pid
+    (stale / "data").mkdir(parents=True)
+    hour_ago = time.time() - 3600
+    os.utime(stale, (hour_ago, hour_ago))
+    reel(reel_bin, "export", sim_task, "-o", tmp_path / "v3", "--episodes", 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v3"]

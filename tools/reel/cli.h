@@ -56,7 +56,8 @@ ProgressFn MakeProgress(const std::string& mode);
 // SIGINT/SIGTERM/SIGHUP the scratch directories go, then the process ends by the signal.
 // Call first in the command's callback, before any thread is started.
 void RemoveScratchOnInterrupt();
-// "1,3,5-9" (reel/index_list.h) with the flag's name in the error.
-Result<std::vector<int64_t>> ParseListFlag(const std::string& flag, const std::string& text);
+// "1,3,5-9" (reel/index_list.h) with the flag's name in the error; `unique`: each once
+// (episodes), else as written (frames).
+Result<std::vector<int64_t>> ParseListFlag(const std::string& flag, const std::string& text, bool unique);
 
 }  // namespace reel::cli

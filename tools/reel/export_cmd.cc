@@ -40,7 +40,7 @@ int RunExport(ExportArgs& a) {
   if (a.output.empty()) a.output = a.positional_output;
   if (a.output.empty()) return UsageFail("export needs an output directory: -o/--output DIR");
   if (!a.episodes.empty()) {
-    auto episodes = ParseListFlag("--episodes", a.episodes);
+    auto episodes = ParseListFlag("--episodes", a.episodes, true);
     if (!episodes.ok()) return UsageFail(episodes.status().message());
     a.options.episodes = *episodes;
   }

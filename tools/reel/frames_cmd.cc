@@ -24,7 +24,7 @@ struct FramesArgs {
 
 
 int RunFrames(FramesArgs& a) {
-  auto at = ParseListFlag("--at", a.at_list);
+  auto at = ParseListFlag("--at", a.at_list, false);
   if (!at.ok()) return UsageFail(at.status().message());
   a.at = std::move(*at);
   if (!a.deprecated_out_dir.empty()) a.out_dir = a.deprecated_out_dir;

@@ -223,10 +223,10 @@ void AddJsonFlag(CLI::App* cmd, bool& json) {
   cmd->add_flag("--json", json, "machine-readable output on stdout");
 }
 
-Result<std::vector<int64_t>> ParseListFlag(const std::string& flag, const std::string& text) {
+Result<std::vector<int64_t>> ParseListFlag(const std::string& flag, const std::string& text, bool unique) {
   auto list = ParseIndexList(text);
   if (!list.ok()) return Status::Invalid(flag + " " + list.status().message());
-  return list;
+  return unique ? DropRepeats(*list) : *list;
 }
 
 }  // namespace reel::cli

@@ -134,7 +134,7 @@ Result<std::vector<std::string>> FilesOf(const Task& task, int64_t n) {
 
 // Every episode is checked before the first is deleted: a typo in a list deletes nothing.
 int RunDelete(const DeleteArgs& a) {
-  auto episodes = ParseListFlag("episodes", a.episodes);
+  auto episodes = ParseListFlag("episodes", a.episodes, true);
   if (!episodes.ok()) return UsageFail(episodes.status().message());
   auto task = Task::Open(a.task);
   if (!task.ok()) return Fail(task.status());

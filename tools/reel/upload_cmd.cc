@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "cli.h"
+#include "reel/index_list.h"
 #include "reel/upload.h"
 
 namespace reel::cli {
@@ -119,10 +120,11 @@ int RunUpload(UploadArgs a) {
   std::vector<int64_t> todo;
   if (!a.episodes_flag.empty()) a.episodes.push_back(a.episodes_flag);
   for (const std::string& list : a.episodes) {
-    auto parsed = ParseListFlag("episodes", list);
+    auto parsed = ParseListFlag("episodes", list, true);
     if (!parsed.ok()) return UsageFail(parsed.status().message());
     todo.insert(todo.end(), parsed->begin(), parsed->end());
   }
+  todo = DropRepeats(todo);
   if (todo.empty()) {
     auto all = EpisodesToUpload(a.task);
     if (!all.ok()) return Fail(all.status());

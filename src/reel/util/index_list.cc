@@ -50,7 +50,6 @@ Result<std::pair<int64_t, int64_t>> ParseItem(std::string_view item) {
 
 Result<std::vector<int64_t>> ParseIndexList(std::string_view text, int64_t max_size) {
   std::vector<int64_t> out;
-  std::unordered_set<int64_t> seen;
   int64_t named = 0;
   size_t start = 0;
   while (true) {
@@ -61,11 +60,18 @@ Result<std::vector<int64_t>> ParseIndexList(std::string_view text, int64_t max_s
     if (named > max_size)
       return Status::Invalid("\"" + std::string(text) + "\" names more than " + std::to_string(max_size) +
                              " indices; is a range mistyped?");
-    for (int64_t i = range.first; i <= range.second; ++i)
-      if (seen.insert(i).second) out.push_back(i);
+    for (int64_t i = range.first; i <= range.second; ++i) out.push_back(i);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
+  return out;
+}
+
+std::vector<int64_t> DropRepeats(const std::vector<int64_t>& indices) {
+  std::vector<int64_t> out;
+  std::unordered_set<int64_t> seen;
+  for (int64_t i : indices)
+    if (seen.insert(i).second) out.push_back(i);
   return out;
 }
 

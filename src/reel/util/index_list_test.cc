@@ -31,8 +31,9 @@ TEST(IndexList, NumbersAndInclusiveRangesInTheOrderWritten) {
   EXPECT_EQ(Parsed(" 1 , 2 - 3 "), (std::vector<int64_t>{1, 2, 3}));
 }
 
-TEST(IndexList, RepeatsAreDroppedKeepingTheFirst) {
-  EXPECT_EQ(Parsed("3,1-4,3"), (std::vector<int64_t>{3, 1, 2, 4}));
+TEST(IndexList, RepeatsStayUntilDropped) {
+  EXPECT_EQ(Parsed("3,1-4,3"), (std::vector<int64_t>{3, 1, 2, 3, 4, 3}));
+  EXPECT_EQ(DropRepeats(Parsed("3,1-4,3")), (std::vector<int64_t>{3, 1, 2, 4}));
 }
 
 TEST(IndexList, MalformedItemsAreRefusedNamingTheItem) {
