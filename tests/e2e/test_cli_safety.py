@@ -121,6 +121,14 @@ def test_check_recursive_finds_a_broken_task_two_levels_down(reel_bin, tmp_path)
     assert p.returncode == 0 and "deeper than max_depth" in p.stdout, p.stdout
 
 
+def test_check_of_a_folder_with_tasks_only_further_down_points_at_recursive(reel_bin, tmp_path):
+    root = nested(tmp_path)
+    p = run(reel_bin, "check", root / "robots")
+    assert p.returncode == 2 and "--recursive looks further down" in p.stderr, p.stderr
+    p = run(reel_bin, "check", root / "robots", "-r")
+    assert p.returncode == 1 and "robots/arm/bad: FAILED" in p.stdout, p.stdout
+
+
 # --------------------------------------------------------------------------- progress
 
 
