@@ -85,8 +85,7 @@ Result<std::unique_ptr<ScratchDir>> ScratchDir::Create(const std::string& prefix
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr)
     return Status::IOError(pattern + ": cannot create a scratch directory: " + std::strerror(errno));
-  std::lock_guard<std::mutex> lock(OpenMutex());
-  OpenDirs().insert(buf.data());
+  HoldScratchPath(buf.data());
   return std::unique_ptr<ScratchDir>(new ScratchDir(buf.data()));
 }
 
@@ -94,8 +93,17 @@ ScratchDir::~ScratchDir() {
   // Best effort: the scratch holds only copies, so a leftover is garbage, not loss.
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+  ReleaseScratchPath(path_);
+}
+
+void HoldScratchPath(const std::string& path) {
   std::lock_guard<std::mutex> lock(OpenMutex());
-  OpenDirs().erase(path_);
+  OpenDirs().insert(path);
+}
+
+void ReleaseScratchPath(const std::string& path) {
+  std::lock_guard<std::mutex> lock(OpenMutex());
+  OpenDirs().erase(path);
 }
 
 }  // namespace reel::internal

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace reel {
 namespace {
@@ -22,7 +23,12 @@ TEST(ScratchDir, RemoveOpenScratchDirsTakesEveryOpenOneAndOnlyThose) {
   ASSERT_TRUE(open.ok());
   const std::string keep = base + "/not-scratch";
   std::filesystem::create_directories(keep + "/x");
-  EXPECT_EQ(RemoveOpenScratchDirs(), 2);  // `open`, and `parent` (with `keep` inside it)
+  const std::string file = (*open)->path() + ".tmp";
+  { std::ofstream(file) << "temp"; }
+  internal::HoldScratchPath(file);
+  EXPECT_EQ(RemoveOpenScratchDirs(), 3);  // `file`, `open`, and `parent` (with `keep` inside it)
+  EXPECT_FALSE(std::filesystem::exists(file));
+  internal::ReleaseScratchPath(file);
   EXPECT_FALSE(std::filesystem::exists((*open)->path()));
   EXPECT_FALSE(std::filesystem::exists(base));
   EXPECT_FALSE(std::filesystem::exists(gone));

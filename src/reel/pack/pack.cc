@@ -187,7 +187,9 @@ Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_ind
     return Status::NotFound(zip_path + ": output directory " + DirName(zip_path) + " does not exist");
   REEL_RETURN_IF_ERROR(CheckReplaceable(fs, zip_path));
   const std::string temp = internal::TempPathFor(zip_path, "pack");
+  internal::HoldScratchPath(temp);  // an interrupted pack removes it too
   auto result = PackInto(*task, episode_index, zip_path, temp, options);
+  internal::ReleaseScratchPath(temp);
   if (!result.ok()) {
     // The temp (and libzip's own temp beside it, which zip_discard removes) must
     // not outlive a failure; nothing in the task was touched.
