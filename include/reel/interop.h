@@ -122,8 +122,8 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
 struct ImportOptions {
   std::string task_name;     // "" = the task directory's name
   // An episode the target already holds identically (the same rows: every data column
-  // but episode_index, by name, type and value; and, slot for slot, byte-identical
-  // videos) is skipped and listed in ImportReport::skipped. A reel export's episode whose
+  // but episode_index and wall_time, by name, type and value; and, slot for slot,
+  // byte-identical videos) is skipped and listed in ImportReport::skipped. A reel export's episode whose
   // own number is taken by other content is refused (AlreadyExists) unless `renumber`,
   // which imports it under the next free number with a warning.
   bool renumber = false;

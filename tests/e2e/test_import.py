@@ -139,6 +139,10 @@ def test_import_lerobot_written_dataset(reel_bin, tmp_path, version):
     tasks = [json.loads(x)["task"] for x in (back / "meta/tasks.jsonl").read_text().splitlines()]
     assert tasks == list(dict.fromkeys(summary["tasks"]))  # LeRobot's order: first appearance
     reel(reel_bin, "check", back)
+    # Again: every episode is already there, identically; nothing new.
+    again = json.loads(reel(reel_bin, "import", src, back, "--json").stdout)
+    assert again["episode_indices"] == [] and [k["episode_index"] for k in again["skipped"]] == report["episode_indices"]
+    assert sorted(episode_files(back)) == report["episode_indices"]
 
 
 def test_import_refuses_a_broken_dataset_and_leaves_no_task(reel_bin, task, tmp_path):

@@ -1,6 +1,7 @@
 // ImportDataset (reel/interop.h): LeRobot or bundle episodes into a pooled task,
 // each published by the recorder's journaled commit (write/task_files.h).
 #include <arrow/api.h>
+#include <arrow/io/interfaces.h>
 
 #include <algorithm>
 #include <cmath>
@@ -445,23 +446,35 @@ Result<Json> ReelBlock(FileSystem* fs, const ForeignDataset& ds) {
 // ---- already present --------------------------------------------------------------
 //
 // An imported episode is already present when the target holds an episode with the
-// same rows (every data column but episode_index: names, types, values, in order) and,
-// slot for slot, byte-identical videos.
+// same rows (every data column but episode_index and wall_time: names, types, values, in
+// order) and, slot for slot, byte-identical videos.
 
-std::shared_ptr<arrow::Table> WithoutEpisodeIndex(const std::shared_ptr<arrow::Table>& t) {
-  const int i = t->schema()->GetFieldIndex("episode_index");
-  if (i < 0) return t;
-  auto removed = t->RemoveColumn(i);
-  return removed.ok() ? *removed : t;
+// The columns compared: all but episode_index (the target's own number) and wall_time
+// (an import of a dataset without one stamps the import's clock + timestamp).
+std::shared_ptr<arrow::Table> Comparable(std::shared_ptr<arrow::Table> t) {
+  for (const char* name : {"episode_index", "wall_time"}) {
+    const int i = t->schema()->GetFieldIndex(name);
+    if (i < 0) continue;
+    auto removed = t->RemoveColumn(i);
+    if (removed.ok()) t = *removed;
+  }
+  return t;
 }
 
 Result<bool> SameBytes(FileSystem* fs, const std::string& a, const std::string& b) {
   REEL_ASSIGN_OR_RETURN(FileInfo ia, fs->Stat(a));
   REEL_ASSIGN_OR_RETURN(FileInfo ib, fs->Stat(b));
   if (ia.type != FileType::kFile || ib.type != FileType::kFile || ia.size != ib.size) return false;
-  REEL_ASSIGN_OR_RETURN(std::string ca, fs->ReadFile(a));
-  REEL_ASSIGN_OR_RETURN(std::string cb, fs->ReadFile(b));
-  return ca == cb;
+  REEL_ASSIGN_OR_RETURN(auto fa, fs->OpenRandomAccess(a));
+  REEL_ASSIGN_OR_RETURN(auto fb, fs->OpenRandomAccess(b));
+  constexpr int64_t kBlock = 1 << 20;  // videos can be large: compared a block at a time
+  for (int64_t at = 0; at < static_cast<int64_t>(ia.size); at += kBlock) {
+    auto ba = fa->ReadAt(at, kBlock);
+    auto bb = fb->ReadAt(at, kBlock);
+    if (!ba.ok() || !bb.ok()) return Status::IOError(a + " / " + b + ": cannot be read to compare them");
+    if (!(*ba)->Equals(**bb)) return false;
+  }
+  return true;
 }
 
 // `videos`: slot -> the file this import wrote for it.
@@ -477,7 +490,7 @@ Result<bool> SameEpisode(const Task& target, const EpisodeEntry& e, const std::s
   }
   REEL_ASSIGN_OR_RETURN(auto existing, target.ReadData(e));
   if (existing->num_rows() != rows->num_rows()) return false;
-  return WithoutEpisodeIndex(existing)->Equals(*WithoutEpisodeIndex(rows), /*check_metadata=*/false);
+  return Comparable(existing)->Equals(*Comparable(rows), /*check_metadata=*/false);
 }
 
 // The number of a target episode identical to the one written to `data_file` and
