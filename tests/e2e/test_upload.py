@@ -112,6 +112,15 @@ def test_refused_credentials_stop_before_any_slice_is_sent(reel_bin, task, serve
     assert [l for l in server.log_lines() if l.get("method") in ("POST", "PATCH")] == []
 
 
+def test_progress_as_json_lines(reel_bin, task, server):
+    rc, out, err = reel_exec(reel_bin, "upload", task, 1, "--server", server.url, "--token", TOKEN_ALL,
+                             "--progress", "json", timeout=300)
+    assert rc == 0, err
+    lines = [json.loads(x) for x in err.splitlines() if x.startswith('{"progress"')]
+    assert lines and lines[-1]["progress"] == "bytes sent" and lines[-1]["done"] == lines[-1]["total"] > 0, err
+    assert lines[-1]["item"] == "episode 1"
+
+
 def test_connection_errors_name_the_server(reel_bin, task):
     port = _free_port()
     rc, doc, err = reel_upload(reel_bin, task, f"http://127.0.0.1:{port}", 1, "--retries", 1)

@@ -24,6 +24,7 @@ struct UploadArgs {
   std::string token_file, password_file;
   std::string user;
   bool no_progress = false, json = false;
+  std::string progress = "auto";  // auto: the bar (terminal) or a line every 5 s; json; none
   UploadOptions options;
 };
 
@@ -131,7 +132,13 @@ int RunUpload(UploadArgs a) {
     todo = *all;
   }
   std::unique_ptr<ProgressPrinter> printer;
-  if (!a.no_progress) {
+  if (a.no_progress) a.progress = "none";
+  if (a.progress == "json") {
+    o.progress = [json = MakeProgress("json")](const UploadProgress& u) {
+      json({"bytes sent", static_cast<int64_t>(u.sent), static_cast<int64_t>(u.total),
+            "episode " + std::to_string(u.episode_index) + (u.attempt > 1 ? " attempt " + std::to_string(u.attempt) : "")});
+    };
+  } else if (a.progress == "auto") {
     printer = std::make_unique<ProgressPrinter>(::isatty(STDERR_FILENO) == 1);
     o.progress = [p = printer.get()](const UploadProgress& u) { p->Update(u); };
   }
@@ -197,7 +204,8 @@ void AddUploadCommand(CLI::App& app, int& exit_code) {
   up->add_option("--chunk", o.chunk_bytes, "bytes per PATCH in the resumable protocol")->capture_default_str();
   up->add_option("--work-dir", o.work_dir, "where slices are packed (default: a temp directory)");
   up->add_option("--ca-cert", o.ca_cert_path, "extra CA bundle for https");
-  up->add_flag("--no-progress", a->no_progress, "no progress on stderr");
+  up->add_flag("--no-progress", a->no_progress, "no progress on stderr (the same as --progress none)");
+  AddProgressOption(up, a->progress);
   AddJsonFlag(up, a->json);
   up->callback([&exit_code, a] {
     RemoveScratchOnInterrupt();
