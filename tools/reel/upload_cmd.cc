@@ -135,8 +135,9 @@ int RunUpload(UploadArgs a) {
   if (a.no_progress) a.progress = "none";
   if (a.progress == "json") {
     o.progress = [json = MakeProgress("json")](const UploadProgress& u) {
+      const std::string attempt = u.attempt > 1 ? " attempt " + std::to_string(u.attempt) : "";
       json({"bytes sent", static_cast<int64_t>(u.sent), static_cast<int64_t>(u.total),
-            "episode " + std::to_string(u.episode_index) + (u.attempt > 1 ? " attempt " + std::to_string(u.attempt) : "")});
+            "episode " + std::to_string(u.episode_index) + attempt});
     };
   } else if (a.progress == "auto") {
     printer = std::make_unique<ProgressPrinter>(::isatty(STDERR_FILENO) == 1);

@@ -769,9 +769,10 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
       continue;
     }
     if (taken_number >= 0 && !options.renumber)
-      return cleanup(Status::AlreadyExists(
-          task_root + ": episode " + std::to_string(taken_number) + " (the number this reel export gives source episode " +
-          std::to_string(ep.episode_index) + ") holds other content; --renumber imports it under a new number"));
+      return cleanup(Status::AlreadyExists(task_root + ": episode " + std::to_string(taken_number) +
+                                           " (the number this reel export gives source episode " +
+                                           std::to_string(ep.episode_index) +
+                                           ") holds other content; --renumber imports it under a new number"));
     if (taken_number >= 0)
       report.warnings.push_back("episode " + std::to_string(taken_number) + " is taken in " + task_root +
                                 "; imported as " + std::to_string(number));
