@@ -1,7 +1,6 @@
 // ImportDataset (reel/interop.h): LeRobot or bundle episodes into a pooled task,
 // each published by the recorder's journaled commit (write/task_files.h).
 #include <arrow/api.h>
-#include <arrow/io/interfaces.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +10,7 @@
 
 #include "interop/export_internal.h"
 #include "interop/video_concat.h"
+#include "io/same_bytes.h"
 #include "meta/json_util.h"
 #include "reel/columns.h"
 #include "reel/dataset.h"
@@ -461,22 +461,6 @@ std::shared_ptr<arrow::Table> Comparable(std::shared_ptr<arrow::Table> t) {
   return t;
 }
 
-Result<bool> SameBytes(FileSystem* fs, const std::string& a, const std::string& b) {
-  REEL_ASSIGN_OR_RETURN(FileInfo ia, fs->Stat(a));
-  REEL_ASSIGN_OR_RETURN(FileInfo ib, fs->Stat(b));
-  if (ia.type != FileType::kFile || ib.type != FileType::kFile || ia.size != ib.size) return false;
-  REEL_ASSIGN_OR_RETURN(auto fa, fs->OpenRandomAccess(a));
-  REEL_ASSIGN_OR_RETURN(auto fb, fs->OpenRandomAccess(b));
-  constexpr int64_t kBlock = 1 << 20;  // videos can be large: compared a block at a time
-  for (int64_t at = 0; at < static_cast<int64_t>(ia.size); at += kBlock) {
-    auto ba = fa->ReadAt(at, kBlock);
-    auto bb = fb->ReadAt(at, kBlock);
-    if (!ba.ok() || !bb.ok()) return Status::IOError(a + " / " + b + ": cannot be read to compare them");
-    if (!(*ba)->Equals(**bb)) return false;
-  }
-  return true;
-}
-
 // `videos`: slot -> the file this import wrote for it.
 Result<bool> SameEpisode(const Task& target, const EpisodeEntry& e, const std::shared_ptr<arrow::Table>& rows,
                          const std::map<std::string, std::string>& videos) {
@@ -485,7 +469,7 @@ Result<bool> SameEpisode(const Task& target, const EpisodeEntry& e, const std::s
   for (const auto& [slot, path] : e.videos) {
     auto it = videos.find(slot);
     if (it == videos.end()) return false;
-    REEL_ASSIGN_OR_RETURN(bool same, SameBytes(target.fs(), target.Path(path), it->second));
+    REEL_ASSIGN_OR_RETURN(bool same, internal::SameBytes(target.fs(), target.Path(path), it->second));
     if (!same) return false;
   }
   REEL_ASSIGN_OR_RETURN(auto existing, target.ReadData(e));
