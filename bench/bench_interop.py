@@ -6,7 +6,7 @@ from a LeRobot v3.0 dataset with reel, LeRobotDataset and Daft, side by side in 
     .venv/bin/python bench/bench_interop.py --quick  # 2 episodes of 5 s, 2 rounds, 100 random frames
     .venv/bin/python bench/bench_interop.py --render bench/results/interop.json
 
-1. A pooled task from the simulated rig (`reel simulate --episodes 6 --seconds 10 --video-size
+1. A pooled task from the simulated rig (`reel simulate --count 6 --seconds 10 --video-size
    320x240`: 6 RGB + 2 depth streams at 30 fps), made once under bench/results/interop/.
 2. Export: `reel export --to lerobot-v3 | lerobot-v2.1 | bundle` of that task, the three formats in
    turn each round; frames/s = data rows / wall seconds, and CPU seconds of the process.
@@ -89,7 +89,7 @@ def make_task(binary: str, episodes: int, seconds: float, size: str) -> Path:
         shutil.rmtree(task.parent, ignore_errors=True)
         task.parent.mkdir(parents=True)
         print(f"simulating {episodes} x {seconds:g} s at {size} -> {task}", flush=True)
-        subprocess.run([binary, "simulate", str(task), "--episodes", str(episodes), "--seconds", f"{seconds:g}",
+        subprocess.run([binary, "simulate", str(task), "--count", str(episodes), "--seconds", f"{seconds:g}",
                         "--video-size", size, "--seed", "7"], check=True, capture_output=True)
     return task
 
@@ -285,7 +285,7 @@ def render(r: dict) -> str:
            f"- machine: {m['nproc']} CPUs ({m['cpu']}), Linux {m['kernel']}; Python {m['python']}; {m['ffmpeg_cli']} "
            f"(reel links the system FFmpeg); daft {m['daft']}; numpy {m['numpy']}",
            f"- load average at start {m['load']}, at end {r['load_end']}",
-           f"- input: `reel simulate --episodes {a['episodes']} --seconds {a['seconds']:g} --video-size {a['size']}` "
+           f"- input: `reel simulate --count {a['episodes']} --seconds {a['seconds']:g} --video-size {a['size']}` "
            f"(6 RGB + 2 depth streams at 30 fps); {a['reps']} timed rounds after a warm-up", ""]
     ex = r.get("export")
     if ex:

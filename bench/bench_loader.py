@@ -116,7 +116,7 @@ def main() -> int:
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="reel-bench-loader-"))
     task, export = work / "pick", work / "pick_v3"
-    subprocess.run([REEL, "simulate", task, "--episodes", str(args.episodes), "--seconds", str(args.seconds),
+    subprocess.run([REEL, "simulate", task, "--count", str(args.episodes), "--seconds", str(args.seconds),
                     "--video-size", args.size], check=True, capture_output=True)
     subprocess.run([REEL, "export", task, export], check=True, capture_output=True)
     total = int(json.loads((export / "meta/info.json").read_text())["total_frames"])

@@ -6,7 +6,7 @@ writes the same rows the way the reference collector does, in one run.
     .venv/bin/python bench/bench_recorder.py --episodes 1 --seconds 5     # a quick try
 
 CPU: per episode, the sides take turns (reel, peer, reel, peer, ...) after one untimed warm-up
-episode each. reel: `reel simulate --episodes 1 --profile` pre-generates the rows and reports the
+episode each. reel: `reel simulate --count 1 --profile` pre-generates the rows and reports the
 CPU/wall seconds of AppendFrame + Commit (fsyncs included). peer: the reference collector's
 write path (write_frame_row per frame, end_episode), fed from reel's own data parquet of the same
 episode; the inputs are built before the clock starts. The force-matrix encode of the collector's
@@ -168,7 +168,7 @@ def has_no_video(binary: str) -> bool:
 
 
 def reel_cmd(binary: str, task: Path, seconds: float, fps: float, profile: bool, no_video: bool) -> list[str]:
-    return ([binary, "simulate", str(task), "--episodes", "1", "--seconds", f"{seconds:g}", "--fps", f"{fps:g}",
+    return ([binary, "simulate", str(task), "--count", "1", "--seconds", f"{seconds:g}", "--fps", f"{fps:g}",
              "--json"] + ["--no-video"] * no_video + ["--profile"] * profile)
 
 

@@ -85,7 +85,7 @@ def main():
 
     task = WORK / "client_task"
     print(f"recording {a.episodes} episodes of {a.seconds} s ({a.video_size} video)...", flush=True)
-    reel("simulate", task, "--episodes", a.episodes, "--seconds", a.seconds, "--video-size", a.video_size,
+    reel("simulate", task, "--count", a.episodes, "--seconds", a.seconds, "--video-size", a.video_size,
          "--preset", "ultrafast", "--depth-preset", "ultrafast")
     slices = {n: build_slice(task, n, WORK / f"slice_{n}.zip") for n in range(1, a.episodes + 1)}
     sizes = {n: p.stat().st_size for n, p in slices.items()}

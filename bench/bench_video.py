@@ -345,7 +345,7 @@ def reel_bin() -> str | None:
 
 
 def rt_cmd(binary: str, task: str, seconds: float, size: str, preset: str, depth_preset: str) -> list[str]:
-    return [binary, "simulate", task, "--episodes", "1", "--seconds", f"{seconds:g}", "--video-size", size,
+    return [binary, "simulate", task, "--count", "1", "--seconds", f"{seconds:g}", "--video-size", size,
             "--preset", preset, "--depth-preset", depth_preset, "--profile", "--json"]
 
 

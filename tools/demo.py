@@ -34,7 +34,7 @@ def main() -> int:
     task = str(out / "桌面抓取_demo")
     rc = 0
     frames = str(out / "frames")
-    for cmd in (["simulate", task, "--episodes", "3", "--seconds", "3"], ["info", task], ["ls", task],
+    for cmd in (["simulate", task, "--count", "3", "--seconds", "3"], ["info", task], ["ls", task],
                 ["show", task, "2"], ["stats", task], ["check", task],
                 ["frames", task, "2", "--slot", "stereo_left", "--at", "0,45,89", "-o", frames],
                 ["frames", task, "2", "--slot", "stereo_depth", "--at", "45", "-o", frames],

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "reel/fs.h"
+#include "reel/progress.h"
 #include "reel/status.h"
 
 namespace reel {
@@ -41,6 +42,11 @@ struct Finding {
 struct CheckOptions {
   FileSystem* fs = nullptr;  // null = DefaultFileSystem()
   int io_threads = 0;        // 0 = hardware concurrency
+  // CheckFolder: look for tasks in nested folders too, at most `max_depth` levels
+  // below the given folder; symbolic links to folders are never followed.
+  bool recursive = false;
+  int max_depth = 8;
+  ProgressFn progress;  // "episodes checked" per episode of each pooled task; empty = none
 };
 
 struct TaskReport {
@@ -58,9 +64,25 @@ struct TaskReport {
 // rules); a legacy v1.0 task gets one format.unknown info finding.
 Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& options = {});
 
-// `path` is a task, or a folder whose immediate subfolders are tasks (every
-// subfolder with meta/info.json or manifest.json, in name order). A subfolder that cannot be
-// read becomes a report with a single error finding.
+// A folder that CheckFolder did not look into, and why.
+struct SkippedFolder {
+  std::string path;
+  std::string reason;  // "not a task" (not recursive), "symbolic link", "deeper than max_depth"
+};
+
+struct FolderReport {
+  std::vector<TaskReport> tasks;
+  std::vector<SkippedFolder> skipped;  // in name order
+};
+
+// `path` is a task, or a folder of tasks: every subfolder with meta/info.json or
+// manifest.json, in name order; with options.recursive also those further down (a
+// task's own subfolders are never searched). Other subfolders are listed as skipped.
+// A task folder that cannot be read becomes a report with a single error finding.
+// A folder without any task is checked as a task (and so fails to open).
+Result<FolderReport> CheckFolder(const std::string& path, const CheckOptions& options = {});
+
+// CheckFolder(path, options).tasks.
 Result<std::vector<TaskReport>> CheckPath(const std::string& path, const CheckOptions& options = {});
 
 }  // namespace reel

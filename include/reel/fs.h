@@ -84,6 +84,14 @@ class FileSystem {
 // The process-wide POSIX file system. Never null; not owned by the caller.
 FileSystem* DefaultFileSystem();
 
+// Removes every scratch directory this process holds now (export staging beside the
+// output, pack and upload work directories, the import server's staging; also pack's zip
+// temp beside its output) and returns how many went. For an interrupted process (the
+// CLI's SIGINT/SIGTERM thread) just before it ends: the jobs owning them fail if they go
+// on. Not async-signal-safe (call it from a thread that sigwait()ed, not from a signal
+// handler).
+int RemoveOpenScratchDirs();
+
 // Commit recipe for one file (LevelDB's): write a unique dotfile beside `path`,
 // fsync it, rename it over `path`, fsync the directory. A failure before the
 // rename removes the temp file and leaves `path` as it was; a failure of the

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "reel/fs.h"
+#include "reel/progress.h"
 #include "reel/status.h"
 
 namespace reel {
@@ -79,6 +80,11 @@ struct ExportOptions {
   int64_t chunks_size = 1000;
   // Episodes to export (pooled N); empty = all with data.
   std::vector<int64_t> episodes;
+  // false: an existing out_dir is refused (AlreadyExists). true: an existing dataset
+  // directory (meta/info.json or manifest.json) or empty directory is replaced, only once
+  // the new export is complete; anything else is still refused.
+  bool replace_existing = false;
+  ProgressFn progress;       // "episodes exported", per episode; empty = none
   FileSystem* fs = nullptr;  // null = DefaultFileSystem()
 };
 
@@ -92,7 +98,8 @@ struct ExportReport {
   std::vector<std::string> warnings;   // e.g. "action is the pooled placeholder"
 };
 
-// Exports the task's episodes to `out_dir` (which must not exist).
+// Exports the task's episodes to `out_dir` (which must not exist unless
+// options.replace_existing). Built in a staging directory beside it and renamed into place.
 Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
                                 const ExportOptions& options = {});
 
@@ -114,7 +121,19 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
 // number.
 struct ImportOptions {
   std::string task_name;     // "" = the task directory's name
+  // An episode the target already holds identically (the same rows: every data column
+  // but episode_index and wall_time, by name, type and value; and, slot for slot,
+  // byte-identical videos) is skipped and listed in ImportReport::skipped. A reel export's episode whose
+  // own number is taken by other content is refused (AlreadyExists) unless `renumber`,
+  // which imports it under the next free number with a warning.
+  bool renumber = false;
+  ProgressFn progress;       // "episodes imported", per source episode; empty = none
   FileSystem* fs = nullptr;  // null = DefaultFileSystem()
+};
+
+struct SkippedEpisode {
+  int64_t source_episode = 0;  // the source's episode_index (bundle: manifest position)
+  int64_t episode_index = 0;   // the target's identical episode N
 };
 
 struct ImportReport {
@@ -124,6 +143,7 @@ struct ImportReport {
   int64_t videos_reencoded = 0;
   bool round_trip = false;                 // the source is an export of reel's
   std::vector<int64_t> episode_indices;    // pooled N of each imported episode, in order
+  std::vector<SkippedEpisode> skipped;     // already present, identical: not imported again
   std::vector<std::string> warnings;
 };
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "reel/fs.h"
+#include "reel/progress.h"
 #include "reel/status.h"
 
 namespace reel {
@@ -37,6 +38,8 @@ struct PackOptions {
   int precompress_crf = 30;
   std::string precompress_preset = "fast";
   int precompress_threads = 0;  // 0 = let the encoder choose
+  // With `precompress`: "videos precompressed" after each video (a kept one counts too).
+  ProgressFn progress;
 };
 
 struct PackedEntry {

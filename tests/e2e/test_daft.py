@@ -33,7 +33,7 @@ def tasks(reel_bin, tmp_path_factory) -> list[Path]:
     out = []
     for name, seed in (("pick", 1), ("place", 2)):
         root = base / name
-        cli(reel_bin, "simulate", root, "--episodes", 3, "--seconds", 1, "--video-size", f"{W}x{H}", "--seed", seed)
+        cli(reel_bin, "simulate", root, "--count", 3, "--seconds", 1, "--video-size", f"{W}x{H}", "--seed", seed)
         out.append(root)
     cli(reel_bin, "delete", out[1], 2)  # data gone: has_data false, never read
     return out

@@ -31,7 +31,7 @@ W, H = 96, 64
 @pytest.fixture(scope="module")
 def task(reel_bin, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("export") / "pick"
-    reel(reel_bin, "simulate", root, "--episodes", 3, "--seconds", 1.5, "--video-size", f"{W}x{H}")
+    reel(reel_bin, "simulate", root, "--count", 3, "--seconds", 1.5, "--video-size", f"{W}x{H}")
     return root
 
 
@@ -273,7 +273,7 @@ def test_v3_rollover_and_reencoded_depth(reel_bin, tmp_path):
     """--data-file-mb 0 / --video-file-mb 0 start a new file for every episode; an FFV1 depth .mkv
     cannot go into mp4 and is re-encoded as 12-bit HEVC with the same frame count."""
     task = tmp_path / "ffv1"
-    reel(reel_bin, "simulate", task, "--episodes", 2, "--seconds", 0.5, "--video-size", f"{W}x{H}", "--depth-ffv1")
+    reel(reel_bin, "simulate", task, "--count", 2, "--seconds", 0.5, "--video-size", f"{W}x{H}", "--depth-ffv1")
     out = tmp_path / "rolled"
     p = reel(reel_bin, "export", task, out, "--data-file-mb", 0, "--video-file-mb", 0, "--json")
     report = json.loads(p.stdout)

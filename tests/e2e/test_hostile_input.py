@@ -309,11 +309,11 @@ def stat_kind(path) -> str:
     return "fifo" if stat.S_ISFIFO(mode) else "link" if stat.S_ISLNK(mode) else "file"
 
 
-def test_pack_still_replaces_its_own_zip(reel_bin, tmp_path):
+def test_pack_still_replaces_its_own_zip_with_force(reel_bin, tmp_path):
     task = write_task(tmp_path, "t", [EpisodeSpec(1)])
     target = tmp_path / "slice.zip"
     for _ in range(2):
-        proc = subprocess.run([reel_bin, "pack", str(task.path), "1", "-o", str(target)],
+        proc = subprocess.run([reel_bin, "pack", str(task.path), "1", "-o", str(target), "--force"],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
 

@@ -26,9 +26,9 @@ W, H = 96, 64
 @pytest.fixture(scope="module")
 def task(reel_bin, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("import") / "pick"
-    reel(reel_bin, "simulate", root, "--episodes", 2, "--seconds", 1.2, "--video-size", f"{W}x{H}", "--seed", 3)
+    reel(reel_bin, "simulate", root, "--count", 2, "--seconds", 1.2, "--video-size", f"{W}x{H}", "--seed", 3)
     reel(reel_bin, "delete", root, 1)  # a gap: episode 1 has no data, episodes 2 and 3 export
-    reel(reel_bin, "simulate", root, "--episodes", 1, "--seconds", 1.0, "--video-size", f"{W}x{H}", "--seed", 4)
+    reel(reel_bin, "simulate", root, "--count", 1, "--seconds", 1.0, "--video-size", f"{W}x{H}", "--seed", 4)
     return root
 
 
@@ -78,16 +78,34 @@ def test_round_trip_keeps_every_value_and_frame(reel_bin, task, tmp_path, to):
     reel(reel_bin, "check", back)
 
 
-def test_import_into_taken_numbers_renumbers(reel_bin, task, tmp_path):
+def test_import_again_skips_identical_episodes(reel_bin, task, tmp_path):
     out = tmp_path / "v3"
     reel(reel_bin, "export", task, out)
     back = tmp_path / "pick"
     reel(reel_bin, "import", out, back)
     p = reel(reel_bin, "import", out, back, "--json")
     report = json.loads(p.stdout)
+    assert report["episode_indices"] == [] and report["episodes"] == 0, report
+    assert report["skipped"] == [{"source_episode": 0, "episode_index": 2}, {"source_episode": 1, "episode_index": 3}]
+    assert sorted(episode_files(back)) == [2, 3]
+    text = reel(reel_bin, "import", out, back).stdout
+    assert "already present as episode 2" in text and "already present as episode 3" in text, text
+
+
+def test_import_into_numbers_held_by_other_content_needs_renumber(reel_bin, task, tmp_path):
+    out = tmp_path / "v3"
+    reel(reel_bin, "export", task, out)
+    back = tmp_path / "pick"
+    reel(reel_bin, "import", out, back)
+    reel(reel_bin, "delete", back, 2)  # 2 and 3 stay taken, their content is gone
+    reel(reel_bin, "delete", back, 3)
+    p = reel(reel_bin, "import", out, back, ok=2)
+    assert "episode 2" in p.stderr and "--renumber" in p.stderr, p.stderr
+    assert sorted(episode_files(back)) == []
+    report = json.loads(reel(reel_bin, "import", out, back, "--renumber", "--json").stdout)
     assert report["episode_indices"] == [4, 5]
     assert any("taken" in w for w in report["warnings"])
-    assert sorted(episode_files(back)) == [2, 3, 4, 5]
+    assert sorted(episode_files(back)) == [4, 5]
     reel(reel_bin, "check", back)
 
 
@@ -121,6 +139,10 @@ def test_import_lerobot_written_dataset(reel_bin, tmp_path, version):
     tasks = [json.loads(x)["task"] for x in (back / "meta/tasks.jsonl").read_text().splitlines()]
     assert tasks == list(dict.fromkeys(summary["tasks"]))  # LeRobot's order: first appearance
     reel(reel_bin, "check", back)
+    # Again: every episode is already there, identically; nothing new.
+    again = json.loads(reel(reel_bin, "import", src, back, "--json").stdout)
+    assert again["episode_indices"] == [] and [k["episode_index"] for k in again["skipped"]] == report["episode_indices"]
+    assert sorted(episode_files(back)) == report["episode_indices"]
 
 
 def test_import_refuses_a_broken_dataset_and_leaves_no_task(reel_bin, task, tmp_path):

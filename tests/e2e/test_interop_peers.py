@@ -33,7 +33,7 @@ STATE = ["observation.gripper_2_gripper_left_force", "observation.gripper_2_grip
 @pytest.fixture(scope="module")
 def task(reel_bin, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("peer-task") / "pick"
-    reel(reel_bin, "simulate", root, "--episodes", 3, "--seconds", 1.2, "--video-size", f"{W}x{H}",
+    reel(reel_bin, "simulate", root, "--count", 3, "--seconds", 1.2, "--video-size", f"{W}x{H}",
          "--seed", 7)
     return root
 

@@ -90,7 +90,7 @@ def assert_slice(zip_path: Path, task: Path, n: int, generated_row: bool = False
 def sim_task(reel_bin, tmp_path_factory) -> Path:
     def build(root):
         task = root / "pick_cup"
-        simulate(reel_bin, task, "--episodes", 3, *SIM_ARGS)
+        simulate(reel_bin, task, "--count", 3, *SIM_ARGS)
         return task
 
     return memo_task("pack_sim", tmp_path_factory, build)
@@ -125,13 +125,13 @@ def test_default_name_and_text_summary(reel_bin, sim_task, tmp_path):
     assert_slice(tmp_path / "pick_cup_ep000002.zip", sim_task, 3)
 
 
-def test_replaces_an_existing_zip_and_a_failure_keeps_it(reel_bin, sim_task, tmp_path):
+def test_force_replaces_an_existing_zip_and_a_failure_keeps_it(reel_bin, sim_task, tmp_path):
     out = tmp_path / "x.zip"
     out.write_bytes(b"old contents")
-    pack_json(reel_bin, sim_task, 1, "-o", out)
+    pack_json(reel_bin, sim_task, 1, "-o", out, "--force")
     assert_slice(out, sim_task, 1)
     good = out.read_bytes()
-    rc, _, err = pack(reel_bin, sim_task, 99, "-o", out)
+    rc, _, err = pack(reel_bin, sim_task, 99, "-o", out, "--force")
     assert rc == 2, err
     assert out.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.zip"]
@@ -146,7 +146,7 @@ def test_missing_output_directory_is_refused(reel_bin, sim_task, tmp_path):
 
 def test_chunk_rollover_numbering(reel_bin, tmp_path):
     task = tmp_path / "roll"
-    eps = simulate(reel_bin, task, "--episodes", 1, "--watermark", 1001, "--no-video", *SIM_ARGS)
+    eps = simulate(reel_bin, task, "--count", 1, "--watermark", 1001, "--no-video", *SIM_ARGS)
     assert [e["episode_index"] for e in eps] == [1001]
     work = tmp_path / "work"
     work.mkdir()
@@ -159,7 +159,7 @@ def test_chunk_rollover_numbering(reel_bin, tmp_path):
 
 def test_deleted_episode_is_refused(reel_bin, tmp_path):
     task = tmp_path / "del"
-    simulate(reel_bin, task, "--episodes", 2, "--no-video", *SIM_ARGS)
+    simulate(reel_bin, task, "--count", 2, "--no-video", *SIM_ARGS)
     delete(reel_bin, task, 1)
     out = tmp_path / "out.zip"
     rc, stdout, err = pack(reel_bin, task, 1, "-o", out)
@@ -227,7 +227,7 @@ def ffprobe(path: Path) -> dict:
 @pytest.mark.parametrize("depth", ["hevc12", "ffv1"])
 def test_precompress_reencodes_rgb_only(reel_bin, tmp_path, depth):
     task = tmp_path / "pc"
-    simulate(reel_bin, task, "--episodes", 1, *SIM_ARGS, *(["--depth-ffv1"] if depth == "ffv1" else []))
+    simulate(reel_bin, task, "--count", 1, *SIM_ARGS, *(["--depth-ffv1"] if depth == "ffv1" else []))
     out = tmp_path / "pc.zip"
     got = pack_json(reel_bin, task, 1, "-o", out, "--precompress", "--crf", 30)
     rgb = rgb_slots(task)
@@ -263,7 +263,7 @@ def test_precompress_reencodes_rgb_only(reel_bin, tmp_path, depth):
 
 def test_precompress_keeps_hevc_rgb_untouched(reel_bin, tmp_path):
     task = tmp_path / "hv"
-    simulate(reel_bin, task, "--episodes", 1, "--codec", "hevc", *SIM_ARGS)
+    simulate(reel_bin, task, "--count", 1, "--codec", "hevc", *SIM_ARGS)
     out = tmp_path / "hv.zip"
     got = pack_json(reel_bin, task, 1, "-o", out, "--precompress")
     assert all(e["recompressed"] is False for e in got["entries"])

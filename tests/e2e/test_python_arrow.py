@@ -96,7 +96,7 @@ def test_frames_table_across_episodes(reel_mod, reel_bin, tmp_path):
     import subprocess
 
     root = tmp_path / "pick"
-    subprocess.run([reel_bin, "simulate", str(root), "--episodes", "3", "--seconds", "0.5", "--no-video"],
+    subprocess.run([reel_bin, "simulate", str(root), "--count", "3", "--seconds", "0.5", "--no-video"],
                    check=True, capture_output=True)
     task = reel_mod.open(str(root))
     kept = [e["episode_index"] for e in task.episodes() if e["episode_index"] != 2]

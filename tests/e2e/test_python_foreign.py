@@ -37,7 +37,7 @@ def reel_cli(reel_bin, *args):
 @pytest.fixture(scope="module")
 def pooled(reel_bin, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("pyforeign") / "pick"
-    reel_cli(reel_bin, "simulate", root, "--episodes", 2, "--seconds", 1, "--video-size", f"{W}x{H}")
+    reel_cli(reel_bin, "simulate", root, "--count", 2, "--seconds", 1, "--video-size", f"{W}x{H}")
     return root
 
 

@@ -49,7 +49,7 @@ def test_no_temp_files_left(sim):
 
 def test_fps_option(reel_bin, tmp_path):
     task = tmp_path / "fps20"
-    eps = simulate(reel_bin, task, "--episodes", 1, "--seconds", 1, "--fps", 20)
+    eps = simulate(reel_bin, task, "--count", 1, "--seconds", 1, "--fps", 20)
     t = data_table(task, 1)
     assert abs(t.num_rows - 20) <= 1, f"--fps 20 --seconds 1: {t.num_rows} rows"
     assert eps[0]["length"] == t.num_rows
@@ -62,7 +62,7 @@ def test_fps_option(reel_bin, tmp_path):
 def test_chinese_task_name(reel_bin, tmp_path):
     name = "夹爪_抓取任务"
     task = tmp_path / name
-    simulate(reel_bin, task, "--episodes", 1, "--seconds", 0.5)
+    simulate(reel_bin, task, "--count", 1, "--seconds", 0.5)
     assert info(task)["task_name"] == name
     lines = (task / "meta/tasks.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1 and json.loads(lines[0]) == {"task_index": 0, "task": name}, lines
@@ -75,7 +75,7 @@ def test_refuses_unknown_format(reel_bin, tmp_path):
     task = tmp_path / "future"
     (task / "meta").mkdir(parents=True)
     (task / "meta/info.json").write_text(json.dumps({"format": "pooled_episodes_v9", "chunks_size": 1000}), encoding="utf-8")
-    rc, out, err = reel_exec(reel_bin, "simulate", task, "--episodes", 1, "--seconds", 0.5)
+    rc, out, err = reel_exec(reel_bin, "simulate", task, "--count", 1, "--seconds", 0.5)
     assert rc != 0, f"simulate wrote into a task of format pooled_episodes_v9\nstdout:\n{out}"
     assert "info.json" in err and "pooled_episodes_v9" in err, f"the error must name the file and the value:\n{err}"
     written = visible(listing(task, "data")) + visible(listing(task, "meta/episodes"))

@@ -221,7 +221,7 @@ def main_task(reel_bin: str, tmp_path_factory) -> SimTask:
         t0 = time.time()
         # Video off: this slice is about the parquet and JSON files (test_recorder_video.py
         # covers the streams).
-        eps = simulate(reel_bin, path, "--episodes", 3, "--seconds", MAIN_SECONDS, "--seed", 1, "--no-video")
+        eps = simulate(reel_bin, path, "--count", 3, "--seconds", MAIN_SECONDS, "--seed", 1, "--no-video")
         return SimTask(path, eps, t0, time.time(), "int16x100", MAIN_FPS, MAIN_SECONDS)
 
     return memo_task("main", tmp_path_factory, build)

@@ -43,7 +43,7 @@ from .test_recorder_common import (
 
 # Video on, tiny (the crash points of interest are the files, not the pixels): every
 # committed episode must have all eight slot files, a rolled-back one none.
-SIM_ARGS = ("--episodes", 50, "--seconds", 0.2, "--fps", 10, "--video-size", "32x24")
+SIM_ARGS = ("--count", 50, "--seconds", 0.2, "--fps", 10, "--video-size", "32x24")
 VIDEO_SLOTS = 8
 VIDEO_RE = re.compile(r"^videos/chunk-(\d{3})/[a-z0-9_]+/episode-(\d{3})\.(mp4|mkv)$")
 TIMING_EPISODES = 10
@@ -101,7 +101,7 @@ def run_kill_rounds(reel_bin: str, work: Path, rounds: int, budget_s: float | No
     started = time.monotonic()
     # Expected runtime of one full 50-episode run, measured once on a scratch task
     # (10 episodes, scaled: the per-episode cost dominates).
-    timing_args = ("--episodes", TIMING_EPISODES, *SIM_ARGS[2:])
+    timing_args = ("--count", TIMING_EPISODES, *SIM_ARGS[2:])
     t0 = time.monotonic()
     rc, out, err = reel_exec(reel_bin, "simulate", work / "timing", *timing_args, timeout=300)
     assert rc == 0, f"reel simulate (timing run) exited {rc}\n{out}\n{err}"
@@ -150,7 +150,7 @@ def run_kill_rounds(reel_bin: str, work: Path, rounds: int, budget_s: float | No
     # One more recording: rolls forward, gets the next number, and the task checks clean.
     free = marker_number(task)
     before = visible_episodes(task) | {n: None for n in decided}
-    eps = simulate(reel_bin, task, "--episodes", 1, "--seconds", 0.2, "--fps", 10)
+    eps = simulate(reel_bin, task, "--count", 1, "--seconds", 0.2, "--fps", 10)
     assert len(eps) == 1 and eps[0]["committed"], eps
     n = eps[0]["episode_index"]
     if free is not None and free not in before:
@@ -176,7 +176,7 @@ def test_sigkill_while_recording_never_loses_a_committed_episode(reel_bin, tmp_p
 
 def test_two_recorders_started_together_never_share_a_number(reel_bin, tmp_path):
     task = tmp_path / "shared"
-    argv = [reel_bin, "simulate", str(task), "--episodes", 5, "--seconds", 0.2, "--fps", 10, "--json"]
+    argv = [reel_bin, "simulate", str(task), "--count", 5, "--seconds", 0.2, "--fps", 10, "--json"]
     argv = [str(a) for a in argv]
     procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
     numbers = []
@@ -198,7 +198,7 @@ def test_two_recorders_started_together_never_share_a_number(reel_bin, tmp_path)
 
 def test_delete_missing_episode_fails_and_existing_keeps_its_row(reel_bin, tmp_path):
     task = tmp_path / "del"
-    simulate(reel_bin, task, "--episodes", 2, "--seconds", 0.2, "--fps", 10)
+    simulate(reel_bin, task, "--count", 2, "--seconds", 0.2, "--fps", 10)
     rc, out, err = reel_exec(reel_bin, "delete", task, 7)
     assert rc != 0, f"reel delete of a missing episode exited 0\n{out}\n{err}"
     assert (out + err).strip(), "reel delete of a missing episode printed no message"
@@ -208,7 +208,7 @@ def test_delete_missing_episode_fails_and_existing_keeps_its_row(reel_bin, tmp_p
     assert data_numbers(task) == [1]
     assert row_numbers(task) == [1, 2], "the deleted episode's row must stay (contract §9)"
     check_clean(reel_bin, task)
-    eps = simulate(reel_bin, task, "--episodes", 1, "--seconds", 0.2, "--fps", 10)
+    eps = simulate(reel_bin, task, "--count", 1, "--seconds", 0.2, "--fps", 10)
     assert eps[0]["episode_index"] == 3, f"a deleted number was reused: {eps}"
 
 

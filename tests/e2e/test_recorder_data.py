@@ -1,6 +1,6 @@
 """Data parquet written by the recorder (contract §7, 002 §4.6/§5.5/Appendix C, reference "data parquet").
 
-One shared task: `reel simulate pick_cube --episodes 3 --seconds 2 --seed 1` (30 fps, force
+One shared task: `reel simulate pick_cube --count 3 --seconds 2 --seed 1` (30 fps, force
 matrix at the default tier int16x100). Read with pyarrow/numpy only.
 """
 

@@ -40,8 +40,8 @@ RATIO_TOL = 0.02
 def tier_change_task(reel_bin, tmp_path_factory):
     def build(root):
         path = root / "tier_change"
-        e1 = simulate(reel_bin, path, "--episodes", 1, "--tier", "int16x10", "--seed", 3)
-        e2 = simulate(reel_bin, path, "--episodes", 1, "--tier", "float32", "--seed", 4)
+        e1 = simulate(reel_bin, path, "--count", 1, "--tier", "int16x10", "--seed", 3)
+        e2 = simulate(reel_bin, path, "--count", 1, "--tier", "float32", "--seed", 4)
         assert [(e["episode_index"], e["committed"]) for e in e1 + e2] == [(1, True), (2, True)], e1 + e2
         return path
 
@@ -143,7 +143,7 @@ def test_tier_change_check_clean(reel_bin, tier_change):
 
 
 SEED = 7
-CODEC_ARGS = ("--episodes", 1, "--seconds", 1.0, "--seed", SEED)
+CODEC_ARGS = ("--count", 1, "--seconds", 1.0, "--seed", SEED)
 
 
 def tier_task(reel_bin, tmp_path_factory, tier):

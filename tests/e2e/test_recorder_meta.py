@@ -1,5 +1,5 @@
 """meta/ files written by the recorder: episodes rows (§6), info.json (§3, 002 §6), stats.json (§4),
-tasks.jsonl (§5). Shared task: `reel simulate pick_cube --episodes 3 --seconds 2 --seed 1`."""
+tasks.jsonl (§5). Shared task: `reel simulate pick_cube --count 3 --seconds 2 --seed 1`."""
 
 from __future__ import annotations
 
@@ -215,7 +215,7 @@ def test_info_device_names_cover_every_slot(sim):
 def two_runs(reel_bin, tmp_path):
     """One episode, hand-added unknown keys, a second episode. Returns (path, info before edit, edited, after)."""
     task = tmp_path / "two_runs"
-    simulate(reel_bin, task, "--episodes", 1, "--seconds", 0.5)
+    simulate(reel_bin, task, "--count", 1, "--seconds", 0.5)
     before = info(task)
     edited = {}
     for k, v in before.items():
@@ -225,7 +225,7 @@ def two_runs(reel_bin, tmp_path):
     edited["lab_note"] = "keep me"
     edited["features"]["observation.imu"]["x_vendor_note"] = "keep me too"
     (task / "meta/info.json").write_text(json.dumps(edited, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    simulate(reel_bin, task, "--episodes", 1, "--seconds", 0.5)
+    simulate(reel_bin, task, "--count", 1, "--seconds", 0.5)
     return task, before, edited, info(task)
 
 

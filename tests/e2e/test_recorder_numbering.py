@@ -58,17 +58,17 @@ def assert_no_dotfiles(task, when):
 
 def test_fresh_task_numbers_from_one(reel_bin, tmp_path):
     task = tmp_path / "fresh"
-    eps = simulate(reel_bin, task, "--episodes", 3, *SHORT)
+    eps = simulate(reel_bin, task, "--count", 3, *SHORT)
     assert [(e["episode_index"], e["committed"]) for e in eps] == [(1, True), (2, True), (3, True)], eps
     assert visible(listing(task, "data")) == [f"data/chunk-000/episode-00{i}.parquet" for i in range(3)]
     assert visible(listing(task, "meta/episodes")) == [f"meta/episodes/chunk-000/episode-00{i}.parquet" for i in range(3)]
     assert_numbers_on_disk(task, [1, 2, 3])
     assert info(task)["total_episodes"] == 3
-    assert_no_dotfiles(task, "simulate --episodes 3")
+    assert_no_dotfiles(task, "simulate --count 3")
 
 
 def test_plain_output_one_line_per_episode(reel_bin, tmp_path):
-    rc, out, err = reel_exec(reel_bin, "simulate", tmp_path / "plain", "--episodes", 2, *SHORT)
+    rc, out, err = reel_exec(reel_bin, "simulate", tmp_path / "plain", "--count", 2, *SHORT)
     assert rc == 0, f"exit {rc}\nstdout:\n{out}\nstderr:\n{err}"
     lines = [ln for ln in out.splitlines() if ln.strip()]
     assert len(lines) == 2, f"expected one stdout line per episode (2), got {len(lines)}:\n{out}"
@@ -76,29 +76,29 @@ def test_plain_output_one_line_per_episode(reel_bin, tmp_path):
 
 def test_watermark_ahead_sets_next_number(reel_bin, tmp_path):
     task = tmp_path / "wm"
-    simulate(reel_bin, task, "--episodes", 3, *SHORT)
-    eps = simulate(reel_bin, task, "--episodes", 1, "--watermark", 10, *SHORT)
+    simulate(reel_bin, task, "--count", 3, *SHORT)
+    eps = simulate(reel_bin, task, "--count", 1, "--watermark", 10, *SHORT)
     assert committed(eps) == [10], f"--watermark 10 on a task holding 1..3: got {eps}, expected N=10 (watermark = next expected N)"
     assert (task / "data/chunk-000/episode-009.parquet").is_file()
     assert_numbers_on_disk(task, [1, 2, 3, 10])
     assert info(task)["total_episodes"] == 10
     # and the scan continues from there
-    eps = simulate(reel_bin, task, "--episodes", 1, *SHORT)
+    eps = simulate(reel_bin, task, "--count", 1, *SHORT)
     assert committed(eps) == [11], eps
     check_clean(reel_bin, task)
 
 
 def test_watermark_behind_loses_to_the_scan(reel_bin, tmp_path):
     task = tmp_path / "wm_behind"
-    simulate(reel_bin, task, "--episodes", 3, *SHORT)
-    eps = simulate(reel_bin, task, "--episodes", 1, "--watermark", 2, *SHORT)
+    simulate(reel_bin, task, "--count", 3, *SHORT)
+    eps = simulate(reel_bin, task, "--count", 1, "--watermark", 2, *SHORT)
     assert committed(eps) == [4], f"--watermark 2 on a task holding 1..3 must not overwrite: got {eps}, expected N=4"
     assert_numbers_on_disk(task, [1, 2, 3, 4])
 
 
 def test_abort_writes_marker_and_next_recording_reuses_it(reel_bin, tmp_path):
     task = tmp_path / "abort"
-    eps = simulate(reel_bin, task, "--episodes", 2, "--abort-last", *SHORT)
+    eps = simulate(reel_bin, task, "--count", 2, "--abort-last", *SHORT)
     assert [(e["episode_index"], e["committed"]) for e in eps] == [(1, True), (2, False)], eps
 
     marker = read_json(task / MARKER)
@@ -116,7 +116,7 @@ def test_abort_writes_marker_and_next_recording_reuses_it(reel_bin, tmp_path):
     assert_no_dotfiles(task, "an aborted episode")
     check_clean(reel_bin, task)
 
-    eps = simulate(reel_bin, task, "--episodes", 1, *SHORT)
+    eps = simulate(reel_bin, task, "--count", 1, *SHORT)
     assert committed(eps) == [2], f"the recycled number 2 was not reused: {eps}"
     assert not (task / MARKER).exists(), "the recycled marker survived a completed episode"
     assert_numbers_on_disk(task, [1, 2])
@@ -128,11 +128,11 @@ def test_abort_writes_marker_and_next_recording_reuses_it(reel_bin, tmp_path):
 def test_recycled_number_wins_over_a_watermark_ahead(reel_bin, tmp_path):
     """§2: 下一次录制优先复用该号（即使进度水位已跑在前面也不跳号）."""
     task = tmp_path / "abort_wm"
-    simulate(reel_bin, task, "--episodes", 2, *SHORT)
-    eps = simulate(reel_bin, task, "--episodes", 1, "--abort-last", *SHORT)
+    simulate(reel_bin, task, "--count", 2, *SHORT)
+    eps = simulate(reel_bin, task, "--count", 1, "--abort-last", *SHORT)
     assert [(e["episode_index"], e["committed"]) for e in eps] == [(3, False)], eps
     assert read_json(task / MARKER)["episode_index"] == 3
-    eps = simulate(reel_bin, task, "--episodes", 1, "--watermark", 50, *SHORT)
+    eps = simulate(reel_bin, task, "--count", 1, "--watermark", 50, *SHORT)
     assert committed(eps) == [3], f"with marker 3 and --watermark 50 the recorder took {eps}; the marker must win"
     assert not (task / MARKER).exists()
     assert_numbers_on_disk(task, [1, 2, 3])
@@ -140,9 +140,9 @@ def test_recycled_number_wins_over_a_watermark_ahead(reel_bin, tmp_path):
 
 def test_abort_leaves_task_files_untouched(reel_bin, tmp_path):
     task = tmp_path / "abort_meta"
-    simulate(reel_bin, task, "--episodes", 2, *SHORT)
+    simulate(reel_bin, task, "--count", 2, *SHORT)
     before = {p: (task / p).read_bytes() for p in ("meta/info.json", "meta/stats.json", "meta/tasks.jsonl")}
-    eps = simulate(reel_bin, task, "--episodes", 1, "--abort-last", *SHORT)
+    eps = simulate(reel_bin, task, "--count", 1, "--abort-last", *SHORT)
     assert [e["committed"] for e in eps] == [False], eps
     for p, b in before.items():
         assert (task / p).read_bytes() == b, f"{p} changed although the only episode of the run was aborted"
@@ -151,7 +151,7 @@ def test_abort_leaves_task_files_untouched(reel_bin, tmp_path):
 
 def test_deleted_number_is_never_reused(reel_bin, tmp_path):
     task = tmp_path / "deleted"
-    simulate(reel_bin, task, "--episodes", 3, *SHORT)
+    simulate(reel_bin, task, "--count", 3, *SHORT)
     stats_before = (task / "meta/stats.json").read_bytes()
     row3 = row_dict(task, 3)
 
@@ -167,7 +167,7 @@ def test_deleted_number_is_never_reused(reel_bin, tmp_path):
     check_clean(reel_bin, task)
 
     count_before = read_json(task / "meta/stats.json")["observation.left_glove"]["count"]
-    eps = simulate(reel_bin, task, "--episodes", 1, *SHORT)
+    eps = simulate(reel_bin, task, "--count", 1, *SHORT)
     assert committed(eps) == [4], f"after deleting N=3 the recorder took {eps}; 3 is finished and must not come back"
     rows4 = data_table(task, 4).num_rows
     count_after = read_json(task / "meta/stats.json")["observation.left_glove"]["count"]
@@ -184,9 +184,9 @@ def test_deleted_number_is_never_reused(reel_bin, tmp_path):
 @pytest.mark.parametrize("victim", [1, 2])
 def test_delete_lower_number_keeps_numbering(reel_bin, tmp_path, victim):
     task = tmp_path / f"deleted_{victim}"
-    simulate(reel_bin, task, "--episodes", 3, *SHORT)
+    simulate(reel_bin, task, "--count", 3, *SHORT)
     delete(reel_bin, task, victim)
-    eps = simulate(reel_bin, task, "--episodes", 1, *SHORT)
+    eps = simulate(reel_bin, task, "--count", 1, *SHORT)
     assert committed(eps) == [4], eps
     assert data_numbers(task) == [n for n in (1, 2, 3, 4) if n != victim]
     assert row_numbers(task) == [1, 2, 3, 4]

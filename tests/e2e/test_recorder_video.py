@@ -115,7 +115,7 @@ def psnr(a: np.ndarray, b: np.ndarray) -> float:
 def vtask(reel_bin, tmp_path_factory):
     def build(root):
         path = root / "video_task"
-        eps = simulate(reel_bin, path, "--episodes", 2, "--seconds", SECONDS, "--fps", FPS, "--video-size", f"{W}x{H}")
+        eps = simulate(reel_bin, path, "--count", 2, "--seconds", SECONDS, "--fps", FPS, "--video-size", f"{W}x{H}")
         return path, eps
     return memo_task("video", tmp_path_factory, build)
 
@@ -124,7 +124,7 @@ def vtask(reel_bin, tmp_path_factory):
 def ffv1_task(reel_bin, tmp_path_factory):
     def build(root):
         path = root / "ffv1_task"
-        simulate(reel_bin, path, "--episodes", 1, "--seconds", SECONDS, "--fps", FPS, "--video-size", f"{W}x{H}", "--depth-ffv1")
+        simulate(reel_bin, path, "--count", 1, "--seconds", SECONDS, "--fps", FPS, "--video-size", f"{W}x{H}", "--depth-ffv1")
         return path
     return memo_task("video_ffv1", tmp_path_factory, build)
 
@@ -264,7 +264,7 @@ def test_check_passes_on_video_task(reel_bin, vtask):
 
 def test_abort_leaves_no_video_of_that_episode(reel_bin, tmp_path):
     task = tmp_path / "abort_video"
-    simulate(reel_bin, task, "--episodes", 2, "--abort-last", "--seconds", 0.5, "--video-size", "32x24")
+    simulate(reel_bin, task, "--count", 2, "--abort-last", "--seconds", 0.5, "--video-size", "32x24")
     files = listing(task, "videos")
     assert files and all("/episode-000." in f for f in files), files
     assert not leftover_dotfiles(task), leftover_dotfiles(task)
@@ -275,7 +275,7 @@ def test_delete_removes_videos_keeps_row(reel_bin, tmp_path):
     from .test_recorder_common import delete, row_rel
 
     task = tmp_path / "delete_video"
-    simulate(reel_bin, task, "--episodes", 2, "--seconds", 0.5, "--video-size", "32x24")
+    simulate(reel_bin, task, "--count", 2, "--seconds", 0.5, "--video-size", "32x24")
     delete(reel_bin, task, 1)
     files = listing(task, "videos")
     assert files and not any("/episode-000." in f for f in files), files
@@ -284,7 +284,7 @@ def test_delete_removes_videos_keeps_row(reel_bin, tmp_path):
 
 def test_no_video_flag(reel_bin, tmp_path):
     task = tmp_path / "novideo"
-    simulate(reel_bin, task, "--episodes", 1, "--seconds", 0.3, "--no-video")
+    simulate(reel_bin, task, "--count", 1, "--seconds", 0.3, "--no-video")
     assert not listing(task, "videos")
     inf = info(task)
     assert inf["video"] is False and inf["cameras"] == {} and inf["video_extensions"] == {}
@@ -301,6 +301,6 @@ def test_bad_video_options_are_clear_errors(reel_bin, tmp_path):
         (("--video-size", "big"), "WIDTHxHEIGHT"),
     ]:
         task = tmp_path / ("bad" + str(abs(hash(args))))
-        rc, out, err = reel_exec(reel_bin, "simulate", task, "--episodes", 1, "--seconds", 0.2, *args)
+        rc, out, err = reel_exec(reel_bin, "simulate", task, "--count", 1, "--seconds", 0.2, *args)
         assert rc != 0 and needle in err, f"{args}: rc={rc}\n{err}"
         assert not [p for p in listing(task, "") if "/episode-000." in p and not p.startswith("meta/")] if task.exists() else True

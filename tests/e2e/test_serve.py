@@ -31,7 +31,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN_ALL}"}
 def sim_task(reel_bin, tmp_path_factory, key, episodes=3, seed=1):
     def build(root):
         task = root / key
-        simulate(reel_bin, task, "--episodes", episodes, "--seconds", "1", "--video-size", "32x24",
+        simulate(reel_bin, task, "--count", episodes, "--seconds", "1", "--video-size", "32x24",
                  "--seed", seed, "--depth-ffv1")
         return task
     return memo_task(key, tmp_path_factory, build)

@@ -22,7 +22,7 @@ def tasks(reel_bin, tmp_path_factory):
     def build(root):
         out = []
         for name, seed in (("torch_a", 1), ("torch_b", 2)):
-            simulate(reel_bin, root / name, "--episodes", 2, "--seconds", "1", "--video-size", "32x24",
+            simulate(reel_bin, root / name, "--count", 2, "--seconds", "1", "--video-size", "32x24",
                      "--seed", seed, "--preset", "ultrafast", "--depth-preset", "ultrafast")
             out.append(root / name)
         return out

@@ -22,7 +22,7 @@ from .test_recorder_common import check_clean, reel_exec, simulate
 @pytest.fixture
 def task(reel_bin, tmp_path):
     t = tmp_path / "client" / "pick_cup"
-    simulate(reel_bin, t, "--episodes", 3, "--seconds", "1", "--video-size", "32x24", "--depth-ffv1")
+    simulate(reel_bin, t, "--count", 3, "--seconds", "1", "--video-size", "32x24", "--depth-ffv1")
     return t
 
 
@@ -102,6 +102,29 @@ def test_refusals_are_final_and_named(reel_bin, task, server):
     rc, doc, err = reel_upload(reel_bin, task, server.url, 1, token="wrong-token")
     assert rc == 2 and "401" in doc["episodes"][0]["error"], doc
     assert not (server.root / "other_task").exists() and not (server.root / "pick_cup").exists()
+
+
+def test_refused_credentials_stop_before_any_slice_is_sent(reel_bin, task, server):
+    rc, doc, err = reel_upload(reel_bin, task, server.url, 1, 2, 3, token=None)
+    assert rc == 2 and [e["episode_index"] for e in doc["episodes"]] == [1, 2, 3], (doc, err)
+    for e in doc["episodes"]:
+        assert "401" in e["error"] and "before any slice was sent" in e["error"], e
+    assert [l for l in server.log_lines() if l.get("method") in ("POST", "PATCH")] == []
+
+
+def test_progress_as_json_lines(reel_bin, task, server):
+    rc, out, err = reel_exec(reel_bin, "upload", task, 1, "--server", server.url, "--token", TOKEN_ALL,
+                             "--progress", "json", timeout=300)
+    assert rc == 0, err
+    lines = [json.loads(x) for x in err.splitlines() if x.startswith('{"progress"')]
+    assert lines and lines[-1]["progress"] == "bytes sent" and lines[-1]["done"] == lines[-1]["total"] > 0, err
+    assert lines[-1]["item"] == "episode 1"
+
+
+def test_connection_errors_name_the_server(reel_bin, task):
+    port = _free_port()
+    rc, doc, err = reel_upload(reel_bin, task, f"http://127.0.0.1:{port}", 1, "--retries", 1)
+    assert rc == 2 and f"http://127.0.0.1:{port}" in doc["episodes"][0]["error"], doc
 
 
 def _free_port() -> int:

@@ -1,5 +1,6 @@
 // reel check: the conformance checker.
 #include <iostream>
+#include <map>
 
 #include "cli.h"
 #include "reel/check.h"
@@ -32,6 +33,21 @@ void PrintRules(bool markdown) {
     std::cout << r.id << "\t" << SeverityName(r.severity) << "\t" << r.summary << "\n";
 }
 
+// One line for what was not looked into: a "folder of tasks" that is not a task is
+// otherwise easy to take for a pass.
+void PrintSkipped(const std::vector<SkippedFolder>& skipped) {
+  if (skipped.empty()) return;
+  std::map<std::string, std::vector<std::string>> by_reason;
+  for (const SkippedFolder& f : skipped) by_reason[f.reason].push_back(f.path);
+  for (const auto& [reason, paths] : by_reason) {
+    std::cout << "skipped " << paths.size() << (paths.size() == 1 ? " folder" : " folders") << " (" << reason
+              << (reason == "not a task" ? "; --recursive looks inside" : "") << "):";
+    for (size_t i = 0; i < paths.size() && i < 20; ++i) std::cout << " " << paths[i];
+    if (paths.size() > 20) std::cout << " ... (" << paths.size() - 20 << " more)";
+    std::cout << "\n";
+  }
+}
+
 }  // namespace
 
 void AddCheckCommand(CLI::App& app, int& exit_code) {
@@ -41,21 +57,32 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
     std::string path;
     bool json = false, list_rules = false, markdown = false;
     int threads = 0;
+    std::string progress = "auto";
+    CheckOptions options;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("path", args->path, "task directory, or a folder of task directories");
-  cmd->add_flag("--json", args->json, "machine-readable output");
+  AddJsonFlag(cmd, args->json);
+  cmd->add_flag("--recursive,-r", args->options.recursive,
+                "look for tasks in nested folders too (symbolic links to folders are not followed)");
+  cmd->add_option("--max-depth", args->options.max_depth, "with --recursive: folder levels searched")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  AddProgressOption(cmd, args->progress);
   cmd->add_flag("--list-rules", args->list_rules, "list every rule id and exit");
   cmd->add_flag("--markdown", args->markdown, "with --list-rules: a Markdown table");
   cmd->add_option("--threads", args->threads, "I/O threads (0 = all cores)");
   cmd->callback([args, &exit_code] {
     if (args->list_rules) return PrintRules(args->markdown);
     if (args->path.empty()) throw CLI::RequiredError("path");
-    auto reports = CheckPath(args->path, {nullptr, args->threads});
-    if (!reports.ok()) {
-      exit_code = Fail(reports.status());
+    args->options.io_threads = args->threads;
+    args->options.progress = MakeProgress(args->progress);
+    auto folder = CheckFolder(args->path, args->options);
+    if (!folder.ok()) {
+      exit_code = Fail(folder.status());
       return;
     }
+    const std::vector<TaskReport>* reports = &folder->tasks;
     int64_t errors = 0, warnings = 0;
     for (const TaskReport& r : *reports) {
       errors += r.Count(Severity::kError);
@@ -65,7 +92,9 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
     if (args->json) {
       Json tasks = Json::array();
       for (const TaskReport& r : *reports) tasks.push_back(ReportJson(r));
-      PrintJson({{"tasks", std::move(tasks)}, {"errors", errors}, {"warnings", warnings}});
+      Json skipped = Json::array();
+      for (const SkippedFolder& f : folder->skipped) skipped.push_back({{"path", f.path}, {"reason", f.reason}});
+      PrintJson({{"tasks", std::move(tasks)}, {"errors", errors}, {"warnings", warnings}, {"skipped", skipped}});
       return;
     }
     for (const TaskReport& r : *reports) {
@@ -76,6 +105,7 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
       std::cout << r.path << ": " << (e ? "FAILED" : "OK") << " (" << r.format << ", " << r.episodes
                 << " episodes, " << e << " errors, " << w << " warnings)\n";
     }
+    PrintSkipped(folder->skipped);
   });
 }
 

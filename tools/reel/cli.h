@@ -1,12 +1,16 @@
 // The reel command-line tool: one file per command group over the public API.
-// Exit codes: 0 success; 1 `check` found an error; 2 the input could not be
-// read (the library returned a non-OK Status); CLI11 usage errors keep its codes.
+// Exit codes (docs/cli.md): 0 success; 1 `check` found an error; 2 a usage error, an
+// output that exists without --force, or input that could not be read (the library
+// returned a non-OK Status). Interrupted by SIGINT/SIGTERM: scratch removed, then the
+// process ends by that signal (a shell shows 130 / 143).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "reel/progress.h"
 #include "reel/status.h"
 
 namespace reel::cli {
@@ -16,9 +20,13 @@ using Json = nlohmann::ordered_json;
 constexpr int kExitOk = 0;
 constexpr int kExitFindings = 1;
 constexpr int kExitUnreadable = 2;
+constexpr int kExitUsage = 2;
 
 // Prints "reel: <status message>" to stderr and returns kExitUnreadable.
 int Fail(const Status& status);
+// Prints "reel: <message>" to stderr and returns kExitUsage.
+int UsageFail(const std::string& message);
+
 // Prints JSON (indent 2, UTF-8) to stdout.
 void PrintJson(const Json& j);
 
@@ -31,5 +39,25 @@ void AddServeCommand(CLI::App& app, int& exit_code);    // serve
 void AddUploadCommand(CLI::App& app, int& exit_code);   // upload
 void AddExportCommand(CLI::App& app, int& exit_code);   // export
 void AddImportCommand(CLI::App& app, int& exit_code);   // import
+
+// grammar.cc: the parts every command shares.
+void AddCompletionCommand(CLI::App& app, int& exit_code);  // completion bash|zsh
+// --version on the app and on every subcommand. Call after the last subcommand.
+void AddVersionFlags(CLI::App& app);
+// A usage error: "reel: <what>", a "did you mean" for a mistyped command or option,
+// the --help hint; returns kExitUsage.
+int UsageFailure(const CLI::App& app, const CLI::ParseError& error, int argc, char** argv);
+// --json, the same words everywhere.
+void AddJsonFlag(CLI::App* cmd, bool& json);
+// job.cc: --progress auto|json|none, and its renderer on stderr (empty: no progress).
+void AddProgressOption(CLI::App* cmd, std::string& mode);
+ProgressFn MakeProgress(const std::string& mode);
+// For a job that holds scratch (export, import, pack, upload, check, simulate): on
+// SIGINT/SIGTERM/SIGHUP the scratch directories go, then the process ends by the signal.
+// Call first in the command's callback, before any thread is started.
+void RemoveScratchOnInterrupt();
+// "1,3,5-9" (reel/index_list.h) with the flag's name in the error; `unique`: each once
+// (episodes), else as written (frames).
+Result<std::vector<int64_t>> ParseListFlag(const std::string& flag, const std::string& text, bool unique);
 
 }  // namespace reel::cli

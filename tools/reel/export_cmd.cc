@@ -13,13 +13,14 @@ namespace {
 struct ExportArgs {
   std::string to = "lerobot-v3";
   std::string task;
-  std::string output;
+  std::string output, positional_output;
+  std::string episodes;  // "1,3,5-9"; "" = all
   std::string state;   // comma-separated, "" = default rule, "-" = none
   std::string action;  // comma-separated
   std::vector<std::string> drop, last, list_drop;
-  std::vector<int64_t> episodes;
   bool no_depth = false;
   bool json = false;
+  std::string progress = "auto";
   ExportOptions options;
 };
 
@@ -34,6 +35,15 @@ std::vector<std::string> SplitCommas(const std::string& s) {
 }
 
 int RunExport(ExportArgs& a) {
+  if (!a.positional_output.empty() && !a.output.empty() && a.positional_output != a.output)
+    return UsageFail("two outputs given: \"" + a.positional_output + "\" and -o \"" + a.output + "\"");
+  if (a.output.empty()) a.output = a.positional_output;
+  if (a.output.empty()) return UsageFail("export needs an output directory: -o/--output DIR");
+  if (!a.episodes.empty()) {
+    auto episodes = ParseListFlag("--episodes", a.episodes, true);
+    if (!episodes.ok()) return UsageFail(episodes.status().message());
+    a.options.episodes = *episodes;
+  }
   auto format = ParseExportFormat(a.to);
   if (!format.ok()) return Fail(format.status());
   ExportOptions& o = a.options;
@@ -48,10 +58,12 @@ int RunExport(ExportArgs& a) {
   for (const auto& c : a.last) o.mapping.list_rules[c] = ListRule::kLast;
   for (const auto& c : a.list_drop) o.mapping.list_rules[c] = ListRule::kDrop;
   o.mapping.include_depth = !a.no_depth;
-  o.episodes = a.episodes;
+  o.progress = MakeProgress(a.progress);
   auto task = Task::Open(a.task);
   if (!task.ok()) return Fail(task.status());
   auto report = ExportTask(**task, a.output, o);
+  if (!report.ok() && report.status().code() == StatusCode::kAlreadyExists && !o.replace_existing)
+    return UsageFail(report.status().message() + " (--force replaces it)");
   if (!report.ok()) return Fail(report.status());
   if (a.json) {
     PrintJson({{"out_dir", report->out_dir},
@@ -79,7 +91,10 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("export", "Export a task to LeRobot v3.0 / v2.1 or bundles");
   cmd->add_option("--to", a->to, "lerobot-v3, lerobot-v2.1 or bundle")->capture_default_str();
   cmd->add_option("task", a->task, "pooled task directory")->required();
-  cmd->add_option("out", a->output, "output directory (must not exist)")->required();
+  cmd->add_option("out", a->positional_output, "output directory (the same as -o)");
+  cmd->add_option("-o,--output", a->output, "output directory (must not exist, unless --force)");
+  cmd->add_flag("--force", a->options.replace_existing,
+                "replace an existing output (a dataset directory or an empty one) once the export succeeded");
   cmd->add_option("--state", a->state,
                   "columns joined into observation.state, comma-separated ('-' = none; default: "
                   "fixed-size float32 observation.*_state and *_force columns)");
@@ -89,15 +104,18 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--last", a->last, "list column sampled per frame: newest sample, held (default)");
   cmd->add_option("--drop-list", a->list_drop, "list column left out");
   cmd->add_flag("--no-depth", a->no_depth, "leave depth slots out");
-  cmd->add_option("--episodes", a->episodes, "pooled episode numbers to export (default: all)")
-      ->delimiter(',');
+  cmd->add_option("--episodes", a->episodes, "pooled episode numbers to export, e.g. 1,3,5-9 (default: all)");
   cmd->add_option("--robot-type", a->options.robot_type, "info.json robot_type")->capture_default_str();
   cmd->add_option("--data-file-mb", a->options.data_files_size_in_mb, "v3 data file rollover size")
       ->capture_default_str();
   cmd->add_option("--video-file-mb", a->options.video_files_size_in_mb, "v3 video file rollover size")
       ->capture_default_str();
-  cmd->add_flag("--json", a->json, "machine-readable output");
-  cmd->callback([&exit_code, a] { exit_code = RunExport(*a); });
+  AddJsonFlag(cmd, a->json);
+  AddProgressOption(cmd, a->progress);
+  cmd->callback([&exit_code, a] {
+    RemoveScratchOnInterrupt();
+    exit_code = RunExport(*a);
+  });
 }
 
 }  // namespace reel::cli

@@ -16,13 +16,18 @@ struct FramesArgs {
   std::string task;
   int64_t episode = 0;
   std::string slot;
+  std::string at_list;  // "0,5,10-20"
   std::vector<int64_t> at;
-  std::string out_dir = ".";
+  std::string out_dir = ".", deprecated_out_dir;
   bool json = false;
 };
 
 
-int RunFrames(const FramesArgs& a) {
+int RunFrames(FramesArgs& a) {
+  auto at = ParseListFlag("--at", a.at_list, false);
+  if (!at.ok()) return UsageFail(at.status().message());
+  a.at = std::move(*at);
+  if (!a.deprecated_out_dir.empty()) a.out_dir = a.deprecated_out_dir;
   if (IsForeignRoot(a.task)) return RunForeignFrames(a.task, a.episode, a.slot, a.at, a.out_dir, a.json);
   auto task = Task::Open(a.task);
   if (!task.ok()) return Fail(task.status());
@@ -97,11 +102,13 @@ void AddFramesCommand(CLI::App& app, int& exit_code) {
                   "position (0-based)")
       ->required();
   cmd->add_option("--slot", args->slot, "video slot (image_key), e.g. d435_rgb; LeRobot/bundle: the video key")->required();
-  cmd->add_option("--at", args->at, "frame indices (row i = frame i), comma-separated; LeRobot: rows, found by timestamp")
-      ->required()
-      ->delimiter(',');
-  cmd->add_option("-o,--out", args->out_dir, "output directory (created when missing; default .)");
-  cmd->add_flag("--json", args->json, "machine-readable output");
+  cmd->add_option("--at", args->at_list,
+                  "frame indices (row i = frame i), e.g. 0,5,10-20 (both ends included); LeRobot: rows, "
+                  "found by timestamp")
+      ->required();
+  cmd->add_option("-o,--output", args->out_dir, "output directory (created when missing; default .)");
+  cmd->add_option("--out", args->deprecated_out_dir, "old spelling of --output")->group("");
+  AddJsonFlag(cmd, args->json);
   cmd->callback([args, &exit_code] { exit_code = RunFrames(*args); });
 }
 

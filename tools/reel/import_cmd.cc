@@ -12,14 +12,20 @@ struct ImportArgs {
   std::string source;
   std::string task;
   bool json = false;
+  std::string progress = "auto";
   ImportOptions options;
 };
 
-int RunImport(const ImportArgs& a) {
+int RunImport(ImportArgs& a) {
+  a.options.progress = MakeProgress(a.progress);
   auto report = ImportDataset(a.source, a.task, a.options);
   if (!report.ok()) return Fail(report.status());
+  Json skipped = Json::array();
+  for (const SkippedEpisode& k : report->skipped)
+    skipped.push_back({{"source_episode", k.source_episode}, {"episode_index", k.episode_index}});
   if (a.json) {
     PrintJson({{"task", a.task},
+               {"skipped", skipped},
                {"episodes", report->episodes},
                {"frames", report->frames},
                {"episode_indices", report->episode_indices},
@@ -34,6 +40,9 @@ int RunImport(const ImportArgs& a) {
             << " frames" << (report->round_trip ? " (a reel export: pooled columns restored)" : "")
             << "; videos: " << report->videos_copied << " stream-copied, " << report->videos_reencoded
             << " re-encoded\n";
+  for (const SkippedEpisode& k : report->skipped)
+    std::cout << "source episode " << k.source_episode << ": already present as episode " << k.episode_index
+              << " (identical rows and videos), skipped\n";
   return kExitOk;
 }
 
@@ -45,8 +54,15 @@ void AddImportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("source", a->source, "LeRobot v2.0/v2.1/v3.x or bundle dataset")->required();
   cmd->add_option("task", a->task, "pooled task directory (created if missing)")->required();
   cmd->add_option("--task-name", a->options.task_name, "task_name of a new task (default: the directory's name)");
-  cmd->add_flag("--json", a->json, "machine-readable output");
-  cmd->callback([&exit_code, a] { exit_code = RunImport(*a); });
+  cmd->add_flag("--renumber", a->options.renumber,
+                "import an episode that is already in the task with other content under a new number "
+                "(default: refused; identical ones are skipped)");
+  AddJsonFlag(cmd, a->json);
+  AddProgressOption(cmd, a->progress);
+  cmd->callback([&exit_code, a] {
+    RemoveScratchOnInterrupt();
+    exit_code = RunImport(*a);
+  });
 }
 
 }  // namespace reel::cli

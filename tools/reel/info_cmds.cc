@@ -402,7 +402,7 @@ void AddInfoCommands(CLI::App& app, int& exit_code) {
     auto common = std::make_shared<Common>();
     auto* cmd = app.add_subcommand(name, help);
     cmd->add_option("task", common->task, "task directory (or a LeRobot v2/v3 or bundle dataset)")->required();
-    cmd->add_flag("--json", common->json, "machine-readable output");
+    AddJsonFlag(cmd, common->json);
     return std::make_pair(cmd, common);
   };
   auto [info, info_args] = add("info", "Summarise a task: format, fps, episodes, devices, slots, features");

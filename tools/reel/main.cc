@@ -10,6 +10,11 @@ int Fail(const Status& status) {
   return kExitUnreadable;
 }
 
+int UsageFail(const std::string& message) {
+  std::cerr << "reel: " << message << "\n";
+  return kExitUsage;
+}
+
 void PrintJson(const Json& j) {
   std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
@@ -18,7 +23,6 @@ void PrintJson(const Json& j) {
 
 int main(int argc, char** argv) {
   CLI::App app{"reel: storage engine for robot-learning recordings (pooled_episodes_v1)"};
-  app.set_version_flag("--version", std::string("reel ") + REEL_VERSION);
   app.require_subcommand(1);
   int exit_code = reel::cli::kExitOk;
   reel::cli::AddInfoCommands(app, exit_code);
@@ -30,10 +34,13 @@ int main(int argc, char** argv) {
   reel::cli::AddUploadCommand(app, exit_code);
   reel::cli::AddExportCommand(app, exit_code);
   reel::cli::AddImportCommand(app, exit_code);
+  reel::cli::AddCompletionCommand(app, exit_code);
+  reel::cli::AddVersionFlags(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    return reel::cli::UsageFailure(app, e, argc, argv);
   }
   return exit_code;
 }

@@ -13,7 +13,8 @@ struct PackArgs {
   std::string task;
   int64_t episode = 0;
   std::string output;  // empty = ./<task name>_ep{(N-1)%1000:06d}.zip
-  bool json = false;
+  bool json = false, force = false;
+  std::string progress = "auto";
   PackOptions options;
 };
 
@@ -24,8 +25,13 @@ std::string TaskName(const std::string& task) {
   return p.filename().string();
 }
 
-int RunPack(const PackArgs& a) {
+int RunPack(PackArgs& a) {
   const std::string out = a.output.empty() ? DefaultSliceName(TaskName(a.task), a.episode) : a.output;
+  auto existing = DefaultFileSystem()->Stat(out);
+  if (!existing.ok()) return Fail(existing.status());
+  if (existing->type != FileType::kNotFound && !a.force)
+    return UsageFail(out + ": already exists (--force replaces it)");
+  a.options.progress = MakeProgress(a.progress);
   auto packed = PackEpisode(a.task, a.episode, out, a.options);
   if (!packed.ok()) return Fail(packed.status());
   if (a.json) {
@@ -63,8 +69,13 @@ void AddPackCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   pack->add_option("--preset", a->options.precompress_preset, "x265 preset of --precompress")
       ->capture_default_str();
-  pack->add_flag("--json", a->json, "machine-readable output");
-  pack->callback([&exit_code, a] { exit_code = RunPack(*a); });
+  pack->add_flag("--force", a->force, "replace an existing zip (never a directory or a link)");
+  AddJsonFlag(pack, a->json);
+  AddProgressOption(pack, a->progress);
+  pack->callback([&exit_code, a] {
+    RemoveScratchOnInterrupt();
+    exit_code = RunPack(*a);
+  });
 }
 
 }  // namespace reel::cli

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "reel/recorder.h"
 #include "reel/simulate.h"
+#include "reel/task.h"
 
 namespace reel::cli {
 namespace {
@@ -15,7 +16,9 @@ namespace {
 struct SimulateArgs {
   std::string task;
   int64_t episodes = 2;
+  int64_t deprecated_episodes = -1;  // simulate --episodes N, before --count
   int64_t watermark = 0;
+  std::string progress = "auto";
   bool abort_last = false, json = false, profile = false, no_video = false, depth_ffv1 = false,
        queue_drop = false;
   std::string video_size = "320x240", depth_preset = "fast";
@@ -54,6 +57,12 @@ Status RecordEpisode(EpisodeWriter& episode, const SimulateArgs& a, double* reco
 }
 
 int RunSimulate(SimulateArgs a) {
+  if (a.deprecated_episodes >= 0) {
+    std::cerr << "reel: warning: `simulate --episodes N` is now `simulate --count N` (--episodes names "
+                 "which episodes elsewhere)\n";
+    a.episodes = a.deprecated_episodes;
+  }
+  const ProgressFn progress = MakeProgress(a.progress);
   double record_cpu = 0, record_wall = 0;
   a.sim.video = !a.no_video;
   if (std::sscanf(a.video_size.c_str(), "%dx%d", &a.sim.video_width, &a.sim.video_height) != 2)
@@ -89,6 +98,8 @@ int RunSimulate(SimulateArgs a) {
       std::cout << (abort ? "aborted " : "recorded ") << "episode " << entry["episode_index"] << " ("
                 << entry["length"] << " rows)\n";
     list.push_back(entry);
+    if (progress)
+      progress({"episodes recorded", k + 1, a.episodes, "episode " + entry["episode_index"].dump()});
   }
   Json out = {{"episodes", list}};
   if (a.profile) {
@@ -103,13 +114,62 @@ int RunSimulate(SimulateArgs a) {
   return kExitOk;
 }
 
+struct DeleteArgs {
+  std::string task, episodes;
+  bool dry_run = false, json = false;
+};
+
+// The files DeleteEpisode removes for episode n; NotFound naming the episode when it
+// has none left (deleted before) or is not in the task.
+Result<std::vector<std::string>> FilesOf(const Task& task, int64_t n) {
+  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
+  std::vector<std::string> files;
+  if (!e.data_path.empty()) files.push_back(e.data_path);
+  for (const auto& [slot, path] : e.videos) files.push_back(path);
+  if (files.empty())
+    return Status::NotFound("episode " + std::to_string(n) + " of " + task.root() +
+                            " has no data or videos left (deleted before?)");
+  return files;
+}
+
+// Every episode is checked before the first is deleted: a typo in a list deletes nothing.
+int RunDelete(const DeleteArgs& a) {
+  auto episodes = ParseListFlag("episodes", a.episodes, true);
+  if (!episodes.ok()) return UsageFail(episodes.status().message());
+  auto task = Task::Open(a.task);
+  if (!task.ok()) return Fail(task.status());
+  Json list = Json::array();
+  for (int64_t n : *episodes) {
+    auto files = FilesOf(**task, n);
+    if (!files.ok()) return Fail(files.status());
+    list.push_back({{"episode_index", n}, {"files", *files}});
+  }
+  for (const Json& e : list) {
+    if (a.dry_run) break;
+    Status st = DeleteEpisode(a.task, e["episode_index"].get<int64_t>());
+    if (!st.ok()) return Fail(st);
+    if (!a.json)
+      std::cout << "deleted episode " << e["episode_index"] << " (" << e["files"].size() << " files)\n";
+  }
+  if (a.json) {
+    PrintJson({{"dry_run", a.dry_run}, {"episodes", list}});
+  } else if (a.dry_run) {
+    for (const Json& e : list) {
+      std::cout << "would delete episode " << e["episode_index"] << ":\n";
+      for (const Json& f : e["files"]) std::cout << "  " << f.get<std::string>() << "\n";
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddRecordCommands(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<SimulateArgs>();
   auto* sim = app.add_subcommand("simulate", "Record episodes from a simulated multi-device rig");
   sim->add_option("task", a->task, "task directory (created if missing)")->required();
-  sim->add_option("--episodes", a->episodes, "episodes to record")->capture_default_str();
+  sim->add_option("--count", a->episodes, "episodes to record")->capture_default_str();
+  sim->add_option("--episodes", a->deprecated_episodes, "deprecated spelling of --count")->group("");
   sim->add_option("--seconds", a->sim.seconds, "seconds per episode")->capture_default_str();
   sim->add_option("--fps", a->sim.fps, "frame rate")->capture_default_str();
   sim->add_option("--tier", a->sim.tier, "force-matrix tier: int16, int16x10, int16x100, int16x1000, float32")
@@ -127,22 +187,24 @@ void AddRecordCommands(CLI::App& app, int& exit_code) {
   sim->add_flag("--queue-drop", a->queue_drop,
                 "drop (and count) frames when an encoder falls behind instead of waiting");
   sim->add_flag("--abort-last", a->abort_last, "abort the last episode instead of committing it");
-  sim->add_flag("--json", a->json, "machine-readable output");
+  AddJsonFlag(sim, a->json);
+  AddProgressOption(sim, a->progress);
   sim->add_flag("--profile", a->profile,
                 "generate each episode's rows first, then report the recorder's CPU and wall "
                 "seconds (append + commit) apart from the simulation");
-  sim->callback([&exit_code, a] { exit_code = RunSimulate(*a); });
-
-  auto task = std::make_shared<std::string>();
-  auto n = std::make_shared<int64_t>(0);
-  auto* del = app.add_subcommand(
-      "delete", "Delete an episode's data and videos (its episodes row, stats and number stay)");
-  del->add_option("task", *task, "task directory")->required();
-  del->add_option("episode", *n, "global episode number N")->required();
-  del->callback([&exit_code, task, n] {
-    Status st = DeleteEpisode(*task, *n);
-    exit_code = st.ok() ? kExitOk : Fail(st);
+  sim->callback([&exit_code, a] {
+    RemoveScratchOnInterrupt();
+    exit_code = RunSimulate(*a);
   });
+
+  auto d = std::make_shared<DeleteArgs>();
+  auto* del = app.add_subcommand(
+      "delete", "Delete episodes' data and videos (their episodes rows, stats and numbers stay)");
+  del->add_option("task", d->task, "task directory")->required();
+  del->add_option("episodes", d->episodes, "global episode numbers, e.g. 7 or 1,3,5-9")->required();
+  del->add_flag("--dry-run", d->dry_run, "print what would be deleted, delete nothing");
+  AddJsonFlag(del, d->json);
+  del->callback([&exit_code, d] { exit_code = RunDelete(*d); });
 }
 
 }  // namespace reel::cli

@@ -22,6 +22,7 @@ struct ServeArgs {
   bool no_check = false;
   std::string hash_token;
   bool hash_password_stdin = false;
+  bool json = false;
 };
 
 Server* g_server = nullptr;
@@ -32,7 +33,8 @@ void OnSignal(int) {
 
 int RunServe(const ServeArgs& a) {
   if (!a.hash_token.empty()) {
-    std::cout << Sha256Hex(a.hash_token) << "\n";
+    if (a.json) PrintJson({{"token_sha256", Sha256Hex(a.hash_token)}});
+    else std::cout << Sha256Hex(a.hash_token) << "\n";
     return kExitOk;
   }
   if (a.hash_password_stdin) {
@@ -41,7 +43,8 @@ int RunServe(const ServeArgs& a) {
     if (!password.empty() && password.back() == '\r') password.pop_back();
     // An empty password would let anyone log in as the user it is configured for.
     if (password.empty()) return Fail(Status::Invalid("--hash-password: the password read from stdin is empty"));
-    std::cout << HashPassword(password) << "\n";
+    if (a.json) PrintJson({{"password_hash", HashPassword(password)}});
+    else std::cout << HashPassword(password) << "\n";
     return kExitOk;
   }
   ServeConfig config;
@@ -69,9 +72,16 @@ int RunServe(const ServeArgs& a) {
   // not the server: cpp-httplib's writes can raise SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
   std::thread announce([&] {
-    if ((*server)->WaitUntilListening(30))
-      std::cerr << "reel serve: listening on http://" << config.host << ":" << (*server)->port() << " (root "
-                << config.root << ")" << std::endl;
+    if (!(*server)->WaitUntilListening(30)) return;
+    std::cerr << "reel serve: listening on http://" << config.host << ":" << (*server)->port() << " (root "
+              << config.root << ")" << std::endl;
+    if (a.json)
+      std::cout << Json{{"listening", "http://" + config.host + ":" + std::to_string((*server)->port())},
+                        {"host", config.host},
+                        {"port", (*server)->port()},
+                        {"root", config.root}}
+                       .dump()
+                << std::endl;
   });
   Status st = (*server)->Listen();
   announce.join();
@@ -94,6 +104,9 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--hash-token", args->hash_token, "print the SHA-256 of a token for the config, and exit");
   cmd->add_flag("--hash-password", args->hash_password_stdin,
                 "read a password from stdin, print its pbkdf2-sha256 hash for the config, and exit");
+  cmd->add_flag("--json", args->json,
+                "one JSON line on stdout once listening ({\"listening\", \"host\", \"port\", \"root\"}); "
+                "with --hash-*: the hash as JSON");
   cmd->callback([args, &exit_code] { exit_code = RunServe(*args); });
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "cli.h"
+#include "reel/index_list.h"
 #include "reel/upload.h"
 
 namespace reel::cli {
@@ -18,10 +19,12 @@ namespace {
 
 struct UploadArgs {
   std::string task;
-  std::vector<int64_t> episodes;
+  std::vector<std::string> episodes;  // each "7" or "1,3,5-9"; positional
+  std::string episodes_flag;          // --episodes
   std::string token_file, password_file;
   std::string user;
   bool no_progress = false, json = false;
+  std::string progress = "auto";  // auto: the bar (terminal) or a line every 5 s; json; none
   UploadOptions options;
 };
 
@@ -115,14 +118,28 @@ int RunUpload(UploadArgs a) {
     o.username = a.user;
     o.password = *p;
   }
-  std::vector<int64_t> todo = a.episodes;
+  std::vector<int64_t> todo;
+  if (!a.episodes_flag.empty()) a.episodes.push_back(a.episodes_flag);
+  for (const std::string& list : a.episodes) {
+    auto parsed = ParseListFlag("episodes", list, true);
+    if (!parsed.ok()) return UsageFail(parsed.status().message());
+    todo.insert(todo.end(), parsed->begin(), parsed->end());
+  }
+  todo = DropRepeats(todo);
   if (todo.empty()) {
     auto all = EpisodesToUpload(a.task);
     if (!all.ok()) return Fail(all.status());
     todo = *all;
   }
   std::unique_ptr<ProgressPrinter> printer;
-  if (!a.no_progress) {
+  if (a.no_progress) a.progress = "none";
+  if (a.progress == "json") {
+    o.progress = [json = MakeProgress("json")](const UploadProgress& u) {
+      const std::string attempt = u.attempt > 1 ? " attempt " + std::to_string(u.attempt) : "";
+      json({"bytes sent", static_cast<int64_t>(u.sent), static_cast<int64_t>(u.total),
+            "episode " + std::to_string(u.episode_index) + attempt});
+    };
+  } else if (a.progress == "auto") {
     printer = std::make_unique<ProgressPrinter>(::isatty(STDERR_FILENO) == 1);
     o.progress = [p = printer.get()](const UploadProgress& u) { p->Update(u); };
   }
@@ -168,7 +185,9 @@ void AddUploadCommand(CLI::App& app, int& exit_code) {
   UploadOptions& o = a->options;
   auto* up = app.add_subcommand("upload", "Upload episodes to an import server (one zip slice each)");
   up->add_option("task", a->task, "task directory")->required();
-  up->add_option("episodes", a->episodes, "global episode numbers N (default: every one that still has data)");
+  up->add_option("episodes", a->episodes,
+                 "global episode numbers, e.g. 7 or 1,3,5-9 (default: every one that still has data)");
+  up->add_option("--episodes", a->episodes_flag, "the same as the positional episodes");
   up->add_option("--server", o.server, "http(s)://host[:port] of the import server")->required();
   auto* token = up->add_option("--token", o.token, "bearer token (or --token-file, or env REEL_TOKEN)");
   up->add_option("--token-file", a->token_file, "file whose first line is the bearer token")->excludes(token);
@@ -186,9 +205,13 @@ void AddUploadCommand(CLI::App& app, int& exit_code) {
   up->add_option("--chunk", o.chunk_bytes, "bytes per PATCH in the resumable protocol")->capture_default_str();
   up->add_option("--work-dir", o.work_dir, "where slices are packed (default: a temp directory)");
   up->add_option("--ca-cert", o.ca_cert_path, "extra CA bundle for https");
-  up->add_flag("--no-progress", a->no_progress, "no progress on stderr");
-  up->add_flag("--json", a->json, "machine-readable output");
-  up->callback([&exit_code, a] { exit_code = RunUpload(*a); });
+  up->add_flag("--no-progress", a->no_progress, "no progress on stderr (the same as --progress none)");
+  AddProgressOption(up, a->progress);
+  AddJsonFlag(up, a->json);
+  up->callback([&exit_code, a] {
+    RemoveScratchOnInterrupt();
+    exit_code = RunUpload(*a);
+  });
 }
 
 }  // namespace reel::cli

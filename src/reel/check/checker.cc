@@ -1,6 +1,7 @@
 // Task-level rules: info.json, layout, stats.json, tasks.jsonl, features; then
 // the per-episode rules of episode_rules.cc over every episode in parallel.
 #include <algorithm>
+#include <mutex>
 #include <set>
 
 #include "check/context.h"
@@ -392,8 +393,15 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
 
   std::vector<FindingSink> per_episode(episodes->size());
   const int threads = options.io_threads > 0 ? options.io_threads : 2;
+  std::mutex progress_mutex;
+  int64_t checked = 0;
   internal::ParallelFor(static_cast<int64_t>(episodes->size()), threads, [&](int64_t i) {
-    internal::CheckEpisode(t, (*episodes)[static_cast<size_t>(i)], per_episode[static_cast<size_t>(i)]);
+    const EpisodeEntry& e = (*episodes)[static_cast<size_t>(i)];
+    internal::CheckEpisode(t, e, per_episode[static_cast<size_t>(i)]);
+    if (!options.progress) return;
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    options.progress({"episodes checked", ++checked, static_cast<int64_t>(episodes->size()),
+                      root + ": episode " + std::to_string(e.episode_index)});
   });
   for (FindingSink& s : per_episode)
     for (Finding& f : s.findings()) sink.findings().push_back(std::move(f));
@@ -401,39 +409,74 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
   return report;
 }
 
-Result<std::vector<TaskReport>> CheckPath(const std::string& path, const CheckOptions& options) {
-  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
-  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
-  if (info.type == FileType::kDirectory) {
-    REEL_ASSIGN_OR_RETURN(FileInfo own, fs->Stat(JoinPath(path, "meta/info.json")));
-    REEL_ASSIGN_OR_RETURN(FileInfo manifest, fs->Stat(JoinPath(path, "manifest.json")));
-    if (own.type == FileType::kNotFound && manifest.type == FileType::kNotFound) {
-      // A folder of tasks: every subfolder holding meta/info.json.
-      REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(path));
-      std::vector<TaskReport> reports;
-      for (const DirEntry& e : entries) {
-        if (e.type != FileType::kDirectory || IsNonDataName(e.name)) continue;
-        const std::string sub = JoinPath(path, e.name);
-        REEL_ASSIGN_OR_RETURN(FileInfo sub_info, fs->Stat(JoinPath(sub, "meta/info.json")));
-        REEL_ASSIGN_OR_RETURN(FileInfo sub_manifest, fs->Stat(JoinPath(sub, "manifest.json")));
-        if (sub_info.type == FileType::kNotFound && sub_manifest.type == FileType::kNotFound) continue;
-        auto report = CheckTask(sub, options);
-        if (report.ok()) {
-          reports.push_back(std::move(*report));
-        } else {
-          TaskReport failed;
-          failed.path = sub;
-          const bool format = report.status().code() == StatusCode::kNotSupported;
-          failed.findings.push_back({format ? "format.unknown" : "info.json", Severity::kError,
-                                     "meta/info.json", report.status().message()});
-          reports.push_back(std::move(failed));
-        }
-      }
-      if (!reports.empty()) return reports;
+namespace {
+
+Result<bool> IsTaskDir(FileSystem* fs, const std::string& dir) {
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(dir, "meta/info.json")));
+  REEL_ASSIGN_OR_RETURN(FileInfo manifest, fs->Stat(JoinPath(dir, "manifest.json")));
+  return info.type != FileType::kNotFound || manifest.type != FileType::kNotFound;
+}
+
+// A task's report, or one error finding when the task cannot be read at all.
+TaskReport CheckOrReport(const std::string& dir, const CheckOptions& options) {
+  auto report = CheckTask(dir, options);
+  if (report.ok()) return std::move(*report);
+  TaskReport failed;
+  failed.path = dir;
+  const bool format = report.status().code() == StatusCode::kNotSupported;
+  failed.findings.push_back({format ? "format.unknown" : "info.json", Severity::kError, "meta/info.json",
+                             report.status().message()});
+  return failed;
+}
+
+// The tasks in `dir`'s subfolders (`depth` levels below the checked folder), in name order.
+Status CheckSubfolders(FileSystem* fs, const std::string& dir, int depth, const CheckOptions& options,
+                       FolderReport* out) {
+  REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(dir));
+  std::sort(entries.begin(), entries.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  for (const DirEntry& e : entries) {
+    if (e.type != FileType::kDirectory || IsNonDataName(e.name)) continue;
+    const std::string sub = JoinPath(dir, e.name);
+    REEL_ASSIGN_OR_RETURN(bool task, IsTaskDir(fs, sub));
+    if (task) {
+      out->tasks.push_back(CheckOrReport(sub, options));
+    } else if (!options.recursive) {
+      out->skipped.push_back({sub, "not a task"});
+    } else if (e.symlink) {
+      out->skipped.push_back({sub, "symbolic link"});
+    } else if (depth >= options.max_depth) {
+      out->skipped.push_back({sub, "deeper than max_depth"});
+    } else {
+      REEL_RETURN_IF_ERROR(CheckSubfolders(fs, sub, depth + 1, options, out));
     }
   }
-  REEL_ASSIGN_OR_RETURN(TaskReport one, CheckTask(path, options));
-  return std::vector<TaskReport>{std::move(one)};
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<FolderReport> CheckFolder(const std::string& path, const CheckOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
+  FolderReport out;
+  if (info.type == FileType::kDirectory) {
+    REEL_ASSIGN_OR_RETURN(bool task, IsTaskDir(fs, path));
+    if (!task) REEL_RETURN_IF_ERROR(CheckSubfolders(fs, path, 1, options, &out));
+    if (!out.tasks.empty()) return out;
+  }
+  auto one = CheckTask(path, options);
+  if (!one.ok() && !out.skipped.empty() && !options.recursive)
+    return Status(one.status().code(), one.status().message() + " (and none of its " +
+                                           std::to_string(out.skipped.size()) +
+                                           " subfolders is a task; --recursive looks further down)");
+  if (!one.ok()) return one.status();
+  out.tasks.push_back(std::move(*one));
+  return out;
+}
+
+Result<std::vector<TaskReport>> CheckPath(const std::string& path, const CheckOptions& options) {
+  REEL_ASSIGN_OR_RETURN(FolderReport folder, CheckFolder(path, options));
+  return std::move(folder.tasks);
 }
 
 }  // namespace reel

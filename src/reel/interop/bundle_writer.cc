@@ -124,6 +124,7 @@ Status WriteBundles(const ExportSource& src, const std::string& dir, const Expor
   const OJson features = FeaturesJson(src);
   OJson manifest_episodes = OJson::array();
   for (size_t i = 0; i < src.episodes.size(); ++i) {
+    ReportExported(options, src, i);
     const auto& entry = src.episodes[i];
     const auto& row = src.rows[i];
     const std::string id = "ep_" + BundleId(task_name, entry.episode_index, row.created_at);

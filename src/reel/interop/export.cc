@@ -236,15 +236,57 @@ Result<bool> CopyEpisodeVideo(const std::string& input, const std::string& outpu
   return !copyable;
 }
 
+void ReportExported(const ExportOptions& options, const ExportSource& src, size_t done) {
+  if (!options.progress) return;
+  options.progress({"episodes exported", static_cast<int64_t>(done), static_cast<int64_t>(src.episodes.size()),
+                    done ? "episode " + std::to_string(src.episodes[done - 1].episode_index) : ""});
+}
+
 }  // namespace internal
+
+namespace {
+
+// OK when export may write `out_dir`: it does not exist, or `replace` and it is a
+// directory an export could have written (a dataset, or empty). Sets *exists.
+Status CheckOutput(FileSystem* fs, const std::string& out_dir, bool replace, bool* exists) {
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(out_dir));
+  *exists = info.type != FileType::kNotFound;
+  if (!*exists) return Status::OK();
+  if (!replace) return Status::AlreadyExists(out_dir + ": already exists; export writes a new directory");
+  if (info.type != FileType::kDirectory)
+    return Status::AlreadyExists(out_dir + ": exists and is not a directory; export replaces only a dataset");
+  REEL_ASSIGN_OR_RETURN(FileInfo lerobot, fs->Stat(JoinPath(out_dir, "meta/info.json")));
+  REEL_ASSIGN_OR_RETURN(FileInfo bundle, fs->Stat(JoinPath(out_dir, "manifest.json")));
+  if (lerobot.type == FileType::kFile || bundle.type == FileType::kFile) return Status::OK();
+  REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(out_dir));
+  if (entries.empty()) return Status::OK();
+  return Status::AlreadyExists(out_dir + ": exists and is neither a dataset (meta/info.json, manifest.json) "
+                               "nor empty; export does not replace it");
+}
+
+// Moves the finished export into `out`; an existing `out` is set aside first and
+// removed only once the new one is in place.
+Status MoveIntoPlace(FileSystem* fs, const std::string& staged, const std::filesystem::path& out,
+                     bool replace) {
+  if (!replace) return fs->Rename(staged, out.string());
+  const std::string old = staged + ".replaced";
+  REEL_RETURN_IF_ERROR(fs->Rename(out.string(), old));
+  if (Status st = fs->Rename(staged, out.string()); !st.ok()) {
+    (void)fs->Rename(old, out.string());
+    return st;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(old, ec);  // best effort: the new export is already in place
+  return Status::OK();
+}
+
+}  // namespace
 
 Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
                                 const ExportOptions& options) {
   FileSystem* fs = options.fs ? options.fs : task.fs();
-  auto existing = fs->Stat(out_dir);
-  if (existing.ok() && existing->type != FileType::kNotFound) {
-    return Status::AlreadyExists(out_dir + ": already exists; export writes a new directory");
-  }
+  bool exists = false;
+  REEL_RETURN_IF_ERROR(CheckOutput(fs, out_dir, options.replace_existing, &exists));
   std::filesystem::path out = std::filesystem::absolute(out_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
   std::filesystem::path root = std::filesystem::absolute(task.root()).lexically_normal();
@@ -254,6 +296,8 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
     return Status::Invalid(out.string() + ": is inside the task " + root.string() +
                            "; export never writes into the task it reads");
   }
+  if (exists && !root.lexically_relative(out).empty() && *root.lexically_relative(out).begin() != "..")
+    return Status::Invalid(out.string() + ": holds the task " + root.string() + "; --force would remove it");
   REEL_ASSIGN_OR_RETURN(auto source, internal::PrepareExport(task, options));
   source.fs = fs;
   // Built beside its final place, renamed into it at the end: a crash leaves
@@ -279,8 +323,9 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
   } else {
     REEL_RETURN_IF_ERROR(internal::WriteLeRobot(source, scratch->path(), options, &report));
   }
+  internal::ReportExported(options, source, source.episodes.size());
   REEL_RETURN_IF_ERROR(fs->SyncDir(scratch->path()));
-  REEL_RETURN_IF_ERROR(fs->Rename(scratch->path(), out.string()));
+  REEL_RETURN_IF_ERROR(MoveIntoPlace(fs, scratch->path(), out, exists));
   REEL_RETURN_IF_ERROR(fs->SyncDir(out.parent_path().string()));
   return report;
 }

@@ -35,6 +35,9 @@ struct ExportSource {
   std::vector<std::string> warnings;   // e.g. an asked episode without data, skipped
 };
 
+// Reports `done` of src.episodes exported through options.progress (when set).
+void ReportExported(const ExportOptions& options, const ExportSource& src, size_t done);
+
 // Lists, filters and plans. Errors: NotFound for an asked episode the task
 // lacks; Invalid when no episode has data, or when an exported episode lacks a
 // camera that others have (LeRobot needs every video feature in every episode).

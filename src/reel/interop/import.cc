@@ -10,6 +10,7 @@
 
 #include "interop/export_internal.h"
 #include "interop/video_concat.h"
+#include "io/same_bytes.h"
 #include "meta/json_util.h"
 #include "reel/columns.h"
 #include "reel/dataset.h"
@@ -442,6 +443,68 @@ Result<Json> ReelBlock(FileSystem* fs, const ForeignDataset& ds) {
   return block;
 }
 
+// ---- already present --------------------------------------------------------------
+//
+// An imported episode is already present when the target holds an episode with the
+// same rows (every data column but episode_index and wall_time: names, types, values, in
+// order) and, slot for slot, byte-identical videos.
+
+// The columns compared: all but episode_index (the target's own number) and wall_time
+// (an import of a dataset without one stamps the import's clock + timestamp).
+std::shared_ptr<arrow::Table> Comparable(std::shared_ptr<arrow::Table> t) {
+  for (const char* name : {"episode_index", "wall_time"}) {
+    const int i = t->schema()->GetFieldIndex(name);
+    if (i < 0) continue;
+    auto removed = t->RemoveColumn(i);
+    if (removed.ok()) t = *removed;
+  }
+  return t;
+}
+
+// `videos`: slot -> the file this import wrote for it.
+Result<bool> SameEpisode(const Task& target, const EpisodeEntry& e, const std::shared_ptr<arrow::Table>& rows,
+                         const std::map<std::string, std::string>& videos) {
+  // Both tables come through the same parquet reader: types compare like for like.
+  if (e.data_path.empty() || e.videos.size() != videos.size()) return false;
+  for (const auto& [slot, path] : e.videos) {
+    auto it = videos.find(slot);
+    if (it == videos.end()) return false;
+    REEL_ASSIGN_OR_RETURN(bool same, internal::SameBytes(target.fs(), target.Path(path), it->second));
+    if (!same) return false;
+  }
+  REEL_ASSIGN_OR_RETURN(auto existing, target.ReadData(e));
+  if (existing->num_rows() != rows->num_rows()) return false;
+  return Comparable(existing)->Equals(*Comparable(rows), /*check_metadata=*/false);
+}
+
+// The number of a target episode identical to the one written to `data_file` and
+// `videos`, or -1. `first` (when >= 1) is
+// tried before the episodes of the same length.
+Result<int64_t> FindIdentical(FileSystem* fs, const std::string& task_root, int64_t first,
+                              const std::string& data_file, const std::map<std::string, std::string>& videos) {
+  if (fs->Stat(JoinPath(task_root, internal::kInfoPath)).ValueOr(FileInfo{}).type != FileType::kFile) return -1;
+  REEL_ASSIGN_OR_RETURN(auto rows, ReadParquetFile(fs, data_file));
+  REEL_ASSIGN_OR_RETURN(auto target, Task::Open(task_root, {fs, 1}));
+  REEL_ASSIGN_OR_RETURN(auto episodes, target->ListEpisodes());
+  auto lengths = target->ReadEpisodeRows(episodes, {"length"});
+  std::vector<const EpisodeEntry*> candidates;
+  for (size_t i = 0; i < episodes.size(); ++i) {
+    if (episodes[i].episode_index == first) candidates.insert(candidates.begin(), &episodes[i]);
+    else if (lengths[i].ok() && lengths[i]->length == rows->num_rows()) candidates.push_back(&episodes[i]);
+  }
+  for (const EpisodeEntry* e : candidates) {
+    REEL_ASSIGN_OR_RETURN(bool same, SameEpisode(*target, *e, rows, videos));
+    if (same) return e->episode_index;
+  }
+  return -1;
+}
+
+void ReportImported(const ImportOptions& options, size_t done, size_t total, int64_t source_index) {
+  if (options.progress)
+    options.progress({"episodes imported", static_cast<int64_t>(done), static_cast<int64_t>(total),
+                      "source episode " + std::to_string(source_index)});
+}
+
 }  // namespace
 
 Result<ImportReport> ImportDataset(const std::string& source, const std::string& task_root,
@@ -558,6 +621,7 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
     // N: a round trip keeps the pooled number when the target does not hold it.
     // The next free number is only chosen (a scan of the target) when needed.
     int64_t number = 0;
+    int64_t taken_number = -1;  // a round trip's own number, held by another episode of the target
     bool kept = false;
     if (round_trip && i < pooled_numbers.size()) {
       const int64_t wanted = pooled_numbers[i].get<int64_t>();
@@ -571,8 +635,7 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
         kept = true;
       } else {
         REEL_ASSIGN_OR_RETURN(number, internal::ChooseEpisodeIndex(fs, task_root, 0));
-        report.warnings.push_back("episode " + std::to_string(wanted) + " is taken in " + task_root +
-                                  "; imported as " + std::to_string(number));
+        taken_number = wanted;
       }
     }
     if (!kept && number == 0) {
@@ -655,6 +718,7 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
       renames.push_back({t.substr(task_root.size() + 1), rel});
       return t;
     };
+    std::map<std::string, std::string> written_videos;  // slot -> temp
     for (const VideoSpan& span : ep.videos) {
       const bool depth = depth_keys.count(span.key) ? depth_keys[span.key] : false;
       const std::string slot = round_trip ? span.key.substr(span.key.rfind('.') + 1) : SlotOf(span.key);
@@ -664,6 +728,7 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
       REEL_ASSIGN_OR_RETURN(std::string rel, video_tpl.Render(v));
       (void)fs->CreateDirs(DirName(JoinPath(task_root, rel)));
       const std::string tmp = temp_for(rel);
+      written_videos[slot] = tmp;
       auto reencoded = ImportVideo(*ds, ep, span, depth, fps, tmp);
       if (!reencoded.ok()) return cleanup(reencoded.status());
       if (Status st = fs->SyncFile(tmp); !st.ok()) return cleanup(st);
@@ -677,7 +742,24 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
         decl.video = true;
       }
     }
-    if (Status st = internal::WriteParquet(fs, temp_for(data_rel), *table); !st.ok()) return cleanup(st);
+    const std::string data_temp = temp_for(data_rel);
+    if (Status st = internal::WriteParquet(fs, data_temp, *table); !st.ok()) return cleanup(st);
+    auto identical = FindIdentical(fs, task_root, taken_number, data_temp, written_videos);
+    if (!identical.ok()) return cleanup(identical.status());
+    if (*identical >= 0) {
+      (void)cleanup(Status::OK());
+      report.skipped.push_back({ep.episode_index, *identical});
+      ReportImported(options, i + 1, episodes.size(), ep.episode_index);
+      continue;
+    }
+    if (taken_number >= 0 && !options.renumber)
+      return cleanup(Status::AlreadyExists(task_root + ": episode " + std::to_string(taken_number) +
+                                           " (the number this reel export gives source episode " +
+                                           std::to_string(ep.episode_index) +
+                                           ") holds other content; --renumber imports it under a new number"));
+    if (taken_number >= 0)
+      report.warnings.push_back("episode " + std::to_string(taken_number) + " is taken in " + task_root +
+                                "; imported as " + std::to_string(number));
     row.episode_index = number;
     row.length = n;
     row.start_frame_index = 0;
@@ -705,6 +787,7 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
     report.episode_indices.push_back(number);
     report.frames += n;
     ++report.episodes;
+    ReportImported(options, i + 1, episodes.size(), ep.episode_index);
   }
   return report;
 }

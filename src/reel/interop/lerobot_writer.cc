@@ -272,6 +272,7 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
   int64_t total_frames = 0;
 
   for (size_t i = 0; i < src.episodes.size(); ++i) {
+    ReportExported(options, src, i);
     const auto& entry = src.episodes[i];
     const int64_t ep = static_cast<int64_t>(i);
     const std::string task = TaskStringOf(src, i);

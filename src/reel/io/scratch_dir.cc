@@ -8,12 +8,25 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
 #include <system_error>
 #include <vector>
 
 namespace reel::internal {
 
 namespace {
+
+// The scratch directories alive in this process, for RemoveOpenScratchDirs.
+std::mutex& OpenMutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<std::string>& OpenDirs() {
+  static std::set<std::string> dirs;
+  return dirs;
+}
 
 // True when `path` has not been modified for `age`.
 bool UntouchedFor(const std::filesystem::path& path, std::chrono::minutes age) {
@@ -72,6 +85,7 @@ Result<std::unique_ptr<ScratchDir>> ScratchDir::Create(const std::string& prefix
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr)
     return Status::IOError(pattern + ": cannot create a scratch directory: " + std::strerror(errno));
+  HoldScratchPath(buf.data());
   return std::unique_ptr<ScratchDir>(new ScratchDir(buf.data()));
 }
 
@@ -79,6 +93,32 @@ ScratchDir::~ScratchDir() {
   // Best effort: the scratch holds only copies, so a leftover is garbage, not loss.
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+  ReleaseScratchPath(path_);
+}
+
+void HoldScratchPath(const std::string& path) {
+  std::lock_guard<std::mutex> lock(OpenMutex());
+  OpenDirs().insert(path);
+}
+
+void ReleaseScratchPath(const std::string& path) {
+  std::lock_guard<std::mutex> lock(OpenMutex());
+  OpenDirs().erase(path);
 }
 
 }  // namespace reel::internal
+
+namespace reel {
+
+int RemoveOpenScratchDirs() {
+  std::lock_guard<std::mutex> lock(internal::OpenMutex());
+  int removed = 0;
+  // In reverse order: one nested in another goes first, and is counted.
+  for (auto it = internal::OpenDirs().rbegin(); it != internal::OpenDirs().rend(); ++it) {
+    std::error_code ec;
+    removed += std::filesystem::remove_all(*it, ec) > 0;
+  }
+  return removed;
+}
+
+}  // namespace reel

@@ -33,4 +33,10 @@ class ScratchDir {
   std::string path_;
 };
 
+// A scratch file outside a ScratchDir (pack's zip temp beside its output) that
+// RemoveOpenScratchDirs (reel/fs.h) removes too while held. Release it once it was
+// renamed into place or removed.
+void HoldScratchPath(const std::string& path);
+void ReleaseScratchPath(const std::string& path);
+
 }  // namespace reel::internal

@@ -90,13 +90,16 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
       const std::string copy = JoinPath(scratch, "video-" + std::to_string(i++) + ".mp4");
       // RGB slots are those in info.json cameras (depth never is); the decoder
       // double-checks the stream itself. .mkv is always depth (FFV1).
-      if (Lookup(task.info().cameras, image_key) == nullptr || !rel.ends_with(".mp4")) continue;
-      auto outcome = internal::PrecompressRgbVideo(s.path, copy, po);
-      if (!outcome.ok()) return outcome.status().WithContext("precompress " + rel);
-      if (*outcome == internal::PrecompressOutcome::kRecompressed) {
-        s.path = copy;
-        s.recompressed = true;
+      if (Lookup(task.info().cameras, image_key) != nullptr && rel.ends_with(".mp4")) {
+        auto outcome = internal::PrecompressRgbVideo(s.path, copy, po);
+        if (!outcome.ok()) return outcome.status().WithContext("precompress " + rel);
+        if (*outcome == internal::PrecompressOutcome::kRecompressed) {
+          s.path = copy;
+          s.recompressed = true;
+        }
       }
+      if (options.progress)
+        options.progress({"videos precompressed", static_cast<int64_t>(i), static_cast<int64_t>(e.videos.size()), rel});
     }
   }
   return out;
@@ -184,7 +187,9 @@ Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_ind
     return Status::NotFound(zip_path + ": output directory " + DirName(zip_path) + " does not exist");
   REEL_RETURN_IF_ERROR(CheckReplaceable(fs, zip_path));
   const std::string temp = internal::TempPathFor(zip_path, "pack");
+  internal::HoldScratchPath(temp);  // an interrupted pack removes it too
   auto result = PackInto(*task, episode_index, zip_path, temp, options);
+  internal::ReleaseScratchPath(temp);
   if (!result.ok()) {
     // The temp (and libzip's own temp beside it, which zip_discard removes) must
     // not outlive a failure; nothing in the task was touched.

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "io/same_bytes.h"
 #include "reel/check.h"
 #include "reel/layout.h"
 #include "reel/serve.h"
@@ -51,23 +52,6 @@ ImportOutcome RefuseStatus(const Status& st, const std::string& fallback_rule,
   if (rule.empty()) rule = fallback_rule;
   const int code = st.code() == StatusCode::kIOError || st.code() == StatusCode::kPermissionDenied ? 500 : 422;
   return Refuse(code, rule, WithoutPrefixes(st.message(), hide));
-}
-
-// True when the two files hold the same bytes.
-Result<bool> SameBytes(FileSystem* fs, const std::string& a, const std::string& b) {
-  REEL_ASSIGN_OR_RETURN(FileInfo sa, fs->Stat(a));
-  REEL_ASSIGN_OR_RETURN(FileInfo sb, fs->Stat(b));
-  if (sa.type != FileType::kFile || sb.type != FileType::kFile || sa.size != sb.size) return false;
-  REEL_ASSIGN_OR_RETURN(auto fa, fs->OpenRandomAccess(a));
-  REEL_ASSIGN_OR_RETURN(auto fb, fs->OpenRandomAccess(b));
-  constexpr int64_t kChunk = 1 << 20;
-  for (int64_t off = 0; off < static_cast<int64_t>(sa.size); off += kChunk) {
-    auto ba = fa->ReadAt(off, kChunk);
-    auto bb = fb->ReadAt(off, kChunk);
-    if (!ba.ok() || !bb.ok()) return Status::IOError("comparing " + a + " with " + b + ": read failed");
-    if (!(*ba)->Equals(**bb)) return false;
-  }
-  return true;
 }
 
 // The episode's files of a task, relative to its root: data, episodes file, videos.
@@ -329,7 +313,7 @@ ImportOutcome ImportSliceSteps(const std::string& root, const ImportRequest& req
       const std::set<std::string> have = EpisodeFiles(*existing);
       bool same = have == files;
       for (auto it = placement->begin(); same && it != placement->end(); ++it) {
-        auto eq = SameBytes(fs, JoinPath(staged, it->first), JoinPath(task_root, it->second));
+        auto eq = internal::SameBytes(fs, JoinPath(staged, it->first), JoinPath(task_root, it->second));
         if (!eq.ok()) return RefuseStatus(eq.status(), "import.io", hide_task);
         same = *eq;
       }

@@ -144,6 +144,18 @@ Result<UploadOutcome> UploadPacked(HttpSession* http, const std::string& task_ro
   return outcome;
 }
 
+// Asks the server once, before anything is packed or sent, whether it takes these
+// credentials at all (the landed check, a small GET): a 401 or 403 there is final, so a
+// missing or wrong token costs one request, not a whole slice sent first. Any other
+// answer, a transport error included, is left to the upload itself (retried as usual).
+Status CredentialsRefused(HttpSession& http, const UploadOptions& options, const std::string& task_root,
+                          int64_t first) {
+  const std::string name = options.name.empty() ? TaskDirName(task_root) : options.name;
+  upload::LandedAnswer landed = upload::CheckLanded(http, name, first);
+  if (landed.ok || landed.failure.status.code() != StatusCode::kPermissionDenied) return Status::OK();
+  return landed.failure.status.WithContext("credentials refused before any slice was sent");
+}
+
 // Uploads each N through one HTTP session; a server URL that cannot be used fails every
 // episode with the same error.
 std::vector<Result<UploadOutcome>> UploadAll(const std::string& task_root, const std::vector<int64_t>& todo,
@@ -152,10 +164,12 @@ std::vector<Result<UploadOutcome>> UploadAll(const std::string& task_root, const
   std::vector<Result<UploadOutcome>> out;
   out.reserve(todo.size());
   auto http = HttpSession::Open(HttpOptionsOf(options));
+  Status refused = http.ok() && !todo.empty() ? CredentialsRefused(**http, options, task_root, todo.front())
+                                              : http.status();
   for (int64_t n : todo) {
     const std::string ep = "episode " + std::to_string(n);
-    if (!http.ok()) {
-      out.push_back(http.status().WithContext(ep));
+    if (!refused.ok()) {
+      out.push_back(refused.WithContext(ep));
       continue;
     }
     try {  // nothing thrown below (httplib, std::filesystem) escapes the library

@@ -34,6 +34,10 @@
 namespace reel {
 namespace {
 
+// Every UploadEpisodes call asks once, before packing, whether the credentials are
+// accepted (a landed check): a refusal there stops the batch before any body is sent.
+constexpr int kCredentialsCheck = 1;
+
 namespace stdfs = std::filesystem;
 using Json = nlohmann::json;
 
@@ -501,12 +505,30 @@ TEST_F(UploadClientTest, UploadMultipartFieldsAndBearer) {
     EXPECT_EQ(u.file, PackedBytes(root, static_cast<int64_t>(i + 1)));
     EXPECT_EQ(results[i]->bytes, u.file.size());
   }
-  EXPECT_EQ(server.checks, 0);
+  EXPECT_EQ(server.checks, kCredentialsCheck);
   ExpectWorkDirEmpty();
   // Identical re-upload: the server's 200 no-op.
   auto again = UploadEpisode(root, 1, o);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_TRUE(again->already_present);
+}
+
+TEST_F(UploadClientTest, RefusedCredentialsStopTheBatchBeforeAnyBodyIsSent) {
+  FakeServer server;
+  server.token = "t0k";
+  UploadOptions o = Options(server.url());
+  o.token = "wrong";
+  auto results = UploadEpisodes(JoinPath(*dir_, "base/pick"), {1, 2}, o);
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
+    EXPECT_NE(r.status().message().find("before any slice was sent"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("401"), std::string::npos) << r.status().message();
+  }
+  EXPECT_EQ(server.posts, 0);
+  EXPECT_EQ(server.checks, kCredentialsCheck);
+  ExpectWorkDirEmpty();
 }
 
 TEST_F(UploadClientTest, UploadEpisodeIndexWrapsAtThousand) {
@@ -530,11 +552,13 @@ TEST_F(UploadClientTest, UploadBusyAfterImportAsksSessionsAndDoesNotPostAgain) {
   server.fail_posts = 1;
   server.fail_status = 503;
   server.import_then_fail = true;
-  server.fail_sessions = 1;  // the first check fails too: it must be asked again, not assumed absent
+  // The credentials check and the first landed check fail too: a landed check must be asked
+  // again, not assumed absent (a 500 on the credentials check lets the upload go on).
+  server.fail_sessions = kCredentialsCheck + 1;
   auto r = UploadEpisode(JoinPath(*dir_, "base/pick"), 2, Options(server.url()));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(server.posts, 1);
-  EXPECT_EQ(server.checks, 2);
+  EXPECT_EQ(server.checks, kCredentialsCheck + 2);
   EXPECT_TRUE(r->already_present);
   EXPECT_EQ(r->session_id, "pick-2");
   EXPECT_EQ(r->attempts, 3);
@@ -550,7 +574,7 @@ TEST_F(UploadClientTest, UploadConnectionDroppedMidBodyIsRetried) {
   EXPECT_GT(r->bytes, 20000u);
   EXPECT_EQ(r->attempts, 2);
   EXPECT_FALSE(r->already_present);
-  EXPECT_EQ(server.checks, 1);  // asked before sending again
+  EXPECT_EQ(server.checks, kCredentialsCheck + 1);  // asked before sending again
   ASSERT_EQ(server.uploads.size(), 1u);  // the cut request never reached a handler
   EXPECT_EQ(server.uploads[0].file, PackedBytes(root, 1));
 }
@@ -573,7 +597,7 @@ TEST_F(UploadClientTest, UploadFinalErrorNamesRuleAndDetailAfterOneAttempt) {
   EXPECT_NE(msg.find("entry '../x' leaves the task directory"), std::string::npos) << msg;
   EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
   EXPECT_EQ(server.posts, 1);
-  EXPECT_EQ(server.checks, 0);
+  EXPECT_EQ(server.checks, kCredentialsCheck);
   // Nothing deleted when the upload failed.
   EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
   EXPECT_FALSE(VideosOf1(root).empty());
@@ -592,7 +616,7 @@ TEST_F(UploadClientTest, UploadGivesUpAfterMaxAttemptsAndDeletesNothing) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("3 attempts"), std::string::npos) << r.status().message();
   EXPECT_EQ(server.posts, 3);
-  EXPECT_EQ(server.checks, 2);
+  EXPECT_EQ(server.checks, kCredentialsCheck + 2);
   EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
   EXPECT_FALSE(VideosOf1(root).empty());
 }
@@ -608,7 +632,7 @@ TEST_F(UploadClientTest, UploadHonoursRetryAfter) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GE(elapsed, 1.0);   // backoff alone would be <= 0.05 s
   EXPECT_EQ(server.posts, 2);
-  EXPECT_EQ(server.checks, 1);
+  EXPECT_EQ(server.checks, kCredentialsCheck + 1);
   EXPECT_EQ(r->attempts, 2);
 }
 
@@ -708,7 +732,7 @@ TEST_F(UploadClientTest, UploadResumableConflictAsksHeadAndExpiredUploadStartsOv
     EXPECT_EQ(r->attempts, 1);  // a 409 is answered by HEAD within the attempt
     EXPECT_EQ(server.tus_meta.size(), 1u);
     EXPECT_EQ(server.tus_bytes.begin()->second, want);
-    EXPECT_EQ(server.checks, 0);
+    EXPECT_EQ(server.checks, kCredentialsCheck);
     EXPECT_NE(std::find(server.log.begin(), server.log.end(), "HEAD /api/v1/uploads/u1"), server.log.end());
   }
   {
@@ -782,6 +806,9 @@ TEST_F(UploadClientTest, UploadBadServerUrlAndRefusedConnection) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kIOError) << refused.status().ToString();
   EXPECT_NE(refused.status().message().find("2 attempts"), std::string::npos) << refused.status().message();
+  // Which server could not be reached is in the message.
+  EXPECT_NE(refused.status().message().find("127.0.0.1:" + std::to_string(port)), std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace

@@ -307,6 +307,14 @@ HttpResponse HttpSession::SendOnce(const std::string& method, const std::string&
 
 HttpResponse HttpSession::Send(const std::string& method, const std::string& path,
                                const HeaderList& headers, const RequestBody* body) {
+  HttpResponse r = SendWithLogin(method, path, headers, body);
+  // "Could not establish connection" alone does not say where: name the server.
+  if (r.status == 0 && !r.transport_error.empty()) r.transport_error = server_ + ": " + r.transport_error;
+  return r;
+}
+
+HttpResponse HttpSession::SendWithLogin(const std::string& method, const std::string& path,
+                                        const HeaderList& headers, const RequestBody* body) {
   SigpipeGuard sigpipe;
   const bool login = !impl_->options.username.empty();
   if (login && impl_->cookie.empty()) {

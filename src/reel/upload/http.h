@@ -99,6 +99,8 @@ class HttpSession {
   HttpResponse SendOnce(const std::string& method, const std::string& path,
                         const HeaderList& headers, const RequestBody* body);
   HttpResponse Login();
+  HttpResponse SendWithLogin(const std::string& method, const std::string& path, const HeaderList& headers,
+                             const RequestBody* body);
 
   std::unique_ptr<Impl> impl_;
   std::string server_;

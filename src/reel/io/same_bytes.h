@@ -1,0 +1,16 @@
+// Internal: whether two files hold the same bytes, read a block at a time through the
+// file system interface (videos can be large).
+#pragma once
+
+#include <string>
+
+#include "reel/fs.h"
+#include "reel/status.h"
+
+namespace reel::internal {
+
+// False when either is not a regular file or the sizes differ. Errors: those of Stat and
+// OpenRandomAccess; IOError naming both paths when a block cannot be read.
+Result<bool> SameBytes(FileSystem* fs, const std::string& a, const std::string& b);
+
+}  // namespace reel::internal
