@@ -43,8 +43,8 @@ def export(task: str | os.PathLike, out_dir: str | os.PathLike, **kwargs: Any) -
     Keywords are the fields of :class:`reel.ExportOptions`: format ("lerobot-v3",
     "lerobot-v2.1", "bundle"), state_columns, action_columns, list_rules ({column: "last" |
     "drop"}), drop_columns, include_depth, image_prefix, depth_prefix, robot_type,
-    data_files_size_in_mb, video_files_size_in_mb, chunks_size, episodes. ``out_dir`` must not
-    exist. Returns {out_dir, format, episodes, frames, videos_copied, videos_reencoded,
+    data_files_size_in_mb, video_files_size_in_mb, chunks_size, episodes, replace_existing
+    (``--force``: without it an existing ``out_dir`` is refused). Returns {out_dir, format, episodes, frames, videos_copied, videos_reencoded,
     features, warnings}."""
     o = options(_core.ExportOptions, "export", kwargs)
     return _core.export_task(os.fspath(task), os.fspath(out_dir), o)
@@ -53,8 +53,10 @@ def export(task: str | os.PathLike, out_dir: str | os.PathLike, **kwargs: Any) -
 def import_dataset(source: str | os.PathLike, task: str | os.PathLike, **kwargs: Any) -> dict[str, Any]:
     """Imports a LeRobot v2.0/v2.1/v3.x or bundle dataset into a pooled task (``reel import``;
     the task is created if missing). Keywords: the fields of :class:`reel.ImportOptions`
-    (task_name). Returns {task, episodes, frames, episode_indices, videos_copied,
-    videos_reencoded, round_trip, warnings}."""
+    (task_name, renumber). An episode the task already holds with identical content is
+    skipped; one whose number it holds with different content is refused unless renumber.
+    Returns {task, episodes, frames, episode_indices, videos_copied, videos_reencoded,
+    round_trip, skipped: [{source_episode, episode_index}], warnings}."""
     o = options(_core.ImportOptions, "import_dataset", kwargs)
     return _core.import_dataset(os.fspath(source), os.fspath(task), o)
 
@@ -90,19 +92,19 @@ def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None,
 def check(path: str | os.PathLike, **kwargs: Any) -> list[dict[str, Any]]:
     """Conformance findings for a task or a folder of tasks (``reel check``; rules in
     docs/check-rules.md) as dicts {task, rule, severity, path, message}. Keywords: the fields
-    of :class:`reel.CheckOptions` (io_threads). Raises when the input cannot be read at all
+    of :class:`reel.CheckOptions` (io_threads, recursive, max_depth). Raises when the input cannot be read at all
     (the CLI's exit code 2)."""
     o = options(_core.CheckOptions, "check", kwargs)
     return _core.check(os.fspath(path), o)
 
 
-def simulate(task: str | os.PathLike, episodes: int = 2, **kwargs: Any) -> dict[str, Any]:
-    """Records ``episodes`` episodes of the simulated multi-device rig into the task
+def simulate(task: str | os.PathLike, count: int = 2, **kwargs: Any) -> dict[str, Any]:
+    """Records ``count`` episodes of the simulated multi-device rig into the task
     (``reel simulate``; created if missing). Keywords: the fields of
     :class:`reel.SimulateOptions` (seconds, fps, tier, seed, video, video_width,
     video_height). Returns {episodes: [{episode_index, length, committed}]}."""
     o = options(_core.SimulateOptions, "simulate", kwargs)
-    return _core.simulate(os.fspath(task), int(episodes), o)
+    return _core.simulate(os.fspath(task), int(count), o)
 
 
 class Server:

@@ -114,7 +114,9 @@ void BindExport(nb::module_& m) {
       .def_rw("video_files_size_in_mb", &ExportOptions::video_files_size_in_mb,
               "LeRobot v3 video file rollover size (CLI --video-file-mb).")
       .def_rw("chunks_size", &ExportOptions::chunks_size, "Files per chunk directory.")
-      .def_rw("episodes", &ExportOptions::episodes, "Pooled N to export; [] = all with data (CLI --episodes).");
+      .def_rw("episodes", &ExportOptions::episodes, "Pooled N to export; [] = all with data (CLI --episodes).")
+      .def_rw("replace_existing", &ExportOptions::replace_existing,
+              "Replace an existing export at out_dir once the new one is complete (CLI --force).");
 
   m.def(
       "export_task",
@@ -142,7 +144,10 @@ void BindImport(nb::module_& m) {
   nb::class_<ImportOptions>(m, "ImportOptions", "reel::ImportOptions (include/reel/interop.h): `reel import`.")
       .def(nb::init<>())
       .def_rw("task_name", &ImportOptions::task_name,
-              "task_name of a new task; \"\" = the directory's name (CLI --task-name).");
+              "task_name of a new task; \"\" = the directory's name (CLI --task-name).")
+      .def_rw("renumber", &ImportOptions::renumber,
+              "Import an episode whose number the task holds with different content under a new "
+              "number instead of refusing it (CLI --renumber).");
   m.def(
       "import_dataset",
       [](const std::string& source, const std::string& task, const ImportOptions& options) {
@@ -155,6 +160,14 @@ void BindImport(nb::module_& m) {
         d["videos_copied"] = r.videos_copied;
         d["videos_reencoded"] = r.videos_reencoded;
         d["round_trip"] = r.round_trip;
+        nb::list skipped;
+        for (const SkippedEpisode& e : r.skipped) {
+          nb::dict k;
+          k["source_episode"] = e.source_episode;
+          k["episode_index"] = e.episode_index;
+          skipped.append(k);
+        }
+        d["skipped"] = skipped;
         d["warnings"] = StringList(r.warnings);
         return d;
       },
@@ -336,7 +349,10 @@ void BindSimulate(nb::module_& m) {
 void BindOps(nb::module_& m) {
   nb::class_<CheckOptions>(m, "CheckOptions", "reel::CheckOptions (include/reel/check.h): `reel check`.")
       .def(nb::init<>())
-      .def_rw("io_threads", &CheckOptions::io_threads, "I/O threads; 0 = all cores (CLI --threads).");
+      .def_rw("io_threads", &CheckOptions::io_threads, "I/O threads; 0 = all cores (CLI --threads).")
+      .def_rw("recursive", &CheckOptions::recursive,
+              "Look for tasks in nested folders too, never through symbolic links (CLI --recursive).")
+      .def_rw("max_depth", &CheckOptions::max_depth, "Levels below the folder searched when recursive (CLI --max-depth).");
   BindExport(m);
   BindImport(m);
   BindPack(m);

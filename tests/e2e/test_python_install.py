@@ -103,7 +103,7 @@ def test_readme_tour_through_the_installed_cli_and_python(venv, tmp_path):
             import reel
             out = {{}}
             t = {str(tmp_path / "py" / task.name)!r}
-            out["simulate"] = reel.simulate(t, episodes=2, seconds=1.0, video_width=32, video_height=24)
+            out["simulate"] = reel.simulate(t, count=2, seconds=1.0, video_width=32, video_height=24)
             out["findings"] = [f for f in reel.check({str(tmp_path / "py")!r}, io_threads=1) if f["severity"] == "error"]
             task = reel.open(t)
             out["repr"] = repr(task)

@@ -20,7 +20,7 @@ struct SimulateArgs {
   int64_t watermark = 0;
   std::string progress = "auto";
   bool abort_last = false, json = false, profile = false, no_video = false, depth_ffv1 = false,
-       queue_drop = false;
+       depth_hevc = false, queue_drop = false;
   std::string video_size = "320x240", depth_preset = "fast";
   VideoEncoderOptions rgb;
   SimulateOptions sim;
@@ -70,6 +70,7 @@ int RunSimulate(SimulateArgs a) {
   TaskWriterOptions options = SimulatedRigOptions(BaseName(a.task), a.sim);
   options.video.rgb = a.rgb;
   options.video.depth_ffv1 = a.depth_ffv1;
+  options.video.keep_task_depth_codec = !a.depth_hevc;
   options.video.depth_preset = a.depth_preset;
   if (a.queue_drop) options.video.queue_full = QueueFullPolicy::kDrop;
   options.progress_watermark = a.watermark;
@@ -183,7 +184,11 @@ void AddRecordCommands(CLI::App& app, int& exit_code) {
   sim->add_option("--crf", a->rgb.crf, "RGB constant rate factor")->capture_default_str();
   sim->add_option("--gop", a->rgb.gop, "keyframe interval")->capture_default_str();
   sim->add_option("--depth-preset", a->depth_preset, "x265 preset of 12-bit HEVC depth")->capture_default_str();
-  sim->add_flag("--depth-ffv1", a->depth_ffv1, "depth as FFV1 .mkv (lossless mm) instead of 12-bit HEVC");
+  auto* ffv1 = sim->add_flag("--depth-ffv1", a->depth_ffv1, "depth as FFV1 .mkv (lossless mm) instead of 12-bit HEVC");
+  sim->add_flag("--depth-hevc", a->depth_hevc,
+                "depth as 12-bit HEVC .mp4 even where the task records a depth slot as FFV1 .mkv (by "
+                "default a slot keeps the task's codec family)")
+      ->excludes(ffv1);
   sim->add_flag("--queue-drop", a->queue_drop,
                 "drop (and count) frames when an encoder falls behind instead of waiting");
   sim->add_flag("--abort-last", a->abort_last, "abort the last episode instead of committing it");
