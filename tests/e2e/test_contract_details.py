@@ -83,6 +83,14 @@ def test_recorder_keeps_a_depth_slots_codec_family(reel_bin, tmp_path):
     codec = json.loads(pq.read_table(task / row_rel(4)).column("video_codec")[0].as_py())
     assert "task" in codec["depth"]["stereo_depth"]["selected_by"], codec
     check_clean(reel_bin, task)
+    # Told otherwise: 12-bit HEVC again, and the slot now mixes (a warning, not an error).
+    simulate(reel_bin, task, "--seconds", SECONDS, "--depth-hevc")
+    for slot in DEPTH_SLOTS:
+        assert depth_files(task, slot) == {1: "mkv", 2: "mkv", 3: "mkv", 4: "mkv", 5: "mp4", 6: "mp4"}, slot
+    rc, findings = check_report(reel_bin, task)
+    assert rc == 0 and {f["rule"] for f in findings if f["severity"] != "info"} == {"video.extension_mix"}, findings
+    rc, out, err = reel_exec(reel_bin, "simulate", task, "--depth-hevc", "--depth-ffv1")
+    assert rc == 2 and "excludes" in err, err
 
 
 def test_a_mixed_depth_slot_is_read_and_only_warned_about(reel_bin, tmp_path):

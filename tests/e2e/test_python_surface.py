@@ -139,3 +139,28 @@ def test_serve_and_upload_in_python(reel_mod, reel_bin, sim, tmp_path):
     assert calls and calls[-1][0] == 1 and calls[-1][1] == calls[-1][2] == got[0]["bytes"], calls
     landed = tmp_path / "srv" / "surface" / data_rel(1)
     assert pq.read_table(landed).equals(pq.read_table(sim / data_rel(1)))
+
+
+def test_python_takes_the_cli_grammar_options(reel_mod, tmp_path):
+    # The options the one CLI grammar added (--force, --renumber, --recursive) are fields of
+    # the same structs in Python; simulate takes count= as the CLI's --count.
+    task = tmp_path / "deep" / "a" / "t"
+    assert [e["committed"] for e in reel_mod.simulate(task, count=1, seconds=0.3, video=False)["episodes"]] == [True]
+    with pytest.raises(reel_mod.Error, match="recursive"):  # the task is two levels down
+        reel_mod.check(tmp_path / "deep")
+    assert not [f for f in reel_mod.check(tmp_path / "deep", recursive=True) if f["severity"] == "error"]
+    out = tmp_path / "lr"
+    reel_mod.export(task, out)
+    with pytest.raises(reel_mod.AlreadyExistsError):
+        reel_mod.export(task, out)
+    assert reel_mod.export(task, out, replace_existing=True)["episodes"] == 1
+    back = tmp_path / "back"
+    assert reel_mod.import_dataset(out, back)["episode_indices"] == [1]
+    again = reel_mod.import_dataset(out, back)  # identical content: skipped, not imported again
+    assert again["episodes"] == 0 and again["skipped"] == [{"source_episode": 0, "episode_index": 1}]
+    # The source task's episode 1 holds more than the export carries: different content.
+    with pytest.raises(reel_mod.AlreadyExistsError, match="renumber"):
+        reel_mod.import_dataset(out, task)
+    assert reel_mod.import_dataset(out, task, renumber=True)["episode_indices"] == [2]
+    with pytest.raises(TypeError):
+        reel_mod.import_dataset(out, task, renumbering=True)
