@@ -40,6 +40,9 @@ struct PackOptions {
   int precompress_threads = 0;  // 0 = let the encoder choose
   // With `precompress`: "videos precompressed" after each video (a kept one counts too).
   ProgressFn progress;
+  // Replace an existing zip at the output path (the CLI's --force). Without it an existing
+  // file is refused; with it, only a regular file that is a zip is replaced.
+  bool replace_existing = false;
 };
 
 struct PackedEntry {

@@ -11,7 +11,7 @@ This package is a thin layer over the C++ core (``reel._core``)::
     reel.check("data/recordings")         # conformance findings
 
     # The CLI's commands, keyword arguments = the fields of the CLI's options structs:
-    reel.simulate("out/t", episodes=2, seconds=1.0)
+    reel.simulate("out/t", count=2, seconds=1.0)
     reel.export("out/t", "out/lerobot", format="lerobot-v3")
     reel.import_dataset("out/lerobot", "out/back")
     reel.pack("out/t", 1, "ep1.zip")
@@ -38,10 +38,11 @@ import numpy as np
 
 try:
     from . import _core
-except ImportError as _e:  # a pyarrow of another major version: its libarrow has another SO name
+except ImportError as _e:  # a pyarrow of another major.minor: its libarrow has another SO name
     if "libarrow" in str(_e) or "libparquet" in str(_e):
-        raise ImportError(f"reel: the extension loads libarrow/libparquet from the installed pyarrow of the major "
-                          f"version it was built with (pyproject.toml: pyarrow>=N,<N+1); install that pyarrow "
+        raise ImportError(f"reel: the extension loads libarrow/libparquet from the installed pyarrow of the "
+                          f"major.minor version it was built with (pyproject.toml: pyarrow>=M.N,<M.N+1); install "
+                          f"that pyarrow "
                           f"({_e})") from _e
     raise
 from ._dataset import Dataset

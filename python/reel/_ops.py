@@ -66,7 +66,8 @@ def pack(task: str | os.PathLike, episode_index: int, zip_path: str | os.PathLik
     """Writes the upload zip slice of episode N (contract §9, ``reel pack``); ``zip_path``
     defaults to ./<task>_ep{(N-1)%1000:06d}.zip. Keywords: the fields of
     :class:`reel.PackOptions` (precompress, precompress_crf, precompress_preset,
-    precompress_threads). Returns {zip_path, episode_index, upload_episode_index, zip_bytes,
+    precompress_threads, replace_existing: without it an existing file is refused; with it only a
+    zip is replaced). Returns {zip_path, episode_index, upload_episode_index, zip_bytes,
     entries: [{arcname, size, recompressed}]}."""
     o = options(_core.PackOptions, "pack", kwargs)
     return _core.pack_episode(os.fspath(task), int(episode_index), "" if zip_path is None else os.fspath(zip_path), o)

@@ -40,6 +40,7 @@ from daft import DataType, Series, col
 
 import reel
 from reel._names import IMAGE_PREFIX, camera_key, pooled_tasks
+from reel._sparse import read_filling
 
 __all__ = ["read", "read_episodes", "load_episode_frames", "read_tasks", "load_frames"]
 
@@ -134,10 +135,6 @@ def _lerobot_episode_stats(root: str) -> dict[int, dict]:
 
 
 @functools.lru_cache(maxsize=8)
-def _episode_table(path: str, episode_index: int, columns: tuple[str, ...]) -> pa.Table:
-    return pa.table(_task(path).data(episode_index, list(columns)))
-
-
 def read_episodes(paths: str | Iterable[str], include_meta: bool = False, include_stats: bool = False,
                   include_video_metadata: bool = False) -> daft.DataFrame:
     """One row per episode of each path: task (the path), episode_index, length, duration_sec,
@@ -191,14 +188,15 @@ def _groups(tasks: list, episodes: list):
     return groups
 
 
-def _data_udf(columns: tuple[str, ...], dtype: DataType, batch_size: int):
+def _data_udf(fields: tuple[pa.Field, ...], dtype: DataType, batch_size: int):
     @daft.func.batch(return_dtype=dtype, unnest=True, batch_size=batch_size)
     def read_columns(task: Series, episode_index: Series, frame_index: Series) -> pa.Array:
         tasks, eps, rows = task.to_pylist(), episode_index.to_pylist(), frame_index.to_pylist()
         order: list[int] = []
         pieces: list[pa.Table] = []
         for (path, n), positions in _groups(tasks, eps).items():
-            table = _episode_table(path, n, columns)
+            # A column this episode never supplied reads as "no sample" (reel._sparse).
+            table = read_filling(_task(path), n, fields)
             pieces.append(table.take(pa.array([rows[p] for p in positions], pa.int64())))
             order.extend(positions)
         joined = pa.concat_tables(pieces).combine_chunks()
@@ -253,8 +251,8 @@ def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
     ``observation.images.<slot>`` (``cameras``: names or aliases, True = every camera).
 
     Reads the first kept episode's schema on the driver to type the columns (Daft needs the
-    types before it runs); every episode must have the columns asked for (NotFoundError names
-    the episode otherwise, when the frames are computed)."""
+    types before it runs); a column another episode lacks (a sparse column it never supplied)
+    reads as the contract's "no sample" value: 0, [0]*d, [] or "connected"."""
     kept = episodes.where(col("has_data"))
     first = kept.select("task", "episode_index").limit(1).to_pylist()
     if not first:
@@ -271,7 +269,7 @@ def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
     frames = frames.select("task", "episode_index", "frame_index")
     if names:
         struct = DataType.from_arrow_type(pa.struct([probe.schema.field(c) for c in names]))
-        udf = _data_udf(tuple(names), struct, batch_size)
+        udf = _data_udf(tuple(probe.schema.field(c) for c in names), struct, batch_size)
         frames = frames.select("task", "episode_index", "frame_index",
                                udf(col("task"), col("episode_index"), col("frame_index")))
     eps = kept.select("task").distinct().to_pylist()

@@ -25,6 +25,7 @@ import torch
 
 import reel
 from reel._names import IMAGE_PREFIX, camera_key, pooled_tasks
+from reel._sparse import read_filling
 
 # Always in a sample; never one of the default columns.
 _BOOKKEEPING = ("timestamp", "frame_index", "episode_index", "index", "task_index")
@@ -235,6 +236,9 @@ class FrameDataset(torch.utils.data.Dataset):
                 raise reel.NotFoundError(f"{', '.join(self.tasks)}: no camera {unknown} (cameras: "
                                          f"{', '.join(all_cameras) or 'none'})")
         schema = sources[self._episodes[0][0]].schema(self._episodes[0][1]) if self._episodes else pa.schema([])
+        # Types of the first episode's columns: another episode lacking one of them (a sparse
+        # column it never supplied) reads as the contract's "no sample" value (reel._sparse).
+        self._fields = {f.name: f for f in schema}
         if columns is None:
             self.columns = [f.name for f in schema if f.name not in _BOOKKEEPING and _numeric(f.type)]
         else:
@@ -308,7 +312,10 @@ class FrameDataset(torch.utils.data.Dataset):
             self._decoded.move_to_end(key)
             return self._decoded[key]
         names = ["timestamp", "frame_index", *[c for c in self.columns if c not in ("timestamp", "frame_index")]]
-        table = pa.table(self._source(si).data(n, names))
+        if all(name in self._fields for name in names):
+            table = read_filling(self._source(si), n, [self._fields[name] for name in names])
+        else:
+            table = pa.table(self._source(si).data(n, names))
         out = {name: _to_numpy(table.column(name), name, self.tasks[si], n) for name in table.column_names}
         self._decoded[key] = out
         while len(self._decoded) > self.cache_episodes:

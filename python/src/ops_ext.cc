@@ -44,7 +44,7 @@ auto Released(Fn fn) -> std::remove_cvref_t<decltype(fn().value())> {
 }
 
 // "path/to/task/" and "." name the task by its directory, as the CLI does.
-std::string DirName(const std::string& path) {
+std::string TaskDirName(const std::string& path) {
   std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
   if (p.filename().empty()) p = p.parent_path();
   return p.filename().string();
@@ -178,6 +178,8 @@ void BindImport(nb::module_& m) {
 void BindPack(nb::module_& m) {
   nb::class_<PackOptions>(m, "PackOptions", "reel::PackOptions (include/reel/pack.h): `reel pack`.")
       .def(nb::init<>())
+      .def_rw("replace_existing", &PackOptions::replace_existing,
+              "Replace an existing zip at zip_path; other files are never replaced (CLI --force).")
       .def_rw("precompress", &PackOptions::precompress,
               "Re-encode RGB .mp4 that is not HEVC to HEVC first (CLI --precompress).")
       .def_rw("precompress_crf", &PackOptions::precompress_crf, "CRF of precompress, 0..51 (CLI --crf).")
@@ -186,7 +188,7 @@ void BindPack(nb::module_& m) {
   m.def(
       "pack_episode",
       [](const std::string& task, int64_t n, const std::string& zip_path, const PackOptions& options) {
-        const std::string out = zip_path.empty() ? DefaultSliceName(DirName(task), n) : zip_path;
+        const std::string out = zip_path.empty() ? DefaultSliceName(TaskDirName(task), n) : zip_path;
         PackResult r = Released([&] { return PackEpisode(task, n, out, options); });
         nb::list entries;
         for (const PackedEntry& e : r.entries) {
@@ -316,7 +318,7 @@ void BindSimulate(nb::module_& m) {
       "simulate",
       [](const std::string& task, int64_t episodes, const SimulateOptions& options) {
         std::vector<std::pair<int64_t, int64_t>> done = Released([&]() -> Result<std::vector<std::pair<int64_t, int64_t>>> {
-          REEL_ASSIGN_OR_RETURN(auto writer, TaskWriter::Open(task, SimulatedRigOptions(DirName(task), options)));
+          REEL_ASSIGN_OR_RETURN(auto writer, TaskWriter::Open(task, SimulatedRigOptions(TaskDirName(task), options)));
           std::vector<std::pair<int64_t, int64_t>> out;
           for (int64_t k = 0; k < episodes; ++k) {
             REEL_ASSIGN_OR_RETURN(auto episode, writer->BeginEpisode());

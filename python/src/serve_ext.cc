@@ -99,8 +99,15 @@ void BindServe(nb::module_& m) {
   m.def("load_serve_config", [](const std::string& path) { return Unwrap(LoadServeConfig(path)); }, "path"_a,
         "Reads a JSON serve config (tokens, users, limits; docs/serve.md).");
   m.def("sha256_hex", &Sha256Hex, "data"_a, "Hex SHA-256, for a config's token entries (reel serve --hash-token).");
-  m.def("hash_password", &HashPassword, "password"_a,
-        "A new pbkdf2-sha256 hash for a config's users (reel serve --hash-password).");
+  m.def(
+      "hash_password",
+      [](const std::string& password) {
+        // An empty password would let anyone log in as the user it is configured for.
+        if (password.empty()) RaiseStatus(Status::Invalid("hash_password: the password is empty"));
+        return HashPassword(password);
+      },
+      "password"_a, "A new pbkdf2-sha256 hash for a config's users (reel serve --hash-password); "
+      "an empty password raises InvalidError.");
   nb::class_<ServerThread>(m, "ServerThread", "The import server listening on a thread of this process.")
       .def_static("start", &ServerThread::Start, "config"_a,
                   "Creates the server, binds and serves on a new thread; returns once it listens.")

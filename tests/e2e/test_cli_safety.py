@@ -5,6 +5,7 @@ when a job is interrupted."""
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import signal
 import subprocess
@@ -45,6 +46,12 @@ def test_pack_refuses_an_existing_zip_without_force(reel_bin, tmp_path):
     p = run(reel_bin, "pack", task.path, 1, "-o", target)
     assert p.returncode == 2 and "slice.zip" in p.stderr and "--force" in p.stderr, p.stderr
     assert target.read_bytes() == b"someone else's file"
+    # --force replaces a zip, never another file (the review found `-o meta/info.json --force`).
+    p = run(reel_bin, "pack", task.path, 1, "-o", target, "--force")
+    assert p.returncode == 2 and "not a zip" in p.stderr, p.stderr
+    assert target.read_bytes() == b"someone else's file"
+    target.unlink()
+    assert run(reel_bin, "pack", task.path, 1, "-o", target).returncode == 0
     p = run(reel_bin, "pack", task.path, 1, "-o", target, "--force")
     assert p.returncode == 0, p.stderr
     assert target.read_bytes()[:2] == b"PK"
@@ -62,7 +69,14 @@ def test_export_replaces_an_existing_dataset_only_with_force(reel_bin, sim_task,
     notes.mkdir()
     (notes / "mine.txt").write_text("keep")
     p = reel(reel_bin, "export", sim_task, "-o", notes, "--force", ok=2)
-    assert "neither a dataset" in p.stderr and (notes / "mine.txt").read_text() == "keep"
+    assert "neither a LeRobot or bundle export" in p.stderr and (notes / "mine.txt").read_text() == "keep"
+    # A pooled task is a recording, never an export's output (the review replaced one).
+    other = tmp_path / "recording"
+    shutil.copytree(sim_task, other)
+    before = sorted(str(q.relative_to(other)) for q in other.rglob("*"))
+    p = reel(reel_bin, "export", sim_task, "-o", other, "--force", ok=2)
+    assert "pooled_episodes_v1" in p.stderr, p.stderr
+    assert sorted(str(q.relative_to(other)) for q in other.rglob("*")) == before
 
 
 # --------------------------------------------------------------------------- delete

@@ -127,7 +127,14 @@ def test_default_name_and_text_summary(reel_bin, sim_task, tmp_path):
 
 def test_force_replaces_an_existing_zip_and_a_failure_keeps_it(reel_bin, sim_task, tmp_path):
     out = tmp_path / "x.zip"
-    out.write_bytes(b"old contents")
+    out.write_bytes(b"old contents")  # not a zip: never replaced, --force or not
+    rc, _, err = pack(reel_bin, sim_task, 1, "-o", out, "--force")
+    assert rc == 2 and "not a zip" in err, err
+    assert out.read_bytes() == b"old contents"
+    pack_json(reel_bin, sim_task, 2, "-o", tmp_path / "y.zip")
+    (tmp_path / "y.zip").rename(out)
+    rc, _, err = pack(reel_bin, sim_task, 1, "-o", out)
+    assert rc == 2 and "--force" in err, err
     pack_json(reel_bin, sim_task, 1, "-o", out, "--force")
     assert_slice(out, sim_task, 1)
     good = out.read_bytes()

@@ -17,6 +17,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pyarrow
+
 import pytest
 
 from .serve_common import TOKEN_ALL, ReelServer, write_config
@@ -48,13 +50,16 @@ def venv(tmp_path_factory) -> Path:
 
 
 def test_wheel_metadata_pins_the_arrow_abi_not_one_version(venv):
-    """Runtime pyarrow: the build pin's major version (its ABI), not one exact release."""
+    """Runtime pyarrow: the build pin's major.minor (Arrow's SO version, major*100 + minor, is
+    the ABI), not one exact release."""
     import tomllib
 
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     build_pin = [r for r in meta["build-system"]["requires"] if r.startswith("pyarrow==")][0]
-    major = int(build_pin.split("==")[1].split(".")[0])
-    assert f"pyarrow>={major},<{major + 1}" in meta["project"]["dependencies"]
+    major, minor = (int(x) for x in build_pin.split("==")[1].split(".")[:2])
+    assert f"pyarrow>={major}.{minor},<{major}.{minor + 1}" in meta["project"]["dependencies"]
+    sonames = list((Path(pyarrow.__file__).parent).glob("libarrow.so.*"))
+    assert [p.name for p in sonames] == [f"libarrow.so.{major * 100 + minor}"], sonames
     assert {"torch", "daft"} <= set(meta["project"]["optional-dependencies"])
     assert meta["project"]["scripts"]["reel"] == "reel._cli:main"
 

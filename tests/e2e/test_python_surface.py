@@ -164,3 +164,21 @@ def test_python_takes_the_cli_grammar_options(reel_mod, tmp_path):
     assert reel_mod.import_dataset(out, task, renumber=True)["episode_indices"] == [2]
     with pytest.raises(TypeError):
         reel_mod.import_dataset(out, task, renumbering=True)
+
+
+def test_safe_defaults_hold_in_python_too(reel_mod, tmp_path):
+    # The CLI's --force and empty-password refusals live in the library, so Python gets them.
+    task = tmp_path / "t"
+    reel_mod.simulate(task, count=1, seconds=0.3, video=False)
+    zip_path = tmp_path / "x.zip"
+    reel_mod.pack(task, 1, zip_path)
+    with pytest.raises(reel_mod.AlreadyExistsError, match="replace_existing"):
+        reel_mod.pack(task, 1, zip_path)
+    assert reel_mod.pack(task, 1, zip_path, replace_existing=True)["episode_index"] == 1
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    with pytest.raises(reel_mod.AlreadyExistsError, match="not a zip"):
+        reel_mod.pack(task, 1, notes, replace_existing=True)
+    assert notes.read_text() == "mine"
+    with pytest.raises(reel_mod.InvalidError, match="empty"):
+        reel_mod.hash_password("")

@@ -145,3 +145,27 @@ def test_unstamped_ns_columns_are_not_written_and_a_glove_brings_hand_pose(reel_
     stats = json.loads((task / "meta/stats.json").read_text())
     assert "observation.left_hand_pose" not in stats
     check_clean(reel_bin, task)
+
+
+def test_episodes_with_and_without_a_sparse_column_export_and_train(reel_mod, reel_bin, tmp_path):
+    # One episode stamps gripper_state_ns, the next does not (so it has no such column):
+    # export and the training readers give the second episode the "no sample" value 0.
+    task = tmp_path / "t"
+    w = reel_mod.TaskWriter(str(task), fps=30.0)
+    for stamped in (True, False):
+        with w.episode() as ep:
+            for i in range(3):
+                ep.append(timestamp=i / 30, wall_time=1.7e9 + i / 30, hardware_ns=10**9 + i,
+                          fixed={STATE: [i, 0, 1]}, scalars={"observation.gripper_state_ns": (100 + i) * stamped})
+    assert "observation.gripper_state_ns" in pq.read_table(task / data_rel(1)).column_names
+    assert "observation.gripper_state_ns" not in pq.read_table(task / data_rel(2)).column_names
+    check_clean(reel_bin, task)
+    out = tmp_path / "lr"
+    reel_mod.export(task, out)
+    frames = pq.read_table(sorted((out / "data").rglob("*.parquet"))[0])
+    ns = [c for c in frames.column_names if "gripper_state_ns" in c]
+    assert ns and frames.column(ns[0]).to_pylist() == [[100], [101], [102], [0], [0], [0]] or \
+        frames.column(ns[0]).to_pylist() == [100, 101, 102, 0, 0, 0], frames.column(ns[0]).to_pylist()
+    from reel.torch import FrameDataset
+    ds = FrameDataset(str(task))
+    assert [int(ds[i]["observation.gripper_state_ns"]) for i in range(6)] == [100, 101, 102, 0, 0, 0]

@@ -27,10 +27,7 @@ std::string TaskName(const std::string& task) {
 
 int RunPack(PackArgs& a) {
   const std::string out = a.output.empty() ? DefaultSliceName(TaskName(a.task), a.episode) : a.output;
-  auto existing = DefaultFileSystem()->Stat(out);
-  if (!existing.ok()) return Fail(existing.status());
-  if (existing->type != FileType::kNotFound && !a.force)
-    return UsageFail(out + ": already exists (--force replaces it)");
+  a.options.replace_existing = a.force;
   a.options.progress = MakeProgress(a.progress);
   auto packed = PackEpisode(a.task, a.episode, out, a.options);
   if (!packed.ok()) return Fail(packed.status());

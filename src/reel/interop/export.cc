@@ -3,12 +3,15 @@
 #include <arrow/api.h>
 #include <parquet/arrow/writer.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "interop/export_internal.h"
+#include "reel/dataset.h"
 #include "interop/video_concat.h"
 #include "io/scratch_dir.h"
 #include "meta/json_util.h"
@@ -102,7 +105,8 @@ Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& option
                              " lacks; export them separately (--episodes)");
     }
   }
-  REEL_ASSIGN_OR_RETURN(src.plan, PlanFeatures(task.info(), *arrow::schema(fields), slots, options.mapping));
+  src.schema = arrow::schema(fields);
+  REEL_ASSIGN_OR_RETURN(src.plan, PlanFeatures(task.info(), *src.schema, slots, options.mapping));
   for (size_t k = 0; k < slots.size(); ++k) {
     if (slots[k].second && !options.mapping.include_depth) continue;
     src.cameras.push_back(infos[k]);
@@ -110,11 +114,57 @@ Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& option
   return src;
 }
 
+namespace {
+
+// The "no sample" value of a column of `type`, as the recorder writes it on a row without a
+// sample (contract §7.2): 0, [0]*d, [] or "connected".
+Result<std::shared_ptr<arrow::Scalar>> NoSampleScalar(const std::shared_ptr<arrow::DataType>& type) {
+  if (type->id() == arrow::Type::FIXED_SIZE_LIST) {
+    const auto& t = static_cast<const arrow::FixedSizeListType&>(*type);
+    REEL_ASSIGN_OR_RETURN(auto zero, NoSampleScalar(t.value_type()));
+    auto values = arrow::MakeArrayFromScalar(*zero, t.list_size());
+    if (!values.ok()) return Status::Invalid(values.status().ToString());
+    return std::shared_ptr<arrow::Scalar>(std::make_shared<arrow::FixedSizeListScalar>(*values, type));
+  }
+  if (type->id() == arrow::Type::LIST) {
+    auto empty = arrow::MakeEmptyArray(static_cast<const arrow::ListType&>(*type).value_type());
+    if (!empty.ok()) return Status::Invalid(empty.status().ToString());
+    return std::shared_ptr<arrow::Scalar>(std::make_shared<arrow::ListScalar>(*empty, type));
+  }
+  if (type->id() == arrow::Type::STRING)
+    return std::shared_ptr<arrow::Scalar>(std::make_shared<arrow::StringScalar>("connected"));
+  if (arrow::is_integer(type->id()) || arrow::is_floating(type->id())) {
+    auto zero = arrow::MakeScalar(type, 0);
+    if (zero.ok()) return *zero;
+  }
+  return Status::NotSupported("no \"no sample\" value for a column of type " + type->ToString());
+}
+
+// `table` with every column of `schema` it lacks appended as "no sample": a sparse column
+// exists only in the episodes that supplied it (an unstamped episode has no _ns column,
+// multi-device §8.1.3), while an export gives every episode the same columns.
+Result<std::shared_ptr<arrow::Table>> WithEveryColumn(const arrow::Schema& schema,
+                                                      std::shared_ptr<arrow::Table> table) {
+  for (const auto& field : schema.fields()) {
+    if (table->schema()->GetFieldIndex(field->name()) >= 0) continue;
+    REEL_ASSIGN_OR_RETURN(auto value, NoSampleScalar(field->type()));
+    auto column = arrow::MakeArrayFromScalar(*value, table->num_rows());
+    if (!column.ok()) return Status::Invalid(field->name() + ": " + column.status().ToString());
+    auto grown = table->AddColumn(table->num_columns(), field, std::make_shared<arrow::ChunkedArray>(*column));
+    if (!grown.ok()) return Status::Invalid(field->name() + ": " + grown.status().ToString());
+    table = *grown;
+  }
+  return table;
+}
+
+}  // namespace
+
 Result<EpisodeFrames> ReadEpisodeFrames(const ExportSource& source, size_t i,
                                         std::vector<std::string>* warnings) {
   EpisodeFrames out;
   const auto& entry = source.episodes[i];
   REEL_ASSIGN_OR_RETURN(out.pooled, source.task->ReadData(entry));
+  REEL_ASSIGN_OR_RETURN(out.pooled, WithEveryColumn(*source.schema, out.pooled));
   REEL_ASSIGN_OR_RETURN(out.features, BuildFrameTable(source.plan, *out.pooled,
                                                       source.task->Path(entry.data_path), warnings));
   return out;
@@ -255,13 +305,17 @@ Status CheckOutput(FileSystem* fs, const std::string& out_dir, bool replace, boo
   if (!replace) return Status::AlreadyExists(out_dir + ": already exists; export writes a new directory");
   if (info.type != FileType::kDirectory)
     return Status::AlreadyExists(out_dir + ": exists and is not a directory; export replaces only a dataset");
-  REEL_ASSIGN_OR_RETURN(FileInfo lerobot, fs->Stat(JoinPath(out_dir, "meta/info.json")));
-  REEL_ASSIGN_OR_RETURN(FileInfo bundle, fs->Stat(JoinPath(out_dir, "manifest.json")));
-  if (lerobot.type == FileType::kFile || bundle.type == FileType::kFile) return Status::OK();
+  // Only what an export writes is replaced: a LeRobot or bundle dataset, or an empty folder.
+  // A pooled task is a recording, never an export's output.
+  auto format = DetectFormat(fs, out_dir);
+  if (format.ok() && IsForeignFormat(format->format)) return Status::OK();
+  if (format.ok())
+    return Status::AlreadyExists(out_dir + ": holds a " + DatasetFormatName(format->format) +
+                                 " dataset; --force replaces only a LeRobot or bundle export");
   REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(out_dir));
   if (entries.empty()) return Status::OK();
-  return Status::AlreadyExists(out_dir + ": exists and is neither a dataset (meta/info.json, manifest.json) "
-                               "nor empty; export does not replace it");
+  return Status::AlreadyExists(out_dir + ": exists and is neither a LeRobot or bundle export nor empty (" +
+                               format.status().message() + "); export does not replace it");
 }
 
 // Moves the finished export into `out`; an existing `out` is set aside first and
@@ -269,7 +323,10 @@ Status CheckOutput(FileSystem* fs, const std::string& out_dir, bool replace, boo
 Status MoveIntoPlace(FileSystem* fs, const std::string& staged, const std::filesystem::path& out,
                      bool replace) {
   if (!replace) return fs->Rename(staged, out.string());
-  const std::string old = staged + ".replaced";
+  // Not under the staging prefix: the stale-scratch sweep must never take the old copy, which
+  // is the only copy if the process dies between the two renames.
+  const std::string old = JoinPath(out.parent_path().string(),
+                                   "." + out.filename().string() + ".replaced-" + std::to_string(::getpid()));
   REEL_RETURN_IF_ERROR(fs->Rename(out.string(), old));
   if (Status st = fs->Rename(staged, out.string()); !st.ok()) {
     (void)fs->Rename(old, out.string());

@@ -31,6 +31,9 @@ struct ExportSource {
   std::vector<EpisodeRow> rows;        // rows[i] is episodes[i]'s
   std::vector<TaskEntry> tasks;        // the task's tasks.jsonl
   FramePlan plan;
+  // The union of the exported episodes' data schemas (first appearance wins): an episode
+  // lacking one of these sparse columns reads it as "no sample" (ReadEpisodeFrames).
+  std::shared_ptr<arrow::Schema> schema;
   std::vector<VideoInfo> cameras;      // cameras[k] describes plan.cameras[k] (first episode's file)
   std::vector<std::string> warnings;   // e.g. an asked episode without data, skipped
 };

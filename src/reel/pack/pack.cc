@@ -1,6 +1,9 @@
 // PackEpisode: the upload zip slice of one episode (contract §9).
 #include "reel/pack.h"
 
+#include <arrow/buffer.h>
+#include <arrow/io/interfaces.h>
+#include <arrow/result.h>
 #include <zip.h>
 
 #include <cstdio>
@@ -135,12 +138,22 @@ Status WriteZip(const std::string& path, const std::vector<Source>& sources) {
 // The zip is renamed over its path: only a regular file may be replaced that way. A
 // symbolic link, FIFO or device node there (`-o /dev/stdout`) would silently become a
 // regular file.
-Status CheckReplaceable(FileSystem* fs, const std::string& zip_path) {
+// An existing file is replaced only when asked (replace_existing, the CLI's --force), and
+// only when it is a zip (its first bytes are a local file header): `-o meta/info.json --force`
+// must not turn a task's metadata into a zip.
+Status CheckReplaceable(FileSystem* fs, const std::string& zip_path, bool replace_existing) {
   REEL_ASSIGN_OR_RETURN(FileInfo target, fs->Stat(zip_path));
   if (target.type == FileType::kNotFound) {
     // A dangling symbolic link stats as absent; the listing tells.
   } else if (target.type != FileType::kFile) {
     return Status::AlreadyExists(zip_path + ": exists and is not a regular file; pack replaces only a zip it wrote");
+  } else if (!replace_existing) {
+    return Status::AlreadyExists(zip_path + ": already exists (--force, PackOptions::replace_existing, replaces it)");
+  } else {
+    REEL_ASSIGN_OR_RETURN(auto file, fs->OpenRandomAccess(zip_path));
+    auto head = file->ReadAt(0, 4);
+    if (!head.ok() || (*head)->size() != 4 || (*head)->ToString() != std::string("PK\x03\x04", 4))
+      return Status::AlreadyExists(zip_path + ": is not a zip; pack replaces only a zip it wrote");
   }
   REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(DirName(zip_path)));
   const std::string name = zip_path.substr(zip_path.find_last_of('/') + 1);
@@ -185,7 +198,7 @@ Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_ind
   REEL_ASSIGN_OR_RETURN(FileInfo out_dir, fs->Stat(DirName(zip_path)));
   if (out_dir.type != FileType::kDirectory)
     return Status::NotFound(zip_path + ": output directory " + DirName(zip_path) + " does not exist");
-  REEL_RETURN_IF_ERROR(CheckReplaceable(fs, zip_path));
+  REEL_RETURN_IF_ERROR(CheckReplaceable(fs, zip_path, options.replace_existing));
   const std::string temp = internal::TempPathFor(zip_path, "pack");
   internal::HoldScratchPath(temp);  // an interrupted pack removes it too
   auto result = PackInto(*task, episode_index, zip_path, temp, options);

@@ -278,11 +278,24 @@ TEST_F(PackTest, MissingTaskFileIsNotFoundAndLeavesNoTemp) {
     EXPECT_TRUE(e.is_directory()) << e.path();
 }
 
-TEST_F(PackTest, ReplacesAnExistingZipWhole) {
+TEST_F(PackTest, ReplacesAnExistingZipWholeOnlyWhenAsked) {
   const std::string zip = JoinPath(tmp_, "x.zip");
-  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), zip, "old").ok());
-  ASSERT_TRUE(PackEpisode(root_, 2, zip).ok());
+  ASSERT_TRUE(PackEpisode(root_, 1, zip).ok());
+  const size_t first = Unzip(zip).size();
+  auto refused = PackEpisode(root_, 2, zip);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(Unzip(zip).size(), first);
+  PackOptions replace;
+  replace.replace_existing = true;
+  ASSERT_TRUE(PackEpisode(root_, 2, zip, replace).ok());
   EXPECT_EQ(Unzip(zip).size(), 7u);
+  // A file that is not a zip is never replaced, asked or not (-o meta/info.json --force).
+  const std::string other = JoinPath(tmp_, "info.json");
+  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), other, "{}").ok());
+  auto not_zip = PackEpisode(root_, 2, other, replace);
+  ASSERT_FALSE(not_zip.ok());
+  EXPECT_NE(not_zip.status().message().find("not a zip"), std::string::npos) << not_zip.status().message();
 }
 
 TEST_F(PackTest, FaultsLeaveNoZipNoTempAndNeverTouchTheTask) {
