@@ -151,6 +151,19 @@ TEST_F(TaskTest, ListEpisodesUnionWithChunkRolloverAndLegacyShard) {
   EXPECT_EQ(*task->DataPathOf(1001), "data/chunk-001/episode-000.parquet");
 }
 
+// contract-decisions: a slot may mix mp4 and mkv; the declared extension first, then the
+// other allowed one when only that file exists.
+TEST_F(TaskTest, VideoPathOfFallsBackBetweenMp4AndMkv) {
+  Put("videos/chunk-000/stereo_left/episode-000.mkv", "");  // N=1 only has the .mkv
+  auto task = Open();
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(*task->VideoPathOf(1001, "stereo_left"), "videos/chunk-001/stereo_left/episode-000.mp4");
+  EXPECT_EQ(*task->VideoPathOf(1, "stereo_left"), "videos/chunk-000/stereo_left/episode-000.mkv");
+  // Neither exists: the declared path, for the caller's NotFound to name.
+  EXPECT_EQ(*task->VideoPathOf(2, "stereo_left"), "videos/chunk-000/stereo_left/episode-001.mp4");
+  EXPECT_EQ(task->VideoPathOf(1, "no_such_slot").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(TaskTest, FindEpisode) {
   auto task = Open();
   ASSERT_NE(task, nullptr);
