@@ -135,6 +135,11 @@ def _lerobot_episode_stats(root: str) -> dict[int, dict]:
 
 
 @functools.lru_cache(maxsize=8)
+def _episode_table(path: str, episode_index: int, fields: tuple[pa.Field, ...]) -> pa.Table:
+    """The episode's columns; one it never supplied reads as "no sample" (reel._sparse)."""
+    return read_filling(_task(path), episode_index, fields)
+
+
 def read_episodes(paths: str | Iterable[str], include_meta: bool = False, include_stats: bool = False,
                   include_video_metadata: bool = False) -> daft.DataFrame:
     """One row per episode of each path: task (the path), episode_index, length, duration_sec,
@@ -195,8 +200,7 @@ def _data_udf(fields: tuple[pa.Field, ...], dtype: DataType, batch_size: int):
         order: list[int] = []
         pieces: list[pa.Table] = []
         for (path, n), positions in _groups(tasks, eps).items():
-            # A column this episode never supplied reads as "no sample" (reel._sparse).
-            table = read_filling(_task(path), n, fields)
+            table = _episode_table(path, n, fields)
             pieces.append(table.take(pa.array([rows[p] for p in positions], pa.int64())))
             order.extend(positions)
         joined = pa.concat_tables(pieces).combine_chunks()

@@ -169,3 +169,6 @@ def test_episodes_with_and_without_a_sparse_column_export_and_train(reel_mod, re
     from reel.torch import FrameDataset
     ds = FrameDataset(str(task))
     assert [int(ds[i]["observation.gripper_state_ns"]) for i in range(6)] == [100, 101, 102, 0, 0, 0]
+    import reel.daft as rd
+    got = rd.read([str(task)], columns=["observation.gripper_state_ns"]).sort(["episode_index", "frame_index"])
+    assert got.to_pydict()["observation.gripper_state_ns"] == [100, 101, 102, 0, 0, 0]
