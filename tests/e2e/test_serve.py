@@ -13,6 +13,7 @@ import os
 import stat
 import subprocess
 import threading
+import time
 import zipfile
 from pathlib import Path
 
@@ -162,6 +163,10 @@ def test_a_rejected_upload_logs_one_request_line(server, client_task, tmp_path):
     assert upload(server.url, z, headers={}).status_code == 401
     assert upload(server.url, z, headers={"Authorization": "Bearer nope"}).status_code == 401
     requests.get(f"{server.url}/health", timeout=30)  # a later request on a fresh connection
+    # The server logs a request after answering it: wait (bounded) for the /health line.
+    deadline = time.time() + 10
+    while time.time() < deadline and not any(l.get("path") == "/health" for l in server.log_lines()):
+        time.sleep(0.05)
     lines = [l for l in server.log_lines() if "method" in l]
     assert [(l["method"], l["path"], l["status"]) for l in lines] == [
         ("POST", "/api/v1/session/upload", 401), ("POST", "/api/v1/session/upload", 401),
