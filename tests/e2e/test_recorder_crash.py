@@ -51,6 +51,19 @@ MARKER = "meta/recycled_episode.json"
 JOURNAL_RE = re.compile(r"\.commit-(\d+)\.json$")
 
 
+def run_killed_after(argv: list, delay: float) -> tuple[int, str]:
+    """Runs argv and SIGKILLs it after `delay` seconds unless it ended first; (returncode, stderr)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    err = proc.stderr.read().decode("utf-8", errors="replace")
+    proc.stderr.close()
+    return proc.returncode, err
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -116,16 +129,9 @@ def run_kill_rounds(reel_bin: str, work: Path, rounds: int, budget_s: float | No
         if budget_s is not None and time.monotonic() - started > budget_s:
             break
         delay = rng.uniform(0.0, full_s)
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            proc.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        err = proc.stderr.read().decode("utf-8", errors="replace")
-        proc.stderr.close()
+        returncode, err = run_killed_after(argv, delay)
         what = f"round {rnd} (SIGKILL after {delay:.3f} s of ~{full_s:.2f} s)"
-        assert proc.returncode in (0, -signal.SIGKILL), f"{what}: reel simulate exited {proc.returncode}\n{err}"
+        assert returncode in (0, -signal.SIGKILL), f"{what}: reel simulate exited {returncode}\n{err}"
         done_rounds += 1
 
         # This round's Open rolled forward the journals the previous kill left.

@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tests.e2e.test_recorder_crash import (  # noqa: E402
-    assert_episode_is, pending_journals, visible_episodes)
+    assert_episode_is, pending_journals, run_killed_after, visible_episodes)
 
 SIM = ["--seconds", "0.2", "--fps", "10", "--video-size", "32x24"]
 
@@ -73,7 +73,7 @@ def main() -> int:
 
     # One full run's duration, measured once; kills are drawn uniformly over it.
     t0 = time.monotonic()
-    subprocess.run([reel, "simulate", str(work / "timing"), "--episodes", str(episodes), *SIM],
+    subprocess.run([reel, "simulate", str(work / "timing"), "--count", str(episodes), *SIM],
                    check=True, capture_output=True, timeout=600)
     full_s = time.monotonic() - t0
     shutil.rmtree(work / "timing", ignore_errors=True)
@@ -86,7 +86,7 @@ def main() -> int:
     def finish(task: Path, seen: dict, decided: set) -> None:
         """One clean recording after the last kill, then a final check; the task is removed."""
         before = set(visible_episodes(task)) | decided
-        p = subprocess.run([reel, "simulate", str(task), "--episodes", "1", *SIM, "--json"],
+        p = subprocess.run([reel, "simulate", str(task), "--count", "1", *SIM, "--json"],
                            capture_output=True, text=True, timeout=600)
         if p.returncode != 0:
             problem("final_recording_failures", f"{task.name}: reel simulate exited {p.returncode}: {p.stderr[:300]}")
@@ -109,23 +109,15 @@ def main() -> int:
             task, seen, decided = work / f"task{rnd // per_task:04d}", {}, set()
             c["tasks"] += 1
         delay = rng.uniform(0.0, full_s)
-        proc = subprocess.Popen([reel, "simulate", str(task), "--episodes", str(episodes), *SIM],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            proc.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        err = proc.stderr.read().decode("utf-8", errors="replace")
-        proc.stderr.close()
+        returncode, err = run_killed_after([reel, "simulate", str(task), "--count", str(episodes), *SIM], delay)
         c["rounds"] += 1
         what = f"round {rnd} ({task.name}, kill after {delay:.3f} s)"
-        if proc.returncode == -signal.SIGKILL:
+        if returncode == -signal.SIGKILL:
             c["kills"] += 1
-        elif proc.returncode == 0:
+        elif returncode == 0:
             c["completed_runs"] += 1
         else:
-            problem("bad_exit", f"{what}: reel simulate exited {proc.returncode}: {err[:300]}")
+            problem("bad_exit", f"{what}: reel simulate exited {returncode}: {err[:300]}")
 
         try:
             now = visible_episodes(task)

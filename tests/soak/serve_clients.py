@@ -87,7 +87,7 @@ def main() -> int:
     # Source task and its slices.
     src = work / "source"
     if not (src / "meta/info.json").exists():
-        subprocess.run([reel, "simulate", str(src), "--episodes", str(n_episodes), "--seconds", "0.5", "--fps", "10",
+        subprocess.run([reel, "simulate", str(src), "--count", str(n_episodes), "--seconds", "0.5", "--fps", "10",
                         "--video-size", "32x24", "--seed", str(seed), "--depth-ffv1"],
                        check=True, capture_output=True, timeout=1800)
     slices = {}
