@@ -124,6 +124,10 @@ def main() -> None:
         task_seeds(tmp / "b" / "rich")
         fx.write_task(tmp / "c", "sharded", [EpisodeSpec(1, videos={}, row="shard"), EpisodeSpec(2, videos={}, row="shard")])
         task_seeds(tmp / "c" / "sharded", slices=False)
+        # --episodes / --at lists: accepted forms and each refusal of include/reel/index_list.h
+        for text in ("1,3,5-9", " 7 ", "0-999999", "0-1000000", "3-1", "1:5", "1,,2", "-1",
+                     "9007199254740993", "2,2,1-3,2"):
+            put("index_list", text.encode())
         # foreign datasets
         foreign_seeds(fx.write_lerobot_v2(tmp / "f"))
         foreign_seeds(fx.write_lerobot_v2(tmp / "f", "lerobot_v20", "v2.0"))
