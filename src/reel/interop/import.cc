@@ -1,5 +1,6 @@
-// ImportDataset (reel/interop.h): LeRobot or bundle episodes into a pooled task,
-// each published by the recorder's journaled commit (write/task_files.h).
+// ImportDataset (reel/interop.h): LeRobot or bundle episodes into a pooled task, each
+// published by one EpisodeTransaction (write/transaction.h), in four steps: plan (the
+// source, its tasks, its timestamps), table (the pooled rows), videos, commit.
 #include <arrow/api.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "reel/merge.h"
 #include "write/episode_stats.h"
 #include "write/task_files.h"
+#include "write/transaction.h"
 
 namespace reel {
 namespace {
@@ -314,6 +316,29 @@ Status AddGenericColumns(const ForeignInfo& info, const arrow::Table& frames, co
   return Status::OK();
 }
 
+// The timestamp column (LeRobot float32 seconds, bundle int64 ns) as pooled float32 seconds.
+Result<std::shared_ptr<arrow::Array>> TimestampSeconds(const arrow::Table& frames, const std::string& where) {
+  auto ts = frames.GetColumnByName("timestamp");
+  if (!ts) return Status::NotFound(where + ": no timestamp column");
+  auto flat = arrow::Concatenate(ts->chunks());
+  if (!flat.ok()) return Status::IOError(where + ": " + flat.status().ToString());
+  const arrow::Array& a = **flat;
+  arrow::FloatBuilder b;
+  for (int64_t k = 0; k < a.length(); ++k) {
+    double seconds = 0;
+    switch (a.type_id()) {
+      case arrow::Type::INT64: seconds = static_cast<double>(static_cast<const arrow::Int64Array&>(a).Value(k)) / 1e9; break;
+      case arrow::Type::FLOAT: seconds = static_cast<const arrow::FloatArray&>(a).Value(k); break;
+      case arrow::Type::DOUBLE: seconds = static_cast<const arrow::DoubleArray&>(a).Value(k); break;
+      default: return Status::Invalid(where + ": timestamp is " + a.type()->ToString());
+    }
+    (void)b.Append(static_cast<float>(seconds));
+  }
+  std::shared_ptr<arrow::Array> out;
+  (void)b.Finish(&out);
+  return out;
+}
+
 // ---- videos -------------------------------------------------------------------------------
 
 // One episode's camera as an .mp4 of its own: stream copy, or (RGB only) decoded
@@ -505,289 +530,295 @@ void ReportImported(const ImportOptions& options, size_t done, size_t total, int
                       "source episode " + std::to_string(source_index)});
 }
 
-}  // namespace
+// ---- plan: what every episode of one import shares ----------------------------------------
 
-Result<ImportReport> ImportDataset(const std::string& source, const std::string& task_root,
-                                   const ImportOptions& options) {
-  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
-  REEL_ASSIGN_OR_RETURN(auto ds, ForeignDataset::Open(source, {fs}));
-  REEL_ASSIGN_OR_RETURN(auto episodes, ds->ReadEpisodes());
-  REEL_ASSIGN_OR_RETURN(Json block, ReelBlock(fs, *ds));
-  const bool round_trip = block.is_object();
-  const ForeignInfo& finfo = ds->info();
-  const bool bundle = finfo.format == DatasetFormat::kBundle;
-  const double fps = finfo.fps;
-  std::string task_name = options.task_name;
-  if (task_name.empty()) {
-    std::filesystem::path p = std::filesystem::absolute(task_root).lexically_normal();
-    if (p.filename().empty()) p = p.parent_path();
-    task_name = p.filename().string();
-  }
+struct ImportPlan {
+  std::string source, task_root, task_name;
+  std::unique_ptr<ForeignDataset> ds;
+  std::vector<ForeignEpisode> episodes;
+  Json block;  // the source's "reel" block (an export of reel's), else null
+  bool round_trip = false, bundle = false;
+  double fps = 0;
+  std::vector<std::string> source_tasks;          // tasks.jsonl lines to write (task_index = position)
+  std::map<std::string, int64_t> target_tasks;    // the target's own tasks, once it has them
+  std::map<std::string, bool> depth_keys;         // round trip: camera key -> depth
 
-  ImportReport report;
-  report.round_trip = round_trip;
-  // The source's tasks, as pooled tasks.jsonl lines (task_index = position).
-  std::vector<std::string> source_tasks;
-  if (round_trip) {
-    for (const Json& t : block.value("pooled_tasks", Json::array())) source_tasks.push_back(t.value("task", ""));
-  } else {
-    source_tasks = finfo.tasks;
-  }
-  // Every episode's rows against the frame grid first (timestamps only): a dataset
-  // that would be cut wrongly is refused before anything is written.
-  if (!bundle) {
-    for (const ForeignEpisode& ep : episodes) {
-      REEL_ASSIGN_OR_RETURN(auto stamps, ds->ReadFrames(ep, {"timestamp"}));
-      REEL_RETURN_IF_ERROR(CheckLeRobotTimestamps(*stamps, fps, JoinPath(source, ep.data_path), ep.episode_index));
-    }
-  }
-  REEL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(task_root, "meta/episodes")));
-  REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(task_root, internal::kLockPath)));
-  REEL_RETURN_IF_ERROR(internal::RecoverCommits(fs, task_root));
-  // The target's own tasks, when it has them: imported rows must point into them.
-  std::map<std::string, int64_t> target_tasks;
-  {
-    auto text = fs->ReadFile(JoinPath(task_root, internal::kTasksPath));
-    if (text.ok()) {
-      REEL_ASSIGN_OR_RETURN(auto entries, ParseTasksJsonl(*text, JoinPath(task_root, internal::kTasksPath)));
-      for (const auto& e : entries) target_tasks.emplace(e.task, e.task_index);
-    }
-  }
-  std::string tasks_jsonl;
-  for (size_t i = 0; i < source_tasks.size(); ++i) {
-    tasks_jsonl += "{\"task_index\": " + std::to_string(i) +
-                   ", \"task\": " + internal::Dump(Json(source_tasks[i]), -1) + "}\n";
-  }
-  auto pooled_task_of = [&](const std::string& task) -> Result<int64_t> {
+  // The pooled task_index of `task`: the target's own when it has tasks, else the source's.
+  Result<int64_t> PooledTaskOf(const std::string& task) const {
     if (target_tasks.empty()) {
       auto it = std::find(source_tasks.begin(), source_tasks.end(), task);
       if (it != source_tasks.end()) return static_cast<int64_t>(it - source_tasks.begin());
       return Status::Invalid(source + ": episode task \"" + task + "\" is not in the dataset's tasks");
     }
     auto it = target_tasks.find(task);
-    if (it == target_tasks.end()) {
+    if (it == target_tasks.end())
       return Status::AlreadyExists(task_root + "/meta/tasks.jsonl: has no task \"" + task +
                                    "\"; reel never rewrites an existing tasks.jsonl (import into a new task)");
-    }
     return it->second;
-  };
-
-  const Json pooled_rows = round_trip ? block.value("pooled_rows", Json::array()) : Json::array();
-  const Json pooled_numbers = round_trip ? block.value("pooled_episode_index", Json::array()) : Json::array();
-  std::map<std::string, bool> depth_keys;
-  if (round_trip) {
-    for (const Json& c : block.value("cameras", Json::array())) depth_keys[c.value("key", "")] = c.value("depth", false);
   }
+  // tasks.jsonl for a new target (written only when the target has none).
+  std::string TasksJsonl() const {
+    if (source_tasks.empty()) return "{\"task_index\": 0, \"task\": " + internal::Dump(Json(task_name), -1) + "}\n";
+    std::string out;
+    for (size_t i = 0; i < source_tasks.size(); ++i)
+      out += "{\"task_index\": " + std::to_string(i) + ", \"task\": " + internal::Dump(Json(source_tasks[i]), -1) + "}\n";
+    return out;
+  }
+  // After the first commit the target holds the tasks TasksJsonl() wrote.
+  void TargetNowHasTasks() {
+    if (!target_tasks.empty()) return;
+    for (size_t t = 0; t < source_tasks.size(); ++t) target_tasks.emplace(source_tasks[t], static_cast<int64_t>(t));
+    if (source_tasks.empty()) target_tasks.emplace(task_name, 0);
+  }
+};
 
-  for (size_t i = 0; i < episodes.size(); ++i) {
-    const ForeignEpisode& ep = episodes[i];
-    const std::string where = JoinPath(source, ep.data_path);
-    REEL_ASSIGN_OR_RETURN(auto frames, ds->ReadFrames(ep));
-    const int64_t n = frames->num_rows();
-    REEL_ASSIGN_OR_RETURN(InfoJson info, internal::LoadInfo(fs, task_root));
-    InfoJson decl;
-    EpisodeRow row;
-    if (round_trip && i < pooled_rows.size()) {
-      const Json& r = pooled_rows[i];
-      row.created_at = r.value("created_at", 0.0);
-      row.duration_sec = r.value("duration_sec", 0.0);
-      row.drop_stats = r.value("drop_stats", "{}");
-      row.video_codec = r.value("video_codec", "{}");
-      row.calibration = r.value("calibration", "{}");
-      row.force_matrix_specs = r.value("force_matrix_specs", "{}");
-      row.slam_specs = r.value("slam_specs", "{}");
-      row.task_index = r.value("task_index", int64_t{0});
-      auto parsed = ParseInfoJson(internal::Dump(block.value("pooled_info", Json::object()), -1),
-                                  source + ": reel.pooled_info");
-      if (!parsed.ok()) return parsed.status();
-      decl = std::move(parsed).value();
-      if (!target_tasks.empty()) {
-        REEL_ASSIGN_OR_RETURN(row.task_index,
-                              pooled_task_of(row.task_index < static_cast<int64_t>(source_tasks.size())
-                                                 ? source_tasks[row.task_index]
-                                                 : task_name));
-      }
-    } else {
-      row.created_at = internal::NowUnixSeconds();
-      row.duration_sec = static_cast<double>(n) / fps;
-      const std::string task = ep.tasks.empty() ? task_name : ep.tasks.front();
-      REEL_ASSIGN_OR_RETURN(row.task_index, pooled_task_of(task));
-      decl.format = "pooled_episodes_v1";
-      decl.fps = fps;
-      decl.created_at = row.created_at;
+// Opens the source and checks every episode's timestamps against the frame grid, so a
+// dataset that would be cut wrongly is refused before anything is written.
+Result<ImportPlan> PlanImport(FileSystem* fs, const std::string& source, const std::string& task_root,
+                              const ImportOptions& options) {
+  ImportPlan plan;
+  plan.source = source;
+  plan.task_root = task_root;
+  REEL_ASSIGN_OR_RETURN(plan.ds, ForeignDataset::Open(source, {fs}));
+  REEL_ASSIGN_OR_RETURN(plan.episodes, plan.ds->ReadEpisodes());
+  REEL_ASSIGN_OR_RETURN(plan.block, ReelBlock(fs, *plan.ds));
+  const ForeignInfo& finfo = plan.ds->info();
+  plan.round_trip = plan.block.is_object();
+  plan.bundle = finfo.format == DatasetFormat::kBundle;
+  plan.fps = finfo.fps;
+  plan.task_name = options.task_name;
+  if (plan.task_name.empty()) {
+    std::filesystem::path p = std::filesystem::absolute(task_root).lexically_normal();
+    if (p.filename().empty()) p = p.parent_path();
+    plan.task_name = p.filename().string();
+  }
+  if (plan.round_trip) {
+    for (const Json& t : plan.block.value("pooled_tasks", Json::array())) plan.source_tasks.push_back(t.value("task", ""));
+    for (const Json& c : plan.block.value("cameras", Json::array()))
+      plan.depth_keys[c.value("key", "")] = c.value("depth", false);
+  } else {
+    plan.source_tasks = finfo.tasks;
+  }
+  if (!plan.bundle) {
+    for (const ForeignEpisode& ep : plan.episodes) {
+      REEL_ASSIGN_OR_RETURN(auto stamps, plan.ds->ReadFrames(ep, {"timestamp"}));
+      REEL_RETURN_IF_ERROR(CheckLeRobotTimestamps(*stamps, plan.fps, JoinPath(source, ep.data_path), ep.episode_index));
     }
-    decl.task_name = task_name;
+  }
+  return plan;
+}
 
-    // N: a round trip keeps the pooled number when the target does not hold it.
-    // The next free number is only chosen (a scan of the target) when needed.
-    int64_t number = 0;
-    int64_t taken_number = -1;  // a round trip's own number, held by another episode of the target
-    bool kept = false;
-    if (round_trip && i < pooled_numbers.size()) {
-      const int64_t wanted = pooled_numbers[i].get<int64_t>();
-      bool taken = false;
-      if (fs->Stat(JoinPath(task_root, internal::kInfoPath)).ValueOr(FileInfo{}).type == FileType::kFile) {
-        REEL_ASSIGN_OR_RETURN(auto target, Task::Open(task_root, {fs, 1}));
-        taken = target->FindEpisode(wanted).ok();
-      }
-      if (!taken) {
-        number = wanted;
-        kept = true;
-      } else {
-        REEL_ASSIGN_OR_RETURN(number, internal::ChooseEpisodeIndex(fs, task_root, 0));
-        taken_number = wanted;
-      }
-    }
-    if (!kept && number == 0) {
-      REEL_ASSIGN_OR_RETURN(number, internal::ChooseEpisodeIndex(fs, task_root, 0));
-    }
+// The target's own tasks, when it has them: imported rows must point into them.
+Status LoadTargetTasks(FileSystem* fs, ImportPlan* plan) {
+  const std::string path = JoinPath(plan->task_root, internal::kTasksPath);
+  auto text = fs->ReadFile(path);
+  if (!text.ok()) return Status::OK();
+  REEL_ASSIGN_OR_RETURN(auto entries, ParseTasksJsonl(*text, path));
+  for (const auto& e : entries) plan->target_tasks.emplace(e.task, e.task_index);
+  return Status::OK();
+}
 
-    PooledColumns cols;
-    cols.Add("episode_index", Int64Column(n, [&](int64_t) { return number; }));
-    cols.Add("frame_index", Int64Column(n, [](int64_t k) { return k; }));
-    if (!round_trip) {
-      // timestamp: LeRobot float32 seconds; bundle int64 ns.
-      auto ts = frames->GetColumnByName("timestamp");
-      if (!ts) return Status::NotFound(where + ": no timestamp column");
-      auto flat = arrow::Concatenate(ts->chunks());
-      if (!flat.ok()) return Status::IOError(where + ": " + flat.status().ToString());
-      arrow::FloatBuilder b;
-      for (int64_t k = 0; k < n; ++k) {
-        double seconds = 0;
-        if ((*flat)->type_id() == arrow::Type::INT64) {
-          seconds = static_cast<double>(static_cast<const arrow::Int64Array&>(**flat).Value(k)) / 1e9;
-        } else if ((*flat)->type_id() == arrow::Type::FLOAT) {
-          seconds = static_cast<const arrow::FloatArray&>(**flat).Value(k);
-        } else if ((*flat)->type_id() == arrow::Type::DOUBLE) {
-          seconds = static_cast<const arrow::DoubleArray&>(**flat).Value(k);
-        } else {
-          return Status::Invalid(where + ": timestamp is " + (*flat)->type()->ToString());
-        }
-        (void)b.Append(static_cast<float>(seconds));
-      }
-      std::shared_ptr<arrow::Array> a;
-      (void)b.Finish(&a);
-      cols.Add("timestamp", a);
-    }
-    const int64_t task_index = row.task_index;
-    cols.Add("task_index", Int64Column(n, [&](int64_t) { return task_index; }));
-    if (round_trip) {
-      REEL_RETURN_IF_ERROR(AddRoundTripColumns(block, *frames, where, &cols));
-      const std::string side = bundle ? JoinPath(source, "episodes/" + ep.bundle_id + "/reel.sidecar.parquet")
-                                      : JoinPath(source, "reel/sidecar/chunk-" +
-                                                             Pad(ep.episode_index / std::max<int64_t>(finfo.chunks_size, 1), 3) +
-                                                             "/episode_" + Pad(ep.episode_index, 6) + ".parquet");
-      if (fs->Stat(side).ValueOr(FileInfo{}).type == FileType::kFile) {
-        REEL_ASSIGN_OR_RETURN(auto sidecar, ReadParquetFile(fs, side));
-        if (sidecar->num_rows() != n) {
-          return Status::Invalid(side + ": " + std::to_string(sidecar->num_rows()) + " rows, the episode has " +
-                                 std::to_string(n));
-        }
-        for (int c = 0; c < sidecar->num_columns(); ++c) {
-          auto a = arrow::Concatenate(sidecar->column(c)->chunks());
-          if (!a.ok()) return Status::IOError(side + ": " + a.status().ToString());
-          cols.Add(sidecar->field(c)->name(), *a);
-        }
-      }
-    } else {
-      REEL_RETURN_IF_ERROR(AddGenericColumns(finfo, *frames, where, &decl, &cols, &report.warnings));
-    }
-    auto table = cols.Table(n);
+// ---- one episode -------------------------------------------------------------------------
 
-    // Paths by the target's templates; every file is a temp until the commit.
-    auto tpl = [&](const std::string& text) { return PathTemplate::Parse(text); };
-    REEL_ASSIGN_OR_RETURN(auto data_tpl, tpl(info.data_path));
-    REEL_ASSIGN_OR_RETURN(auto rows_tpl, tpl(info.episodes_path));
-    REEL_ASSIGN_OR_RETURN(auto video_tpl, tpl(info.video_path));
-    const EpisodeLocation loc = LocateEpisode(number, info.chunks_size);
-    PathVars vars;
-    vars.chunk = loc.chunk;
-    vars.file = loc.file;
-    vars.episode_index = number;
-    REEL_ASSIGN_OR_RETURN(std::string data_rel, data_tpl.Render(vars));
-    REEL_ASSIGN_OR_RETURN(std::string row_rel, rows_tpl.Render(vars));
-    std::vector<internal::Rename> renames;
-    std::vector<std::string> temps;
-    auto cleanup = [&](const Status& st) {
-      for (const auto& t : temps) (void)fs->RemoveFile(t);
-      return st;
-    };
-    auto temp_for = [&](const std::string& rel) {
-      std::string t = internal::TempPathFor(JoinPath(task_root, rel), "import");
-      temps.push_back(t);
-      renames.push_back({t.substr(task_root.size() + 1), rel});
-      return t;
-    };
-    std::map<std::string, std::string> written_videos;  // slot -> temp
-    for (const VideoSpan& span : ep.videos) {
-      const bool depth = depth_keys.count(span.key) ? depth_keys[span.key] : false;
-      const std::string slot = round_trip ? span.key.substr(span.key.rfind('.') + 1) : SlotOf(span.key);
-      PathVars v = vars;
-      v.image_key = slot;
-      v.ext = "mp4";
-      REEL_ASSIGN_OR_RETURN(std::string rel, video_tpl.Render(v));
-      (void)fs->CreateDirs(DirName(JoinPath(task_root, rel)));
-      const std::string tmp = temp_for(rel);
-      written_videos[slot] = tmp;
-      auto reencoded = ImportVideo(*ds, ep, span, depth, fps, tmp);
-      if (!reencoded.ok()) return cleanup(reencoded.status());
-      if (Status st = fs->SyncFile(tmp); !st.ok()) return cleanup(st);
-      ++(*reencoded ? report.videos_reencoded : report.videos_copied);
-      if (!round_trip) {
-        auto it = finfo.features.find(span.key);
-        if (it != finfo.features.end() && it->second.shape.size() == 3) {
-          decl.cameras.emplace_back(slot, CameraSpec{it->second.shape[0], it->second.shape[1], std::nullopt});
-        }
-        decl.video_extensions.emplace_back(slot, "mp4");
-        decl.video = true;
-      }
-    }
-    const std::string data_temp = temp_for(data_rel);
-    if (Status st = internal::WriteParquet(fs, data_temp, *table); !st.ok()) return cleanup(st);
-    auto identical = FindIdentical(fs, task_root, taken_number, data_temp, written_videos);
-    if (!identical.ok()) return cleanup(identical.status());
-    if (*identical >= 0) {
-      (void)cleanup(Status::OK());
-      report.skipped.push_back({ep.episode_index, *identical});
-      ReportImported(options, i + 1, episodes.size(), ep.episode_index);
-      continue;
-    }
-    if (taken_number >= 0 && !options.renumber)
-      return cleanup(Status::AlreadyExists(task_root + ": episode " + std::to_string(taken_number) +
-                                           " (the number this reel export gives source episode " +
-                                           std::to_string(ep.episode_index) +
-                                           ") holds other content; --renumber imports it under a new number"));
-    if (taken_number >= 0)
-      report.warnings.push_back("episode " + std::to_string(taken_number) + " is taken in " + task_root +
-                                "; imported as " + std::to_string(number));
-    row.episode_index = number;
-    row.length = n;
-    row.start_frame_index = 0;
-    row.end_frame_index = n - 1;
-    if (Status st = internal::WriteEpisodeRow(fs, temp_for(row_rel), row); !st.ok()) return cleanup(st);
-    auto stats = internal::EpisodeStatsFromTable(*table, decl.sensors);
-    if (!stats.ok()) return cleanup(stats.status());
+// One source episode on its way in: its rows, declaration and episodes row.
+struct EpisodeDraft {
+  const ForeignEpisode* ep = nullptr;
+  std::string where;  // the source data file, for messages
+  std::shared_ptr<arrow::Table> frames;
+  InfoJson decl;
+  EpisodeRow row;
+  std::optional<int64_t> wanted;  // a round trip's own number, kept when free
+  int64_t taken_number = -1;      // a round trip's own number, held by another episode of the target
+};
 
-    internal::EpisodeCommit commit;
-    commit.episode_index = number;
-    commit.episode_files = std::move(renames);
-    commit.declaration = std::move(decl);
-    commit.stats = std::move(*stats);
-    commit.tasks_jsonl = tasks_jsonl.empty() ? "{\"task_index\": 0, \"task\": " +
-                                                   internal::Dump(Json(task_name), -1) + "}\n"
-                                             : tasks_jsonl;
-    bool decided = false;
-    Status st = internal::CommitEpisode(fs, task_root, commit, &decided);
-    if (!st.ok() && !decided) return cleanup(st);
-    if (!st.ok()) report.warnings.push_back(st.message());
-    if (target_tasks.empty()) {  // from now on the target has these tasks
-      for (size_t t = 0; t < source_tasks.size(); ++t) target_tasks.emplace(source_tasks[t], static_cast<int64_t>(t));
-      if (source_tasks.empty()) target_tasks.emplace(task_name, 0);
+// The episodes row and the declaration: a round trip restores the pooled ones.
+Result<EpisodeDraft> DraftEpisode(FileSystem* fs, const ImportPlan& plan, size_t i) {
+  EpisodeDraft d;
+  d.ep = &plan.episodes[i];
+  d.where = JoinPath(plan.source, d.ep->data_path);
+  REEL_ASSIGN_OR_RETURN(d.frames, plan.ds->ReadFrames(*d.ep));
+  const Json pooled_rows = plan.round_trip ? plan.block.value("pooled_rows", Json::array()) : Json::array();
+  if (plan.round_trip && i < pooled_rows.size()) {
+    const Json& r = pooled_rows[i];
+    d.row.created_at = r.value("created_at", 0.0);
+    d.row.duration_sec = r.value("duration_sec", 0.0);
+    d.row.drop_stats = r.value("drop_stats", "{}");
+    d.row.video_codec = r.value("video_codec", "{}");
+    d.row.calibration = r.value("calibration", "{}");
+    d.row.force_matrix_specs = r.value("force_matrix_specs", "{}");
+    d.row.slam_specs = r.value("slam_specs", "{}");
+    d.row.task_index = r.value("task_index", int64_t{0});
+    REEL_ASSIGN_OR_RETURN(d.decl, ParseInfoJson(internal::Dump(plan.block.value("pooled_info", Json::object()), -1),
+                                                plan.source + ": reel.pooled_info"));
+    if (!plan.target_tasks.empty()) {
+      const int64_t k = d.row.task_index;
+      REEL_ASSIGN_OR_RETURN(d.row.task_index,
+                            plan.PooledTaskOf(k >= 0 && k < static_cast<int64_t>(plan.source_tasks.size())
+                                                  ? plan.source_tasks[k]
+                                                  : plan.task_name));
     }
-    report.episode_indices.push_back(number);
-    report.frames += n;
-    ++report.episodes;
-    ReportImported(options, i + 1, episodes.size(), ep.episode_index);
+  } else {
+    d.row.created_at = internal::NowUnixSeconds();
+    d.row.duration_sec = static_cast<double>(d.frames->num_rows()) / plan.fps;
+    REEL_ASSIGN_OR_RETURN(d.row.task_index, plan.PooledTaskOf(d.ep->tasks.empty() ? plan.task_name : d.ep->tasks.front()));
+    d.decl.format = "pooled_episodes_v1";
+    d.decl.fps = plan.fps;
+    d.decl.created_at = d.row.created_at;
+  }
+  d.decl.task_name = plan.task_name;
+  // N: a round trip keeps the pooled number when the target does not hold it.
+  const Json numbers = plan.round_trip ? plan.block.value("pooled_episode_index", Json::array()) : Json::array();
+  if (i < numbers.size()) {
+    const int64_t wanted = numbers[i].get<int64_t>();
+    bool taken = false;
+    if (fs->Stat(JoinPath(plan.task_root, internal::kInfoPath)).ValueOr(FileInfo{}).type == FileType::kFile) {
+      REEL_ASSIGN_OR_RETURN(auto target, Task::Open(plan.task_root, {fs, 1}));
+      taken = target->FindEpisode(wanted).ok();
+    }
+    if (taken) d.taken_number = wanted;
+    else d.wanted = wanted;
+  }
+  return d;
+}
+
+// The pooled data table of episode `number`.
+Result<std::shared_ptr<arrow::Table>> BuildTable(FileSystem* fs, const ImportPlan& plan, int64_t number,
+                                                 EpisodeDraft* d, std::vector<std::string>* warnings) {
+  const int64_t n = d->frames->num_rows();
+  PooledColumns cols;
+  cols.Add("episode_index", Int64Column(n, [&](int64_t) { return number; }));
+  cols.Add("frame_index", Int64Column(n, [](int64_t k) { return k; }));
+  if (!plan.round_trip) {
+    REEL_ASSIGN_OR_RETURN(auto seconds, TimestampSeconds(*d->frames, d->where));
+    cols.Add("timestamp", seconds);
+  }
+  const int64_t task_index = d->row.task_index;
+  cols.Add("task_index", Int64Column(n, [&](int64_t) { return task_index; }));
+  if (!plan.round_trip) {
+    REEL_RETURN_IF_ERROR(AddGenericColumns(plan.ds->info(), *d->frames, d->where, &d->decl, &cols, warnings));
+    return cols.Table(n);
+  }
+  REEL_RETURN_IF_ERROR(AddRoundTripColumns(plan.block, *d->frames, d->where, &cols));
+  const ForeignEpisode& ep = *d->ep;
+  const std::string side =
+      plan.bundle ? JoinPath(plan.source, "episodes/" + ep.bundle_id + "/reel.sidecar.parquet")
+                  : JoinPath(plan.source, "reel/sidecar/chunk-" +
+                                              Pad(ep.episode_index / std::max<int64_t>(plan.ds->info().chunks_size, 1), 3) +
+                                              "/episode_" + Pad(ep.episode_index, 6) + ".parquet");
+  if (fs->Stat(side).ValueOr(FileInfo{}).type == FileType::kFile) {
+    REEL_ASSIGN_OR_RETURN(auto sidecar, ReadParquetFile(fs, side));
+    if (sidecar->num_rows() != n)
+      return Status::Invalid(side + ": " + std::to_string(sidecar->num_rows()) + " rows, the episode has " +
+                             std::to_string(n));
+    for (int c = 0; c < sidecar->num_columns(); ++c) {
+      auto a = arrow::Concatenate(sidecar->column(c)->chunks());
+      if (!a.ok()) return Status::IOError(side + ": " + a.status().ToString());
+      cols.Add(sidecar->field(c)->name(), *a);
+    }
+  }
+  return cols.Table(n);
+}
+
+// Writes the episode's videos as transaction temps at the target's paths; returns
+// slot -> temp, for the identity check.
+Result<std::map<std::string, std::string>> WriteVideos(const ImportPlan& plan, const PathTemplate& video_tpl,
+                                                       PathVars vars, EpisodeDraft* d,
+                                                       internal::EpisodeTransaction* txn, ImportReport* report) {
+  std::map<std::string, std::string> written;  // slot -> temp
+  const ForeignInfo& finfo = plan.ds->info();
+  for (const VideoSpan& span : d->ep->videos) {
+    auto depth_it = plan.depth_keys.find(span.key);
+    const bool depth = depth_it != plan.depth_keys.end() && depth_it->second;
+    const std::string slot = plan.round_trip ? span.key.substr(span.key.rfind('.') + 1) : SlotOf(span.key);
+    vars.image_key = slot;
+    vars.ext = "mp4";
+    REEL_ASSIGN_OR_RETURN(std::string rel, video_tpl.Render(vars));
+    REEL_ASSIGN_OR_RETURN(std::string tmp, txn->NewTemp(rel, "import"));
+    written[slot] = tmp;
+    REEL_ASSIGN_OR_RETURN(bool reencoded, ImportVideo(*plan.ds, *d->ep, span, depth, plan.fps, tmp));
+    REEL_RETURN_IF_ERROR(txn->fs()->SyncFile(tmp));
+    ++(reencoded ? report->videos_reencoded : report->videos_copied);
+    if (plan.round_trip) continue;
+    auto it = finfo.features.find(span.key);
+    if (it != finfo.features.end() && it->second.shape.size() == 3)
+      d->decl.cameras.emplace_back(slot, CameraSpec{it->second.shape[0], it->second.shape[1], std::nullopt});
+    d->decl.video_extensions.emplace_back(slot, "mp4");
+    d->decl.video = true;
+  }
+  return written;
+}
+
+// Imports source episode `i`: its files as temps of one transaction, then either a skip
+// (an identical episode is already there) or the commit.
+Status ImportEpisode(internal::TaskLock* lock, ImportPlan* plan, size_t i, const ImportOptions& options,
+                     ImportReport* report) {
+  FileSystem* fs = lock->fs();
+  const std::string& task_root = plan->task_root;
+  REEL_ASSIGN_OR_RETURN(EpisodeDraft d, DraftEpisode(fs, *plan, i));
+  REEL_ASSIGN_OR_RETURN(auto txn, internal::EpisodeTransaction::Begin(lock, d.wanted));
+  const int64_t number = txn->episode_index();
+  REEL_ASSIGN_OR_RETURN(auto table, BuildTable(fs, *plan, number, &d, &report->warnings));
+
+  // Paths by the target's templates; every file is a temp until the commit.
+  REEL_ASSIGN_OR_RETURN(InfoJson info, internal::LoadInfo(fs, task_root));
+  REEL_ASSIGN_OR_RETURN(auto data_tpl, PathTemplate::Parse(info.data_path));
+  REEL_ASSIGN_OR_RETURN(auto rows_tpl, PathTemplate::Parse(info.episodes_path));
+  REEL_ASSIGN_OR_RETURN(auto video_tpl, PathTemplate::Parse(info.video_path));
+  const EpisodeLocation loc = LocateEpisode(number, info.chunks_size);
+  const PathVars vars{loc.chunk, loc.file, number, std::nullopt, std::nullopt};
+  REEL_ASSIGN_OR_RETURN(std::string data_rel, data_tpl.Render(vars));
+  REEL_ASSIGN_OR_RETURN(std::string row_rel, rows_tpl.Render(vars));
+  REEL_ASSIGN_OR_RETURN(auto videos, WriteVideos(*plan, video_tpl, vars, &d, txn.get(), report));
+  REEL_ASSIGN_OR_RETURN(std::string data_temp, txn->NewTemp(data_rel, "import"));
+  REEL_RETURN_IF_ERROR(internal::WriteParquet(fs, data_temp, *table));
+  REEL_ASSIGN_OR_RETURN(int64_t identical, FindIdentical(fs, task_root, d.taken_number, data_temp, videos));
+  if (identical >= 0) {
+    report->skipped.push_back({d.ep->episode_index, identical});
+    return txn->Abort();
+  }
+  if (d.taken_number >= 0 && !options.renumber)
+    return Status::AlreadyExists(task_root + ": episode " + std::to_string(d.taken_number) +
+                                 " (the number this reel export gives source episode " +
+                                 std::to_string(d.ep->episode_index) +
+                                 ") holds other content; --renumber imports it under a new number");
+  if (d.taken_number >= 0)
+    report->warnings.push_back("episode " + std::to_string(d.taken_number) + " is taken in " + task_root +
+                               "; imported as " + std::to_string(number));
+  const int64_t n = table->num_rows();
+  d.row.episode_index = number;
+  d.row.length = n;
+  d.row.start_frame_index = 0;
+  d.row.end_frame_index = n - 1;
+  REEL_ASSIGN_OR_RETURN(std::string row_temp, txn->NewTemp(row_rel, "import"));
+  REEL_RETURN_IF_ERROR(internal::WriteEpisodeRow(fs, row_temp, d.row));
+
+  internal::TaskFilesUpdate update;
+  REEL_ASSIGN_OR_RETURN(update.stats, internal::EpisodeStatsFromTable(*table, d.decl.sensors));
+  update.declaration = std::move(d.decl);
+  update.tasks_jsonl = plan->TasksJsonl();
+  Status st = txn->Commit(update);
+  if (!txn->decided()) return st;
+  if (!st.ok()) report->warnings.push_back(st.message());
+  plan->TargetNowHasTasks();
+  report->episode_indices.push_back(number);
+  report->frames += n;
+  ++report->episodes;
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<ImportReport> ImportDataset(const std::string& source, const std::string& task_root,
+                                   const ImportOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(ImportPlan plan, PlanImport(fs, source, task_root, options));
+  REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, task_root));
+  REEL_RETURN_IF_ERROR(LoadTargetTasks(fs, &plan));
+  ImportReport report;
+  report.round_trip = plan.round_trip;
+  for (size_t i = 0; i < plan.episodes.size(); ++i) {
+    REEL_RETURN_IF_ERROR(ImportEpisode(&lock, &plan, i, options, &report));
+    ReportImported(options, i + 1, plan.episodes.size(), plan.episodes[i].episode_index);
   }
   return report;
 }

@@ -17,6 +17,7 @@
 #include "serve/serve_internal.h"
 #include "write/episode_stats.h"
 #include "write/task_files.h"
+#include "write/transaction.h"
 #include "reel/metadata.h"
 
 namespace reel {
@@ -210,23 +211,6 @@ Result<Placement> PlanPlacement(const InfoJson& slice, const InfoJson& task, con
   return out;
 }
 
-// Moves the staged episode files into the task as dotfile temps (same file system,
-// so a rename) and returns the renames that publish them at their task paths.
-Result<std::vector<internal::Rename>> PlaceTemps(FileSystem* fs, const std::string& staged,
-                                                 const std::string& task_root, const Placement& files,
-                                                 std::vector<std::string>* placed) {
-  std::vector<internal::Rename> renames;
-  for (const auto& [from, rel] : files) {
-    const std::string final_abs = JoinPath(task_root, rel);
-    const std::string tmp = internal::TempPathFor(final_abs, "import");
-    REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(final_abs)));
-    REEL_RETURN_IF_ERROR(fs->Rename(JoinPath(staged, from), tmp));
-    placed->push_back(tmp);
-    renames.push_back({tmp.substr(task_root.size() + 1), rel});
-  }
-  return renames;
-}
-
 }  // namespace
 
 std::string SessionId(const std::string& project, int64_t episode_index) {
@@ -287,13 +271,10 @@ ImportOutcome ImportSliceSteps(const std::string& root, const ImportRequest& req
   ImportOutcome out;
   out.episode_index = n;
   out.session_id = SessionId(request.project, n);
-  Status st = fs->CreateDirs(JoinPath(task_root, "meta/episodes"));
-  if (!st.ok()) return RefuseStatus(st, "import.io", hide_task);
-  auto lock = fs->LockFile(JoinPath(task_root, internal::kLockPath));
+  auto lock = internal::TaskLock::Acquire(fs, task_root);
   if (!lock.ok()) return RefuseStatus(lock.status(), "import.io", hide_task);
-  if (st = internal::RecoverCommits(fs, task_root); !st.ok()) return RefuseStatus(st, "import.io", hide_task);
 
-  // The task's layout: its info.json, or for a new task the one CommitEpisode will
+  // The task's layout: its info.json, or for a new task the one the commit will
   // write (the contract's chunks_size and templates).
   auto info_stat = fs->Stat(JoinPath(task_root, internal::kInfoPath));
   if (!info_stat.ok()) return RefuseStatus(info_stat.status(), "import.io", hide_task);
@@ -327,33 +308,24 @@ ImportOutcome ImportSliceSteps(const std::string& root, const ImportRequest& req
     }
   }
 
-  std::vector<std::string> placed;
-  auto renames = PlaceTemps(fs, staged, task_root, *placement, &placed);
-  auto remove_placed = [&] {
-    for (const std::string& t : placed) (void)fs->RemoveFile(t);
-  };
-  if (!renames.ok()) {
-    remove_placed();
-    return RefuseStatus(renames.status(), "import.io", hide_task);
+  auto txn = internal::EpisodeTransaction::Begin(&*lock, n);
+  if (!txn.ok()) return RefuseStatus(txn.status(), "import.io", hide_task);
+  for (const auto& [from, rel] : *placement) {  // same file system: each a rename
+    if (Status st = (*txn)->Adopt(JoinPath(staged, from), rel); !st.ok())
+      return RefuseStatus(st, "import.io", hide_task);  // the transaction removes what it moved
   }
-  internal::EpisodeCommit commit;
-  commit.episode_index = n;
-  commit.episode_files = std::move(*renames);
-  commit.declaration = std::move(episode->info);
-  commit.stats = std::move(*stats);
-  commit.tasks_jsonl = episode->tasks_jsonl;
-  if (commit.tasks_jsonl.empty())  // a slice without tasks.jsonl: the contract's one line
-    commit.tasks_jsonl = "{\"task_index\": 0, \"task\": " +
-                         internal::Dump(internal::Json(commit.declaration.task_name.empty() ? request.project
-                                                                                           : commit.declaration.task_name),
+  internal::TaskFilesUpdate update;
+  update.declaration = std::move(episode->info);
+  update.stats = std::move(*stats);
+  update.tasks_jsonl = episode->tasks_jsonl;
+  if (update.tasks_jsonl.empty())  // a slice without tasks.jsonl: the contract's one line
+    update.tasks_jsonl = "{\"task_index\": 0, \"task\": " +
+                         internal::Dump(internal::Json(update.declaration.task_name.empty() ? request.project
+                                                                                           : update.declaration.task_name),
                                         -1) +
                          "}\n";
-  bool decided = false;
-  st = internal::CommitEpisode(fs, task_root, commit, &decided);
-  if (!st.ok() && !decided) {
-    remove_placed();
-    return RefuseStatus(st, "import.io", hide_task);
-  }
+  Status st = (*txn)->Commit(update);
+  if (!(*txn)->decided()) return RefuseStatus(st, "import.io", hide_task);
   // Decided but not confirmed durable: the journal makes N appear (now or at the next
   // start), so the episode counts as imported.
   out.http_status = 201;

@@ -4,8 +4,7 @@
 
 #include "reel/serve.h"
 #include "serve/http_edge.h"
-#include "write/commit.h"
-#include "write/task_files.h"
+#include "write/transaction.h"
 
 namespace reel {
 
@@ -29,10 +28,8 @@ Status PrepareRoot(const ServeConfig& config) {
     const std::string task = JoinPath(config.root, e.name);
     REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(task, "meta")));
     if (info.type != FileType::kDirectory) continue;
-    REEL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(task, "meta/episodes")));
-    REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(task, internal::kLockPath)));
-    REEL_RETURN_IF_ERROR(internal::RecoverCommits(fs, task));
-    internal::RemoveStaleTemps(fs, task);
+    REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, task));
+    lock.RemoveStaleTemps();
   }
   std::error_code ec;
   std::filesystem::remove_all(JoinPath(config.root, ".staging"), ec);

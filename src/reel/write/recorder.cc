@@ -20,6 +20,7 @@
 #include "write/commit.h"
 #include "write/episode_data.h"
 #include "write/task_files.h"
+#include "write/transaction.h"
 #include "write/episode_videos.h"
 #include "write/fs_stream.h"
 
@@ -54,21 +55,10 @@ void FrameRow::SetForceMatrix(const std::string& column, std::vector<float> fram
 namespace {
 
 using internal::kInfoPath;
-using internal::kLockPath;
-using internal::kRecycledPath;
 using internal::LoadInfo;
 using internal::NowUnixSeconds;
-using internal::RemoveStaleTemps;
-using internal::WriteTempFile;
-using internal::ChooseEpisodeIndex;
 using internal::WriteEpisodeRow;
 
-std::string IsoUtcNow() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 // ---- declarations of an episode (multi-device §6) -----------------------------------
 
@@ -176,11 +166,9 @@ Result<std::unique_ptr<TaskWriter>> TaskWriter::Open(const std::string& root,
       return Status::NotSupported(root + ": is a " + std::string(DatasetFormatName(format.format)) +
                                   " dataset; the recorder writes pooled_episodes_v1 tasks");
   }
-  REEL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(root, "meta/episodes")));
   {
-    REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(root, kLockPath)));
-    REEL_RETURN_IF_ERROR(internal::RecoverCommits(fs, root));
-    RemoveStaleTemps(fs, root);
+    REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, root));
+    lock.RemoveStaleTemps();
   }
   std::unique_ptr<TaskWriter> writer(new TaskWriter());
   writer->root_ = root;
@@ -195,14 +183,17 @@ struct EpisodeWriter::Impl {
   TaskWriter* task = nullptr;
   FileSystem* fs = nullptr;
   int64_t n = 0;
-  std::string reservation;  // absolute path of the reservation dotfile
+  std::unique_ptr<internal::EpisodeTransaction> txn;  // holds N; publishes the files
   std::string data_rel, row_rel;
   double created_at = 0;
-  std::map<std::string, ForceMatrixSpec> fm_specs;
+  std::map<std::string, ForceMatrixSpec> fm_specs_of_task;  // TaskWriterOptions::force_matrix_tiers
   std::unique_ptr<internal::EpisodeData> data;
   std::unique_ptr<internal::EpisodeVideos> videos;
   std::map<std::string, int64_t> drops;  // CountDrop
   bool done = false;
+
+  Result<InfoJson> Declaration(internal::Json* fm_specs, internal::Json* slam_specs) const;
+  static Result<internal::Json> SlamSpec(const std::string& column, const FeatureSpec& f, InfoJson* decl);
 };
 
 Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() {
@@ -211,22 +202,9 @@ Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() {
   impl->fs = fs_;
   impl->created_at = NowUnixSeconds();
   REEL_ASSIGN_OR_RETURN(InfoJson info, LoadInfo(fs_, root_));
-  {
-    REEL_ASSIGN_OR_RETURN(auto lock, fs_->LockFile(JoinPath(root_, kLockPath)));
-    // Commits happen under this lock, so a journal seen now is from a writer that died:
-    // finish it before numbering, or its N would look free.
-    REEL_RETURN_IF_ERROR(internal::RecoverCommits(fs_, root_));
-    REEL_ASSIGN_OR_RETURN(impl->n, ChooseEpisodeIndex(fs_, root_, options_.progress_watermark));
-    impl->reservation = internal::TempPathFor(
-        JoinPath(root_, "meta/episodes/.reserved-" + std::to_string(impl->n)), "n");
-    // TempPathFor yields "<dir>/..reserved-N.n.reel-<pid>-k.tmp"; keep one leading dot.
-    impl->reservation = JoinPath(DirName(impl->reservation),
-                                 BaseName(impl->reservation).substr(1));
-    if (Status st = WriteTempFile(fs_, impl->reservation, std::to_string(impl->n)); !st.ok()) {
-      (void)fs_->RemoveFile(impl->reservation);  // a half-written reservation must not hold N
-      return st;
-    }
-  }
+  REEL_ASSIGN_OR_RETURN(impl->txn,
+                        internal::EpisodeTransaction::Reserve(fs_, root_, options_.progress_watermark));
+  impl->n = impl->txn->episode_index();
   auto tpl_data = PathTemplate::Parse(info.data_path);
   auto tpl_rows = PathTemplate::Parse(info.episodes_path);
   if (!tpl_data.ok()) return tpl_data.status();
@@ -236,14 +214,14 @@ Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() {
   REEL_ASSIGN_OR_RETURN(impl->data_rel, tpl_data->Render(vars));
   REEL_ASSIGN_OR_RETURN(impl->row_rel, tpl_rows->Render(vars));
   for (const auto& [column, tier] : options_.force_matrix_tiers)
-    impl->fm_specs[column] = *ForceMatrixSpecForTier(tier);
+    impl->fm_specs_of_task[column] = *ForceMatrixSpecForTier(tier);
   internal::EpisodeData::Options data_options;
   data_options.fs = fs_;
   data_options.final_path = JoinPath(root_, impl->data_rel);
   data_options.episode_index = impl->n;
   data_options.row_group_rows = options_.row_group_rows;
   data_options.row_group_bytes = options_.row_group_bytes;
-  data_options.force_matrix_specs = impl->fm_specs;
+  data_options.force_matrix_specs = impl->fm_specs_of_task;
   impl->data = std::make_unique<internal::EpisodeData>(std::move(data_options));
   std::unique_ptr<EpisodeWriter> episode(new EpisodeWriter(std::move(impl)));
   auto videos = internal::EpisodeVideos::Open(fs_, root_, options_, info, episode->impl_->n);
@@ -286,78 +264,34 @@ Status EpisodeWriter::AppendFrame(const FrameRow& row) {
 Status EpisodeWriter::Abort() {
   if (impl_->done) return Status::OK();
   impl_->done = true;
-  FileSystem* fs = impl_->fs;
-  const std::string& root = impl_->task->root_;
-  // The marker first: whatever happens next, N is offered to the next recording.
-  Json marker = {{"episode_index", impl_->n}, {"freed_at", IsoUtcNow()}};
-  Status st = WriteFileAtomic(fs, JoinPath(root, kRecycledPath), internal::Dump(marker, -1));
+  Status st = impl_->txn->Abort();  // the recycled marker first, then the tracked temps
   impl_->data->Discard();
   if (impl_->videos) impl_->videos->Discard();
-  (void)fs->RemoveFile(impl_->reservation);
   return st;
 }
 
-Result<CommittedEpisode> EpisodeWriter::Commit() {
-  if (impl_->done) return Status::Invalid("episode " + std::to_string(impl_->n) + " is already closed");
-  Impl& m = *impl_;
-  FileSystem* fs = m.fs;
-  const std::string& root = m.task->root_;
-  const TaskWriterOptions& options = m.task->options_;
-  auto fail = [&](const Status& st) -> Status {
-    (void)Abort();
-    return st;
-  };
-  const int64_t length = m.data->rows();
-  // Encoders flush outside the lock: this is the slow part of a commit.
-  if (length == 0) {
-    m.videos->Discard();  // an empty episode has no data file, so no videos either
-  } else if (Status st = m.videos->Finish(length); !st.ok()) {
-    return fail(st);
-  }
-  auto data_tmp = m.data->Finish();
-  if (!data_tmp.ok()) return fail(data_tmp.status());
-
-  auto lock = fs->LockFile(JoinPath(root, kLockPath));
-  if (!lock.ok()) return fail(lock.status());
-  if (Status st = internal::RecoverCommits(fs, root); !st.ok()) return fail(st);
-
-  // What this episode declares (multi-device §6).
+// What this episode declares (multi-device §6), and the force-matrix and SLAM specs its
+// episodes row carries.
+Result<InfoJson> EpisodeWriter::Impl::Declaration(Json* fm_specs, Json* slam_specs) const {
+  const TaskWriterOptions& options = task->options_;
   InfoJson decl;
   decl.format = "pooled_episodes_v1";
   decl.codebase_version = "v3.0";
   decl.app_version = options.app_version;
   decl.fps = options.fps;
-  m.videos->Declare(decl);
+  videos->Declare(decl);
   decl.task_name = options.task_name;
   decl.sensor_dim = 256;
-  Json fm_specs = Json::object(), slam_specs = Json::object();
-  for (const auto& [column, family] : m.data->Columns()) {
+  for (const auto& [column, family] : data->Columns()) {
     if (!IsFeatureColumn(column, family)) continue;
-    FeatureSpec f = FeatureFor(column, family, m.data->WidthOf(column), *m.data, options, m.fm_specs);
+    FeatureSpec f = FeatureFor(column, family, data->WidthOf(column), *data, options, fm_specs_of_task);
     if (family == ColumnFamily::kGlove) decl.sensors.push_back(column.substr(12));
     if (family == ColumnFamily::kForceMatrix)
-      fm_specs[column] = {{"dtype", f.dtype}, {"shape", f.shape}, {"encoding", *f.encoding},
-                          {"scale", internal::ScaleJson(*f.scale)}};
+      (*fm_specs)[column] = {{"dtype", f.dtype}, {"shape", f.shape}, {"encoding", *f.encoding},
+                             {"scale", internal::ScaleJson(*f.scale)}};
     if (family == ColumnFamily::kSlamPoints) {
-      Json spec = Json::object();
-      if (f.frame) {
-        spec["frame"] = *f.frame;
-        decl.slam_frames.emplace_back(column, *f.frame);
-        const bool gripper = column == "observation.slam_trajectory" ||
-                             (column.starts_with("observation.gripper_") &&
-                              column.ends_with("_slam_trajectory"));
-        if (gripper && (!decl.gripper_slam_frame || column == "observation.slam_trajectory"))
-          decl.gripper_slam_frame = *f.frame;
-      }
-      for (const auto& [key, text] : {std::pair<const char*, const std::string&>{"frame_axes", f.frame_axes_json},
-                                      {"time", f.time_json},
-                                      {"owner", f.owner_json}}) {
-        if (text.empty()) continue;
-        auto parsed = internal::ParseJson(text, column + " " + key);
-        if (!parsed.ok()) return fail(parsed.status());
-        spec[key] = std::move(*parsed);
-      }
-      if (!spec.empty()) slam_specs[column] = spec;
+      REEL_ASSIGN_OR_RETURN(Json spec, SlamSpec(column, f, &decl));
+      if (!spec.empty()) (*slam_specs)[column] = std::move(spec);
     }
     decl.features.emplace_back(column, std::move(f));
   }
@@ -365,17 +299,60 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
     decl.devices.push_back({d.key, d.kind, d.name, d.slots});
     for (const std::string& slot : d.slots) decl.device_names.emplace_back(slot, d.name);
   }
-  auto calibration = PlanCalibration(options.devices);
-  if (!calibration.ok()) return fail(calibration.status());
-  decl.calibration_json = *calibration;
+  REEL_ASSIGN_OR_RETURN(decl.calibration_json, PlanCalibration(options.devices));
+  return decl;
+}
 
+// The episodes-row spec of one SLAM trajectory column; records its frame in `decl`.
+Result<Json> EpisodeWriter::Impl::SlamSpec(const std::string& column, const FeatureSpec& f, InfoJson* decl) {
+  Json spec = Json::object();
+  if (f.frame) {
+    spec["frame"] = *f.frame;
+    decl->slam_frames.emplace_back(column, *f.frame);
+    const bool gripper = column == "observation.slam_trajectory" ||
+                         (column.starts_with("observation.gripper_") && column.ends_with("_slam_trajectory"));
+    if (gripper && (!decl->gripper_slam_frame || column == "observation.slam_trajectory"))
+      decl->gripper_slam_frame = *f.frame;
+  }
+  for (const auto& [key, text] : {std::pair<const char*, const std::string&>{"frame_axes", f.frame_axes_json},
+                                  {"time", f.time_json},
+                                  {"owner", f.owner_json}}) {
+    if (text.empty()) continue;
+    REEL_ASSIGN_OR_RETURN(spec[key], internal::ParseJson(text, column + " " + key));
+  }
+  return spec;
+}
+
+Result<CommittedEpisode> EpisodeWriter::Commit() {
+  if (impl_->done) return Status::Invalid("episode " + std::to_string(impl_->n) + " is already closed");
+  Impl& m = *impl_;
+  const TaskWriterOptions& options = m.task->options_;
+  auto fail = [&](const Status& st) -> Status {
+    (void)Abort();
+    return st;
+  };
+  const int64_t length = m.data->rows();
+  // Encoders flush before the commit takes the task lock: this is the slow part.
+  if (length == 0) {
+    m.videos->Discard();  // an empty episode has no data file, so no videos either
+  } else if (Status st = m.videos->Finish(length); !st.ok()) {
+    return fail(st);
+  }
+  auto data_tmp = m.data->Finish();
+  if (!data_tmp.ok()) return fail(data_tmp.status());
+  for (const auto& f : m.videos->files()) m.txn->Track(f.temp, f.final_rel);
+  if (!data_tmp->empty()) m.txn->Track(*data_tmp, m.data_rel);
+
+  Json fm_specs = Json::object(), slam_specs = Json::object();
+  auto decl = m.Declaration(&fm_specs, &slam_specs);
+  if (!decl.ok()) return fail(decl.status());
   EpisodeRow row;
   row.episode_index = m.n;
   row.length = length;
   row.end_frame_index = length - 1;
   row.created_at = m.created_at;
   row.duration_sec = static_cast<double>(length) / options.fps;
-  row.calibration = *calibration;
+  row.calibration = decl->calibration_json;
   row.force_matrix_specs = internal::Dump(fm_specs, -1);
   row.slam_specs = internal::Dump(slam_specs, -1);
   row.video_codec = m.videos->VideoCodecJson();
@@ -383,43 +360,21 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
   for (const auto& [key, count] : m.drops) drop_stats[key] = count;
   m.videos->AddDropStats(drop_stats);
   row.drop_stats = internal::Dump(drop_stats, -1);
+  auto row_tmp = m.txn->NewTemp(m.row_rel, "commit");
+  if (!row_tmp.ok()) return fail(row_tmp.status());
+  if (Status st = WriteEpisodeRow(m.fs, *row_tmp, row); !st.ok()) return fail(st);
 
-  // Temps for every file, then the journal and the renames.
-  std::vector<internal::Rename> renames;
-  auto rel = [&](const std::string& abs) { return abs.substr(root.size() + 1); };
-  for (const auto& f : m.videos->files()) renames.push_back({rel(f.temp), f.final_rel});
-  if (!data_tmp->empty()) renames.push_back({rel(*data_tmp), m.data_rel});
-  const std::string row_tmp = internal::TempPathFor(JoinPath(root, m.row_rel), "commit");
-  std::vector<std::string> written = {row_tmp};  // temps to remove if the commit fails early
-  auto fail_removing = [&](const Status& st) -> Status {
-    for (const std::string& t : written) (void)fs->RemoveFile(t);
-    return fail(st);
-  };
-  Status st = WriteEpisodeRow(fs, row_tmp, row);
-  if (!st.ok()) return fail_removing(st);
-  renames.push_back({rel(row_tmp), m.row_rel});
-  internal::EpisodeCommit commit;
-  commit.episode_index = m.n;
-  commit.episode_files = std::move(renames);
-  commit.declaration = std::move(decl);
-  commit.stats = m.data->Stats();
+  internal::TaskFilesUpdate update;
+  update.declaration = std::move(*decl);
+  update.stats = m.data->Stats();
   // One line, written the way the reference's json.dumps writes it (contract §5).
-  commit.tasks_jsonl = "{\"task_index\": 0, \"task\": " + internal::Dump(Json(options.task_name), -1) + "}\n";
-  bool decided = false;
-  st = internal::CommitEpisode(fs, root, commit, &decided);
-  if (!st.ok() && !decided) return fail_removing(st);  // nothing visible: temps go, N is recycled
-  if (!st.ok()) {
-    // The journal decides: N appears (now or when the next writer rolls it forward); it is
-    // not recycled. The caller learns that durability was not confirmed.
-    m.done = true;
-    (void)fs->RemoveFile(m.reservation);
-    return st;
-  }
+  update.tasks_jsonl = "{\"task_index\": 0, \"task\": " + internal::Dump(Json(options.task_name), -1) + "}\n";
+  Status st = m.txn->Commit(update);
+  if (!m.txn->decided()) return fail(st);  // nothing visible: temps went, N is recycled
+  // Decided: N appears (now or when the next writer rolls the journal forward) and is
+  // not recycled; an error only says that durability was not confirmed.
   m.done = true;
-  // A completed episode clears the recycled marker (reference behaviour).
-  const std::string marker = JoinPath(root, kRecycledPath);
-  if (auto ms = fs->Stat(marker); ms.ok() && ms->type == FileType::kFile) (void)fs->RemoveFile(marker);
-  (void)fs->RemoveFile(m.reservation);
+  if (!st.ok()) return st;
   return CommittedEpisode{m.n, length, m.data_rel};
 }
 
@@ -427,8 +382,8 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
 
 Status DeleteEpisode(const std::string& root, int64_t episode_index, FileSystem* fs) {
   if (!fs) fs = DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, root));
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
-  REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(root, kLockPath)));
   REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task->FindEpisode(episode_index));
   std::set<std::string> dirs;
   // Data and videos go; the episodes row, stats.json and total_episodes stay (contract §9).

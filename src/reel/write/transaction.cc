@@ -1,0 +1,239 @@
+#include "write/transaction.h"
+
+#include <ctime>
+#include <set>
+
+#include "meta/json_util.h"
+#include "reel/merge.h"
+#include "reel/task.h"
+#include "write/task_files.h"
+
+namespace reel::internal {
+
+namespace {
+
+std::string IsoUtcNow() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// Numbers of live reservations (meta/episodes/.reserved-<N>.reel-<pid>-<k>.tmp).
+std::set<int64_t> LiveReservations(FileSystem* fs, const std::string& root) {
+  std::set<int64_t> out;
+  auto entries = fs->ListDir(JoinPath(root, "meta/episodes"));
+  if (!entries.ok()) return out;
+  for (const DirEntry& e : *entries) {
+    if (!e.name.starts_with(".reserved-") || IsStaleTemp(e.name)) continue;
+    const size_t dot = e.name.find('.', 10);
+    if (dot != std::string::npos) out.insert(std::atoll(e.name.substr(10, dot - 10).c_str()));
+  }
+  return out;
+}
+
+// Highest N among data/video file groups and episodes rows (0 when none).
+Result<int64_t> HighestEpisode(FileSystem* fs, const std::string& root) {
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, kInfoPath)));
+  if (st.type == FileType::kNotFound) return int64_t{0};
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
+  REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
+  return episodes.empty() ? int64_t{0} : episodes.back().episode_index;
+}
+
+// The number a recycled marker offers when nothing holds it, else 0 (and the marker
+// goes: taken in a shared directory, a leftover, or unreadable).
+Result<int64_t> FreeRecycledNumber(FileSystem* fs, const std::string& root, const std::set<int64_t>& reserved) {
+  const std::string marker = JoinPath(root, kRecycledPath);
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(marker));
+  if (st.type != FileType::kFile) return int64_t{0};
+  int64_t recycled = 0;
+  if (auto text = fs->ReadFile(marker); text.ok()) {
+    auto doc = ParseJson(*text, marker);
+    if (doc.ok() && doc->is_object()) (void)GetInt(*doc, "episode_index", marker, recycled);
+  }
+  if (recycled > 0 && !reserved.count(recycled)) {
+    REEL_ASSIGN_OR_RETURN(FileInfo info_st, fs->Stat(JoinPath(root, kInfoPath)));
+    bool taken = false;
+    if (info_st.type == FileType::kFile) {
+      REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
+      taken = task->FindEpisode(recycled).ok();
+    }
+    if (!taken) return recycled;
+  }
+  (void)fs->RemoveFile(marker);
+  return int64_t{0};
+}
+
+// Chooses N (contract §2, §7.5; contract-decisions.md "number reuse"): a free recycled
+// number first (even when the watermark ran ahead of it), else past the highest N on
+// disk, the live reservations and `watermark`. The caller holds the task lock.
+Result<int64_t> ChooseEpisodeIndex(FileSystem* fs, const std::string& root, int64_t watermark) {
+  REEL_ASSIGN_OR_RETURN(int64_t highest, HighestEpisode(fs, root));
+  const std::set<int64_t> reserved = LiveReservations(fs, root);
+  REEL_ASSIGN_OR_RETURN(int64_t recycled, FreeRecycledNumber(fs, root, reserved));
+  if (recycled > 0) return recycled;
+  int64_t next = std::max(highest + 1, watermark);
+  for (int64_t r : reserved) next = std::max(next, r + 1);
+  return std::max<int64_t>(next, 1);
+}
+
+// "meta/episodes/.reserved-<N>.n.reel-<pid>-<k>.tmp": a live writer's claim on N.
+Result<std::string> WriteReservation(FileSystem* fs, const std::string& root, int64_t n) {
+  std::string path = TempPathFor(JoinPath(root, "meta/episodes/.reserved-" + std::to_string(n)), "n");
+  // TempPathFor yields "<dir>/..reserved-N.n.reel-<pid>-k.tmp"; keep one leading dot.
+  path = JoinPath(DirName(path), BaseName(path).substr(1));
+  if (Status st = WriteTempFile(fs, path, std::to_string(n)); !st.ok()) {
+    (void)fs->RemoveFile(path);  // a half-written reservation must not hold N
+    return st;
+  }
+  return path;
+}
+
+}  // namespace
+
+// ---- TaskLock ---------------------------------------------------------------------------
+
+Result<TaskLock> TaskLock::Acquire(FileSystem* fs, const std::string& root) {
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(root, "meta/episodes")));
+  REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(root, kLockPath)));
+  // Commits happen under this lock, so a journal seen now is from a writer that died:
+  // finish it first, or its N would look free and its files half there.
+  REEL_RETURN_IF_ERROR(RecoverCommits(fs, root));
+  return TaskLock(fs, root, std::move(lock));
+}
+
+void TaskLock::RemoveStaleTemps() const {
+  std::vector<std::string> dirs = {"meta", "meta/episodes", "data"};
+  auto subdirs = [&](const std::string& parent) {
+    std::vector<std::string> out;
+    auto entries = fs_->ListDir(JoinPath(root_, parent));
+    if (!entries.ok()) return out;
+    for (const DirEntry& e : *entries)
+      if (e.type == FileType::kDirectory) out.push_back(parent + "/" + e.name);
+    return out;
+  };
+  for (const char* parent : {"data", "meta/episodes", "videos"})
+    for (const std::string& chunk : subdirs(parent)) {
+      if (!BaseName(chunk).starts_with("chunk-")) continue;
+      if (std::string(parent) != "videos") {
+        dirs.push_back(chunk);
+        continue;
+      }
+      for (const std::string& slot : subdirs(chunk)) dirs.push_back(slot);  // videos/chunk-c/<slot>/
+    }
+  for (const std::string& d : dirs) {
+    auto entries = fs_->ListDir(JoinPath(root_, d));
+    if (!entries.ok()) continue;
+    for (const DirEntry& e : *entries)
+      if (e.type == FileType::kFile && IsStaleTemp(e.name)) (void)fs_->RemoveFile(JoinPath(root_, d + "/" + e.name));
+  }
+}
+
+// ---- EpisodeTransaction -------------------------------------------------------------------
+
+Result<std::unique_ptr<EpisodeTransaction>> EpisodeTransaction::Reserve(FileSystem* fs, const std::string& root,
+                                                                        int64_t watermark) {
+  REEL_ASSIGN_OR_RETURN(TaskLock lock, TaskLock::Acquire(fs, root));
+  REEL_ASSIGN_OR_RETURN(int64_t n, ChooseEpisodeIndex(fs, root, watermark));
+  std::unique_ptr<EpisodeTransaction> txn(new EpisodeTransaction(fs, root, n, nullptr));
+  REEL_ASSIGN_OR_RETURN(txn->reservation_, WriteReservation(fs, root, n));
+  return txn;
+}
+
+Result<std::unique_ptr<EpisodeTransaction>> EpisodeTransaction::Begin(TaskLock* lock, std::optional<int64_t> n) {
+  int64_t number = 0;
+  if (n) {
+    if (*n < 1) return Status::Invalid(lock->root() + ": episode_index " + std::to_string(*n) + " is not >= 1");
+    number = *n;
+  } else {
+    REEL_ASSIGN_OR_RETURN(number, ChooseEpisodeIndex(lock->fs(), lock->root(), 0));
+  }
+  return std::unique_ptr<EpisodeTransaction>(new EpisodeTransaction(lock->fs(), lock->root(), number, lock));
+}
+
+EpisodeTransaction::~EpisodeTransaction() { (void)Abort(); }
+
+Result<std::string> EpisodeTransaction::NewTemp(const std::string& rel, const std::string& tag) {
+  const std::string temp = TempPathFor(JoinPath(root_, rel), tag);
+  REEL_RETURN_IF_ERROR(fs_->CreateDirs(DirName(temp)));
+  Track(temp, rel);
+  return temp;
+}
+
+void EpisodeTransaction::Track(const std::string& temp, const std::string& rel) {
+  files_.push_back({temp.substr(root_.size() + 1), rel});
+}
+
+Status EpisodeTransaction::Adopt(const std::string& from, const std::string& rel) {
+  REEL_ASSIGN_OR_RETURN(std::string temp, NewTemp(rel, "import"));
+  Status st = fs_->Rename(from, temp);
+  if (!st.ok()) files_.pop_back();  // nothing was moved: the temp does not exist
+  return st;
+}
+
+void EpisodeTransaction::RemoveTemps() {
+  for (const Rename& r : files_) (void)fs_->RemoveFile(JoinPath(root_, r.from));
+  files_.clear();
+}
+
+Status EpisodeTransaction::Abort() {
+  if (done_) return Status::OK();
+  done_ = true;
+  Status st;
+  if (!reservation_.empty()) {
+    // The marker first: whatever happens next, N is offered to the next recording.
+    Json marker = {{"episode_index", n_}, {"freed_at", IsoUtcNow()}};
+    st = WriteFileAtomic(fs_, JoinPath(root_, kRecycledPath), Dump(marker, -1));
+  }
+  RemoveTemps();
+  if (!reservation_.empty()) (void)fs_->RemoveFile(reservation_);
+  return st;
+}
+
+Status EpisodeTransaction::Commit(const TaskFilesUpdate& update) {
+  if (done_) return Status::Invalid("episode " + std::to_string(n_) + " is already committed or aborted");
+  std::optional<TaskLock> own;
+  if (!lock_) {
+    auto acquired = TaskLock::Acquire(fs_, root_);
+    if (!acquired.ok()) {
+      (void)Abort();
+      return acquired.status();
+    }
+    own.emplace(std::move(*acquired));
+  }
+  Status st = CommitLocked(update);
+  if (!decided_) {
+    (void)Abort();  // nothing visible: temps go, a reserved N is recycled
+    return st;
+  }
+  done_ = true;
+  if (!reservation_.empty()) {
+    // A completed recording clears the recycled marker (reference behaviour).
+    const std::string marker = JoinPath(root_, kRecycledPath);
+    if (auto ms = fs_->Stat(marker); ms.ok() && ms->type == FileType::kFile) (void)fs_->RemoveFile(marker);
+    (void)fs_->RemoveFile(reservation_);
+  }
+  return st;
+}
+
+// Merges info.json and stats.json, writes their temps (and tasks.jsonl's), then renames
+// everything in one journaled commit. The task lock is held.
+Status EpisodeTransaction::CommitLocked(const TaskFilesUpdate& update) {
+  REEL_ASSIGN_OR_RETURN(InfoJson info, LoadInfo(fs_, root_));
+  const InfoJson merged = MergeInfo(info, update.declaration, n_);
+  REEL_ASSIGN_OR_RETURN(StatsJson stats, LoadStats(fs_, root_));
+  REEL_ASSIGN_OR_RETURN(StatsJson merged_stats, MergeStats(stats, update.stats));
+  REEL_ASSIGN_OR_RETURN(std::string info_text, SerializeInfoJson(merged));
+  std::vector<std::pair<const char*, std::string>> task_files = {{kInfoPath, std::move(info_text)},
+                                                                 {kStatsPath, SerializeStatsJson(merged_stats)}};
+  REEL_ASSIGN_OR_RETURN(FileInfo tasks_st, fs_->Stat(JoinPath(root_, kTasksPath)));
+  if (tasks_st.type == FileType::kNotFound) task_files.emplace_back(kTasksPath, update.tasks_jsonl);
+  for (const auto& [rel, contents] : task_files) {
+    REEL_ASSIGN_OR_RETURN(std::string temp, NewTemp(rel, "commit"));
+    REEL_RETURN_IF_ERROR(WriteFileSynced(fs_, temp, contents));
+  }
+  return CommitWithJournal(fs_, root_, n_, files_, &decided_);
+}
+
+}  // namespace reel::internal
