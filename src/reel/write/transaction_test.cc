@@ -1,0 +1,182 @@
+// EpisodeTransaction (write/transaction.h) on its own: numbering, tracked temps, commit,
+// abort and the recycled marker. Crash and I/O-fault behaviour of the commit is covered
+// through the recorder in recorder_fault_test.cc.
+#include "write/transaction.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "meta/json_util.h"
+#include "reel/layout.h"
+#include "reel/task.h"
+#include "write/task_files.h"
+
+namespace reel::internal {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class TransactionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (stdfs::temp_directory_path() / "reel_txn.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { stdfs::remove_all(root_); }
+
+  bool Exists(const std::string& rel) const { return stdfs::exists(stdfs::path(root_) / rel); }
+  std::string Read(const std::string& rel) const {
+    std::ifstream in(stdfs::path(root_) / rel, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // Dotfiles anywhere under the root but the lock file: leftovers of a transaction.
+  std::vector<std::string> Leftovers() const {
+    std::vector<std::string> out;
+    for (const auto& e : stdfs::recursive_directory_iterator(root_)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file() && name.starts_with(".") && name != ".lock") out.push_back(e.path().string());
+    }
+    return out;
+  }
+
+  // The files of a minimal episode N, written as temps of `txn`, and the update.
+  TaskFilesUpdate WriteEpisode(EpisodeTransaction* txn) {
+    FileSystem* fs = DefaultFileSystem();
+    const int64_t n = txn->episode_index();
+    InfoJson info = *LoadInfo(fs, root_);
+    const EpisodeLocation loc = LocateEpisode(n, info.chunks_size);
+    const PathVars vars{loc.chunk, loc.file, n, std::nullopt, std::nullopt};
+    const std::string row_rel = PathTemplate::Parse(info.episodes_path)->Render(vars).ValueOr("");
+    EpisodeRow row;
+    row.episode_index = n;
+    auto temp = txn->NewTemp(row_rel, "test");
+    EXPECT_TRUE(temp.ok());
+    EXPECT_TRUE(WriteEpisodeRow(fs, *temp, row).ok());
+    TaskFilesUpdate update;
+    update.declaration.format = "pooled_episodes_v1";
+    update.declaration.codebase_version = "v3.0";
+    update.declaration.fps = 30;
+    update.declaration.task_name = "t";
+    update.tasks_jsonl = "{\"task_index\": 0, \"task\": \"t\"}\n";
+    return update;
+  }
+
+  std::vector<int64_t> Listed() const {
+    auto task = Task::Open(root_, {DefaultFileSystem(), 0});
+    std::vector<int64_t> out;
+    if (!task.ok()) return out;
+    for (const EpisodeEntry& e : (*task)->ListEpisodes().ValueOr({})) out.push_back(e.episode_index);
+    return out;
+  }
+
+  std::string root_;
+};
+
+TEST_F(TransactionTest, ReserveCommitPublishesEverythingAndLeavesNoTemps) {
+  auto txn = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
+  ASSERT_TRUE(txn.ok()) << txn.status().ToString();
+  EXPECT_EQ((*txn)->episode_index(), 1);
+  EXPECT_EQ(Leftovers().size(), 1u);  // the reservation
+  TaskFilesUpdate update = WriteEpisode(txn->get());
+  ASSERT_TRUE((*txn)->Commit(update).ok());
+  EXPECT_TRUE((*txn)->decided());
+  EXPECT_TRUE(Exists(kInfoPath));
+  EXPECT_TRUE(Exists(kStatsPath));
+  EXPECT_EQ(Read(kTasksPath), update.tasks_jsonl);
+  EXPECT_EQ(Listed(), std::vector<int64_t>{1});
+  EXPECT_TRUE(Leftovers().empty());
+  EXPECT_EQ((*txn)->Commit(update).code(), StatusCode::kInvalid);  // once only
+}
+
+TEST_F(TransactionTest, AbortOfAReservationRecyclesTheNumberAndRemovesTemps) {
+  {
+    auto first = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
+    ASSERT_TRUE(first.ok());
+    ASSERT_TRUE((*first)->Commit(WriteEpisode(first->get())).ok());
+  }
+  auto txn = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
+  ASSERT_TRUE(txn.ok());
+  EXPECT_EQ((*txn)->episode_index(), 2);
+  (void)WriteEpisode(txn->get());
+  ASSERT_TRUE((*txn)->Abort().ok());
+  EXPECT_TRUE(Leftovers().empty());
+  auto marker = ParseJson(Read(kRecycledPath), "marker");
+  ASSERT_TRUE(marker.ok());
+  EXPECT_EQ((*marker)["episode_index"], 2);
+  // The next reservation takes the recycled number even past a watermark, and its
+  // commit clears the marker (reference behaviour).
+  auto again = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 50);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->episode_index(), 2);
+  ASSERT_TRUE((*again)->Commit(WriteEpisode(again->get())).ok());
+  EXPECT_FALSE(Exists(kRecycledPath));
+  EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2}));
+}
+
+TEST_F(TransactionTest, DestructorAbortsAnUncommittedTransaction) {
+  {
+    auto txn = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
+    ASSERT_TRUE(txn.ok());
+    (void)WriteEpisode(txn->get());
+    EXPECT_EQ(Leftovers().size(), 2u);  // reservation + episodes-row temp
+  }
+  EXPECT_TRUE(Leftovers().empty());
+  EXPECT_TRUE(Exists(kRecycledPath));
+  EXPECT_TRUE(Listed().empty());
+}
+
+TEST_F(TransactionTest, ReservationsKeepConcurrentWritersApart) {
+  auto a = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
+  auto b = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*a)->episode_index(), 1);
+  EXPECT_EQ((*b)->episode_index(), 2);
+  // b commits first: a's number stays its own.
+  ASSERT_TRUE((*b)->Commit(WriteEpisode(b->get())).ok());
+  ASSERT_TRUE((*a)->Commit(WriteEpisode(a->get())).ok());
+  EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2}));
+}
+
+TEST_F(TransactionTest, UnderAHeldLockNumbersAreGivenOrChosenAndFilesAdopted) {
+  auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  EXPECT_EQ(EpisodeTransaction::Begin(&*lock, 0).status().code(), StatusCode::kInvalid);
+  {
+    auto txn = EpisodeTransaction::Begin(&*lock, 7);
+    ASSERT_TRUE(txn.ok());
+    EXPECT_EQ((*txn)->episode_index(), 7);
+    // A file written elsewhere on the same file system is moved in.
+    const std::string outside = root_ + "/outside.bin";
+    std::ofstream(outside) << "bytes";
+    ASSERT_TRUE((*txn)->Adopt(outside, "extra/kept.bin").ok());
+    EXPECT_FALSE(stdfs::exists(outside));
+    ASSERT_TRUE((*txn)->Commit(WriteEpisode(txn->get())).ok());
+    EXPECT_EQ(Read("extra/kept.bin"), "bytes");
+  }
+  auto next = EpisodeTransaction::Begin(&*lock, std::nullopt);
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ((*next)->episode_index(), 8);
+  (void)WriteEpisode(next->get());
+  ASSERT_TRUE((*next)->Abort().ok());
+  EXPECT_FALSE(Exists(kRecycledPath));  // no reservation, nothing to recycle
+  EXPECT_TRUE(Leftovers().empty());
+  EXPECT_EQ(Listed(), std::vector<int64_t>{7});
+}
+
+TEST_F(TransactionTest, AnAdoptThatFailsTracksNothing) {
+  auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+  ASSERT_TRUE(lock.ok());
+  auto txn = EpisodeTransaction::Begin(&*lock, 3);
+  ASSERT_TRUE(txn.ok());
+  EXPECT_FALSE((*txn)->Adopt(root_ + "/missing", "data/x.parquet").ok());
+  ASSERT_TRUE((*txn)->Commit(WriteEpisode(txn->get())).ok());
+  EXPECT_FALSE(Exists("data/x.parquet"));
+  EXPECT_EQ(Listed(), std::vector<int64_t>{3});
+}
+
+}  // namespace
+}  // namespace reel::internal
