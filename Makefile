@@ -18,7 +18,7 @@ APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   libgtest-dev libgmock-dev libbenchmark-dev \
   clang-16 libclang-rt-16-dev llvm-16 ccache
 
-.PHONY: all demo test deps venv build python unit e2e bench docs clean peers \
+.PHONY: all demo test deps venv build python unit e2e layers bench docs clean peers \
   asan asan-configure asan-build fuzz fuzz-build fuzz-replay soak soak-recorder soak-serve
 
 all: build
@@ -76,7 +76,11 @@ unit: build
 e2e: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) -m pytest -q tests
 
-test: unit e2e fuzz-replay
+# The include layers of docs/architecture.md (seconds; first, so a broken edge fails fast).
+layers:
+	python3 tools/check_layers.py
+
+test: layers unit e2e fuzz-replay
 
 demo: build python
 	REEL_BIN=$(abspath $(REEL)) $(PY) tools/demo.py --reel $(REEL) --out $(DEMO_DIR)

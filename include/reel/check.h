@@ -13,14 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "reel/findings.h"
 #include "reel/fs.h"
 #include "reel/progress.h"
 #include "reel/status.h"
 
 namespace reel {
-
-enum class Severity { kInfo, kWarning, kError };
-const char* SeverityName(Severity severity);  // "info", "warning", "error"
 
 struct RuleInfo {
   const char* id;        // e.g. "data.column_type"
@@ -32,13 +30,6 @@ struct RuleInfo {
 // Every rule, in documentation order.
 const std::vector<RuleInfo>& Rules();
 
-struct Finding {
-  std::string rule;
-  Severity severity = Severity::kError;
-  std::string path;  // relative to the task root; "" for the task itself
-  std::string message;
-};
-
 struct CheckOptions {
   FileSystem* fs = nullptr;  // null = DefaultFileSystem()
   int io_threads = 0;        // 0 = hardware concurrency
@@ -47,14 +38,6 @@ struct CheckOptions {
   bool recursive = false;
   int max_depth = 8;
   ProgressFn progress;  // "episodes checked" per episode of each pooled task; empty = none
-};
-
-struct TaskReport {
-  std::string path;      // the task root as given
-  std::string format;    // DatasetFormatName, or "" when unreadable
-  int64_t episodes = 0;  // episodes found
-  std::vector<Finding> findings;
-  int64_t Count(Severity severity) const;
 };
 
 // Checks one task. A non-OK Status means the input could not be read at all

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "reel/check.h"
+#include "reel/findings.h"
 #include "reel/fs.h"
 #include "reel/layout.h"
 #include "reel/status.h"

@@ -5,8 +5,9 @@
 #include <set>
 
 #include "check/context.h"
-#include "meta/json_util.h"
-#include "read/parquet_io.h"
+#include "util/json_util.h"
+#include "io/parquet_io.h"
+#include "util/parallel.h"
 #include "reel/dataset.h"
 #include "reel/decode.h"
 

@@ -12,8 +12,8 @@
 #include <limits>
 
 #include "check/context.h"
-#include "meta/json_util.h"
-#include "read/parquet_io.h"
+#include "util/json_util.h"
+#include "io/parquet_io.h"
 #include "reel/columns.h"
 #include "reel/decode.h"
 

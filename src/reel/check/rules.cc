@@ -4,24 +4,13 @@
 
 namespace reel {
 
-const char* SeverityName(Severity severity) {
-  switch (severity) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
-  }
-  return "error";
-}
 
-int64_t TaskReport::Count(Severity severity) const {
-  int64_t n = 0;
-  for (const Finding& f : findings) n += f.severity == severity;
-  return n;
-}
+namespace {
 
-const std::vector<RuleInfo>& Rules() {
-  using S = Severity;
-  static const std::vector<RuleInfo> rules = {
+using S = Severity;
+
+// The catalog, in documentation order (a table, not code).
+const std::vector<RuleInfo> kRules = {
       // Format and info.json
       {"format.unknown", S::kError, "contract §1, §12.1",
        "meta/info.json format must be \"pooled_episodes_v1\"; an unknown format is refused, not guessed"},
@@ -174,8 +163,10 @@ const std::vector<RuleInfo>& Rules() {
       {"foreign.unreadable", S::kError, "foreign-read.md", "every data and video file can be decoded"},
       {"foreign.metadata", S::kError, "foreign-read.md",
        "the episode index can be built (episodes files readable, required columns present)"},
-  };
-  return rules;
-}
+};
+
+}  // namespace
+
+const std::vector<RuleInfo>& Rules() { return kRules; }
 
 }  // namespace reel

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/decode.h"
 
 namespace reel {

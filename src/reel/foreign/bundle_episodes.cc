@@ -1,7 +1,7 @@
 // The bundle episode index: manifest.json's "episodes" list, each checked
 // against its episodes/<id>/episode.json and the files the bundle must hold.
 #include "foreign/internal.h"
-#include "meta/json_util.h"
+#include "util/json_util.h"
 
 namespace reel::foreign {
 

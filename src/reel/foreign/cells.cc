@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "foreign/internal.h"
-#include "read/parquet_io.h"
+#include "io/parquet_io.h"
 
 namespace reel::foreign {
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "foreign/internal.h"
-#include "read/parquet_io.h"
+#include "io/parquet_io.h"
 
 namespace reel {
 

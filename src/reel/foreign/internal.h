@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "reel/check.h"
+#include "reel/findings.h"
 #include "reel/dataset.h"
 #include "reel/status.h"
 

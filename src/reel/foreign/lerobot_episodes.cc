@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "foreign/internal.h"
-#include "meta/json_util.h"
-#include "read/parquet_io.h"
+#include "util/json_util.h"
+#include "io/parquet_io.h"
 
 namespace reel {
 

@@ -12,7 +12,7 @@
 
 #include "interop/export_internal.h"
 #include "io/scratch_dir.h"
-#include "meta/json_util.h"
+#include "util/json_util.h"
 
 namespace reel::internal {
 namespace {

@@ -14,8 +14,8 @@
 #include "reel/dataset.h"
 #include "interop/video_concat.h"
 #include "io/scratch_dir.h"
-#include "meta/json_util.h"
-#include "write/fs_stream.h"
+#include "util/json_util.h"
+#include "io/parquet_io.h"
 
 namespace reel {
 
@@ -196,19 +196,6 @@ Result<FeatureStats> CameraStats(const std::string& path, int64_t frames) {
     REEL_RETURN_IF_ERROR(reader->ReadRgb(indices, rgb));
   }
   return ImageStats(rgb, static_cast<int64_t>(indices.size()));
-}
-
-Status WriteParquet(FileSystem* fs, const std::string& path, const arrow::Table& table) {
-  REEL_RETURN_IF_ERROR(fs->CreateDirs(std::filesystem::path(path).parent_path().string()));
-  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
-  auto sink = std::make_shared<FsOutputStream>(std::move(file), path);
-  auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
-  auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
-  arrow::Status st = parquet::arrow::WriteTable(table, arrow::default_memory_pool(), sink,
-                                                 64 * 1024, props, arrow_props);
-  if (st.ok()) st = sink->Close();  // Close() fsyncs
-  if (!st.ok()) return Status::IOError(path + ": " + st.ToString());
-  return Status::OK();
 }
 
 Status WriteSidecar(const ExportSource& source, const arrow::Table& pooled, const std::string& path) {

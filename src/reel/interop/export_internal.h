@@ -8,6 +8,7 @@
 
 #include "interop/feature_map.h"
 #include "interop/feature_stats.h"
+#include "io/parquet_io.h"
 #include "reel/interop.h"
 #include "reel/task.h"
 #include "reel/video.h"
@@ -72,7 +73,6 @@ nlohmann::ordered_json ReelBlock(const ExportSource& source);
 Status WriteSidecar(const ExportSource& source, const arrow::Table& pooled, const std::string& path);
 
 // Writes `table` to `path` as parquet (zstd) through `fs`, fsynced.
-Status WriteParquet(FileSystem* fs, const std::string& path, const arrow::Table& table);
 // Writes a JSON document (indent 4, as LeRobot does) to `path`, fsynced.
 Status WriteJsonFile(FileSystem* fs, const std::string& path, const nlohmann::ordered_json& json,
                      int indent = 4);

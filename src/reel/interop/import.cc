@@ -12,7 +12,7 @@
 #include "interop/export_internal.h"
 #include "interop/video_concat.h"
 #include "io/same_bytes.h"
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/columns.h"
 #include "reel/dataset.h"
 #include "reel/interop.h"

@@ -10,8 +10,8 @@
 #include "interop/export_internal.h"
 #include "interop/video_concat.h"
 #include "io/scratch_dir.h"
-#include "meta/json_util.h"
-#include "write/fs_stream.h"
+#include "util/json_util.h"
+#include "io/parquet_io.h"
 
 namespace reel::internal {
 namespace {
@@ -217,10 +217,9 @@ class DataFiles {
     REEL_RETURN_IF_ERROR(fs_->CreateDirs(std::filesystem::path(path_).parent_path().string()));
     REEL_ASSIGN_OR_RETURN(auto file, fs_->NewWritableFile(path_));
     sink_ = std::make_shared<FsOutputStream>(std::move(file), path_);
-    auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
-    auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
-    auto w = parquet::arrow::FileWriter::Open(schema, arrow::default_memory_pool(), sink_, props,
-                                              arrow_props);
+    const internal::ParquetWriteOptions o;
+    auto w = parquet::arrow::FileWriter::Open(schema, arrow::default_memory_pool(), sink_,
+                                              internal::ParquetWriterProperties(o), internal::ParquetArrowProperties(o));
     if (!w.ok()) return Status::IOError(path_ + ": " + w.status().ToString());
     writer_ = std::move(w).ValueOrDie();
     return Status::OK();
@@ -246,6 +245,116 @@ std::string VideoFilePath(const std::string& dir, const std::string& key, int64_
                           int64_t chunks_size) {
   return JoinPath(dir, "videos/" + key + "/chunk-" + Pad(counter / chunks_size, 3) + "/file-" +
                            Pad(counter % chunks_size, 3) + ".mp4");
+}
+
+// LeRobot v3.0: one episode's camera `k` appended to the camera's current concatenated
+// file (a new file when the stream parameters change or the size limit is reached), and
+// its span recorded in the episodes row.
+Status AppendCameraV3(const ExportSource& src, size_t k, const std::string& source, int64_t n, const std::string& dir,
+                      const ExportOptions& options, const std::string& scratch, CameraFiles* camera, OJson* episode_row,
+                      ExportReport* report) {
+  FileSystem* fs = src.fs;
+  const double fps = src.task->info().fps;
+  const int64_t chunks = options.chunks_size;
+  const auto& cam = src.plan.cameras[k];
+  OJson& row = *episode_row;
+  std::string input = source;
+  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(source));
+  if (!copyable) {
+    input = JoinPath(scratch, "reencoded-" + std::to_string(k) + ".mp4");
+    REEL_RETURN_IF_ERROR(ReencodeToMp4(source, input, fps));
+    ++report->videos_reencoded;
+  } else {
+    ++report->videos_copied;
+  }
+  CameraFiles& files = *camera;
+  bool roll = !files.concat;
+  if (files.concat) {
+    REEL_ASSIGN_OR_RETURN(bool same, files.concat->Accepts(input));
+    roll = !same || files.concat->bytes() >= options.video_files_size_in_mb * kMiB;
+  }
+  if (roll) {
+    if (files.concat) REEL_RETURN_IF_ERROR(files.concat->Finish());
+    ++files.counter;
+    files.path = VideoFilePath(dir, cam.key, files.counter, chunks);
+    REEL_RETURN_IF_ERROR(fs->CreateDirs(std::filesystem::path(files.path).parent_path().string()));
+    REEL_ASSIGN_OR_RETURN(files.concat, StreamConcat::Open(files.path, input));
+    files.written.push_back(files.path);
+  }
+  REEL_ASSIGN_OR_RETURN(EpisodeSpan span, files.concat->Append(input));
+  if (span.frames != n) {
+    return Status::Invalid(source + ": " + std::to_string(span.frames) + " frames, but the data has " +
+                           std::to_string(n) + " rows (contract §8: row i = frame i)");
+  }
+  const std::string prefix = "videos/" + cam.key + "/";
+  row[prefix + "chunk_index"] = files.counter / chunks;
+  row[prefix + "file_index"] = files.counter % chunks;
+  row[prefix + "from_timestamp"] = span.from_s;
+  row[prefix + "to_timestamp"] = span.to_s;
+  return Status::OK();
+}
+
+// meta/info.json of a LeRobot export.
+OJson LeRobotInfoJson(const ExportSource& src, const ExportOptions& options, int64_t total_frames,
+                      int64_t total_tasks) {
+  const bool v3 = options.format == ExportFormat::kLeRobotV30;
+  const double fps = src.task->info().fps;
+  const int64_t chunks = options.chunks_size;
+  const int64_t episodes = static_cast<int64_t>(src.episodes.size());
+  OJson info;
+  info["codebase_version"] = v3 ? "v3.0" : "v2.1";
+  info["robot_type"] = options.robot_type;
+  info["total_episodes"] = episodes;
+  info["total_frames"] = total_frames;
+  info["total_tasks"] = total_tasks;
+  if (!v3) {
+    info["total_videos"] = episodes * static_cast<int64_t>(src.plan.cameras.size());
+    info["total_chunks"] = (episodes + chunks - 1) / chunks;
+  }
+  info["chunks_size"] = chunks;
+  if (v3) {
+    info["data_files_size_in_mb"] = options.data_files_size_in_mb;
+    info["video_files_size_in_mb"] = options.video_files_size_in_mb;
+  }
+  info["fps"] = FpsJson(fps);
+  info["splits"] = {{"train", "0:" + std::to_string(episodes)}};
+  info["data_path"] = v3 ? "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+                         : "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet";
+  info["video_path"] =
+      src.plan.cameras.empty() ? OJson(nullptr)
+      : v3 ? OJson("videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4")
+           : OJson("videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4");
+  OJson features;
+  for (const auto& f : src.plan.features) features[f.key] = FeatureJson(f);
+  for (size_t k = 0; k < src.plan.cameras.size(); ++k) {
+    features[src.plan.cameras[k].key] = CameraJson(src.cameras[k], src.plan.cameras[k].depth, fps);
+  }
+  features["timestamp"] = ScalarFeature("float32");
+  for (const char* name : {"frame_index", "episode_index", "index", "task_index"}) {
+    features[name] = ScalarFeature("int64");
+  }
+  info["features"] = features;
+  info["reel"] = ReelBlock(src);
+  return info;
+}
+
+// v3.0: meta/tasks.parquet and the episodes file.
+Status WriteV3EpisodeMeta(FileSystem* fs, const std::string& dir, const std::vector<std::string>& tasks,
+                          const std::vector<OJson>& episode_rows) {
+  REEL_RETURN_IF_ERROR(WriteTasksParquet(fs, JoinPath(dir, "meta/tasks.parquet"), tasks));
+  REEL_ASSIGN_OR_RETURN(auto episodes_table, TableFromRows(episode_rows));
+  return WriteParquet(fs, JoinPath(dir, "meta/episodes/chunk-000/file-000.parquet"), *episodes_table);
+}
+
+// v2.1: meta/tasks.jsonl, episodes.jsonl and episodes_stats.jsonl.
+Status WriteV21EpisodeMeta(FileSystem* fs, const std::string& dir, const std::vector<std::string>& tasks,
+                           const std::string& episodes_jsonl, const std::string& stats_jsonl) {
+  std::string tasks_jsonl;
+  for (size_t t = 0; t < tasks.size(); ++t)
+    tasks_jsonl += OJson{{"task_index", static_cast<int64_t>(t)}, {"task", tasks[t]}}.dump() + "\n";
+  REEL_RETURN_IF_ERROR(WriteFileSynced(fs, JoinPath(dir, "meta/tasks.jsonl"), tasks_jsonl));
+  REEL_RETURN_IF_ERROR(WriteFileSynced(fs, JoinPath(dir, "meta/episodes.jsonl"), episodes_jsonl));
+  return WriteFileSynced(fs, JoinPath(dir, "meta/episodes_stats.jsonl"), stats_jsonl);
 }
 
 }  // namespace
@@ -315,39 +424,7 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
         REEL_RETURN_IF_ERROR(fs->SyncFile(out));
         continue;
       }
-      std::string input = source;
-      REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(source));
-      if (!copyable) {
-        input = JoinPath(scratch->path(), "reencoded-" + std::to_string(k) + ".mp4");
-        REEL_RETURN_IF_ERROR(ReencodeToMp4(source, input, fps));
-        ++report->videos_reencoded;
-      } else {
-        ++report->videos_copied;
-      }
-      CameraFiles& files = cameras[k];
-      bool roll = !files.concat;
-      if (files.concat) {
-        REEL_ASSIGN_OR_RETURN(bool same, files.concat->Accepts(input));
-        roll = !same || files.concat->bytes() >= options.video_files_size_in_mb * kMiB;
-      }
-      if (roll) {
-        if (files.concat) REEL_RETURN_IF_ERROR(files.concat->Finish());
-        ++files.counter;
-        files.path = VideoFilePath(dir, cam.key, files.counter, chunks);
-        REEL_RETURN_IF_ERROR(fs->CreateDirs(std::filesystem::path(files.path).parent_path().string()));
-        REEL_ASSIGN_OR_RETURN(files.concat, StreamConcat::Open(files.path, input));
-        files.written.push_back(files.path);
-      }
-      REEL_ASSIGN_OR_RETURN(EpisodeSpan span, files.concat->Append(input));
-      if (span.frames != n) {
-        return Status::Invalid(source + ": " + std::to_string(span.frames) + " frames, but the data has " +
-                               std::to_string(n) + " rows (contract §8: row i = frame i)");
-      }
-      const std::string prefix = "videos/" + cam.key + "/";
-      row[prefix + "chunk_index"] = files.counter / chunks;
-      row[prefix + "file_index"] = files.counter % chunks;
-      row[prefix + "from_timestamp"] = span.from_s;
-      row[prefix + "to_timestamp"] = span.to_s;
+      REEL_RETURN_IF_ERROR(AppendCameraV3(src, k, source, n, dir, options, scratch->path(), &cameras[k], &row, report));
     }
 
     if (v3) {
@@ -384,56 +461,11 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
   REEL_RETURN_IF_ERROR(WriteJsonFile(fs, JoinPath(dir, "meta/stats.json"), global));
 
   const int64_t episodes = static_cast<int64_t>(src.episodes.size());
-  OJson info;
-  info["codebase_version"] = v3 ? "v3.0" : "v2.1";
-  info["robot_type"] = options.robot_type;
-  info["total_episodes"] = episodes;
-  info["total_frames"] = total_frames;
-  info["total_tasks"] = static_cast<int64_t>(tasks.size());
-  if (!v3) {
-    info["total_videos"] = episodes * static_cast<int64_t>(src.plan.cameras.size());
-    info["total_chunks"] = (episodes + chunks - 1) / chunks;
-  }
-  info["chunks_size"] = chunks;
-  if (v3) {
-    info["data_files_size_in_mb"] = options.data_files_size_in_mb;
-    info["video_files_size_in_mb"] = options.video_files_size_in_mb;
-  }
-  info["fps"] = FpsJson(fps);
-  info["splits"] = {{"train", "0:" + std::to_string(episodes)}};
-  info["data_path"] = v3 ? "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
-                         : "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet";
-  info["video_path"] =
-      src.plan.cameras.empty() ? OJson(nullptr)
-      : v3 ? OJson("videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4")
-           : OJson("videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4");
-  OJson features;
-  for (const auto& f : src.plan.features) features[f.key] = FeatureJson(f);
-  for (size_t k = 0; k < src.plan.cameras.size(); ++k) {
-    features[src.plan.cameras[k].key] = CameraJson(src.cameras[k], src.plan.cameras[k].depth, fps);
-  }
-  features["timestamp"] = ScalarFeature("float32");
-  for (const char* name : {"frame_index", "episode_index", "index", "task_index"}) {
-    features[name] = ScalarFeature("int64");
-  }
-  info["features"] = features;
-  info["reel"] = ReelBlock(src);
+  const OJson info = LeRobotInfoJson(src, options, total_frames, static_cast<int64_t>(tasks.size()));
   REEL_RETURN_IF_ERROR(WriteJsonFile(fs, JoinPath(dir, "meta/info.json"), info));
 
-  if (v3) {
-    REEL_RETURN_IF_ERROR(WriteTasksParquet(fs, JoinPath(dir, "meta/tasks.parquet"), tasks));
-    REEL_ASSIGN_OR_RETURN(auto episodes_table, TableFromRows(episode_rows));
-    REEL_RETURN_IF_ERROR(
-        WriteParquet(fs, JoinPath(dir, "meta/episodes/chunk-000/file-000.parquet"), *episodes_table));
-  } else {
-    std::string tasks_jsonl;
-    for (size_t t = 0; t < tasks.size(); ++t) {
-      tasks_jsonl += OJson{{"task_index", static_cast<int64_t>(t)}, {"task", tasks[t]}}.dump() + "\n";
-    }
-    REEL_RETURN_IF_ERROR(WriteFileSynced(fs, JoinPath(dir, "meta/tasks.jsonl"), tasks_jsonl));
-    REEL_RETURN_IF_ERROR(WriteFileSynced(fs, JoinPath(dir, "meta/episodes.jsonl"), v21_episodes));
-    REEL_RETURN_IF_ERROR(WriteFileSynced(fs, JoinPath(dir, "meta/episodes_stats.jsonl"), v21_stats));
-  }
+  REEL_RETURN_IF_ERROR(v3 ? WriteV3EpisodeMeta(fs, dir, tasks, episode_rows)
+                          : WriteV21EpisodeMeta(fs, dir, tasks, v21_episodes, v21_stats));
   report->episodes = episodes;
   report->frames = total_frames;
   return Status::OK();

@@ -1,7 +1,7 @@
 // Episode numbering, format detection and the list of non-data names.
 #include <cctype>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/layout.h"
 
 namespace reel {

@@ -1,5 +1,5 @@
 // meta/info.json: parse into InfoJson, serialize back keeping unknown keys.
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/metadata.h"
 
 namespace reel {

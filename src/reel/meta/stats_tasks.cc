@@ -1,5 +1,5 @@
 // meta/stats.json and meta/tasks.jsonl.
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/metadata.h"
 
 namespace reel {

@@ -6,7 +6,7 @@
 
 #include "reel/metadata.h"
 #include "reel/task.h"
-#include "write/fs_stream.h"
+#include "io/parquet_io.h"
 
 namespace reel::internal {
 
@@ -28,16 +28,8 @@ Status WriteSingleRowSlice(FileSystem* fs, const std::string& shard_path, int64_
     return Status::NotFound(shard_path + ": legacy shard has no row with episode_index " +
                             std::to_string(episode_index));
   auto row = table->Slice(found, 1);
-  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(out_path));
-  auto sink = std::make_shared<FsOutputStream>(std::move(file), out_path);
-  auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
-  // store_schema keeps the shard's Arrow schema (field metadata included) on the slice.
-  auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
-  arrow::Status st =
-      parquet::arrow::WriteTable(*row, arrow::default_memory_pool(), sink, 1, props, arrow_props);
-  if (st.ok()) st = sink->Close();  // Close() fsyncs
-  if (!st.ok()) return Status::IOError(out_path + ": " + st.ToString());
-  return Status::OK();
+  // store_schema (the default) keeps the shard's Arrow schema, field metadata included.
+  return WriteParquet(fs, out_path, *row, {.row_group_rows = 1});
 }
 
 }  // namespace reel::internal

@@ -15,7 +15,7 @@
 #include "io/scratch_dir.h"
 #include "reel/layout.h"
 #include "reel/task.h"
-#include "write/commit.h"
+#include "layout/journal.h"
 
 namespace reel {
 

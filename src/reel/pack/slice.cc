@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "pack/slice_rules.h"
 #include "pack/zip_handle.h"
 #include "reel/pack.h"

@@ -9,8 +9,9 @@
 #include <map>
 #include <thread>
 
-#include "read/parquet_io.h"
-#include "write/commit.h"
+#include "io/parquet_io.h"
+#include "util/parallel.h"
+#include "layout/journal.h"
 
 namespace reel {
 
@@ -23,24 +24,6 @@ const char* RowSourceName(RowSource source) {
   return "missing";
 }
 
-namespace internal {
-
-void ParallelFor(int64_t n, int threads, const std::function<void(int64_t)>& fn) {
-  const int workers = static_cast<int>(std::min<int64_t>(n, std::max(threads, 1)));
-  if (workers <= 1) {
-    for (int64_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<int64_t> next{0};
-  std::vector<std::thread> pool;
-  for (int w = 0; w < workers; ++w)
-    pool.emplace_back([&] {
-      for (int64_t i = next++; i < n; i = next++) fn(i);
-    });
-  for (auto& t : pool) t.join();
-}
-
-}  // namespace internal
 
 namespace {
 
@@ -355,6 +338,22 @@ Result<std::vector<TaskEntry>> Task::ReadTasks() const {
   const std::string path = Path("meta/tasks.jsonl");
   REEL_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(path));
   return ParseTasksJsonl(text, path);
+}
+
+// ---- parquet files ----------------------------------------------------------------------
+
+
+Result<std::shared_ptr<arrow::Schema>> ReadParquetSchema(FileSystem* fs, const std::string& path) {
+  REEL_ASSIGN_OR_RETURN(auto reader, internal::OpenParquet(fs, path, false));
+  std::shared_ptr<arrow::Schema> schema;
+  arrow::Status st = reader->GetSchema(&schema);
+  if (!st.ok()) return Status::Corruption(path + ": unreadable parquet schema (" + st.message() + ")");
+  return schema;
+}
+
+Result<std::shared_ptr<arrow::Table>> ReadParquetFile(FileSystem* fs, const std::string& path,
+                                                      const std::vector<std::string>& columns) {
+  return internal::ReadParquetTable(fs, path, columns, /*use_threads=*/true);
 }
 
 }  // namespace reel

@@ -10,7 +10,7 @@
 #include <limits>
 #include <set>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/serve.h"
 #include "serve/serve_internal.h"
 

@@ -17,7 +17,7 @@
 #include <regex>
 #include <thread>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/layout.h"
 #include "reel/task.h"
 #include "serve/auth.h"

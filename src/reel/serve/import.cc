@@ -12,7 +12,7 @@
 #include "reel/serve.h"
 #include "reel/task.h"
 #include "io/scratch_dir.h"
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "serve/request_parse.h"
 #include "serve/serve_internal.h"
 #include "write/episode_stats.h"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/fs.h"
 #include "serve/serve_internal.h"
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/pack.h"
 
 namespace reel::upload {

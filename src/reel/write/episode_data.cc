@@ -12,9 +12,8 @@
 #include <limits>
 #include <set>
 
-#include "read/parquet_io.h"
-#include "write/commit.h"
-#include "write/fs_stream.h"
+#include "io/parquet_io.h"
+#include "layout/journal.h"
 
 namespace reel::internal {
 
@@ -132,17 +131,8 @@ Status ArrowOk(const arrow::Status& st, const std::string& what) {
   return Status::IOError(what + ": " + st.ToString());
 }
 
-std::shared_ptr<parquet::WriterProperties> WriterProps() {
-  return parquet::WriterProperties::Builder()
-      .compression(parquet::Compression::ZSTD)
-      ->disable_dictionary()
-      ->build();
-}
-
-std::shared_ptr<parquet::ArrowWriterProperties> ArrowProps() {
-  // store_schema keeps fixed_size_list and the other Arrow types exact on read-back.
-  return parquet::ArrowWriterProperties::Builder().store_schema()->build();
-}
+// Episode data: no dictionary pages (ParquetWriteOptions::dictionary).
+const ParquetWriteOptions kDataParquet{.dictionary = false};
 
 }  // namespace
 
@@ -415,7 +405,7 @@ Status EpisodeData::OpenSegment() {
   REEL_ASSIGN_OR_RETURN(auto file, options_.fs->NewWritableFile(seg.path));
   auto sink = std::make_shared<FsOutputStream>(std::move(file), seg.path);
   auto writer = parquet::arrow::FileWriter::Open(*seg.schema, arrow::default_memory_pool(), sink,
-                                                 WriterProps(), ArrowProps());
+                                                 ParquetWriterProperties(kDataParquet), ParquetArrowProperties(kDataParquet));
   if (!writer.ok()) return Status::IOError(seg.path + ": " + writer.status().ToString());
   seg.writer = std::move(*writer);
   schema_grew_ = false;
@@ -492,7 +482,7 @@ Result<std::string> EpisodeData::MergeSegments() {
   REEL_ASSIGN_OR_RETURN(auto file, options_.fs->NewWritableFile(path));
   auto sink = std::make_shared<FsOutputStream>(std::move(file), path);
   auto writer = parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink,
-                                                 WriterProps(), ArrowProps());
+                                                 ParquetWriterProperties(kDataParquet), ParquetArrowProperties(kDataParquet));
   if (!writer.ok()) return Status::IOError(path + ": " + writer.status().ToString());
   segments_.push_back(std::make_unique<Segment>());
   segments_.back()->path = path;  // so Discard() removes it on failure

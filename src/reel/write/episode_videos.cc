@@ -4,7 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include "write/commit.h"
+#include "layout/journal.h"
 
 namespace reel::internal {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/layout.h"
 #include "reel/metadata.h"
 #include "reel/recorder.h"

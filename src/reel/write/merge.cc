@@ -8,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 
 namespace reel {
 

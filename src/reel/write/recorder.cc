@@ -12,17 +12,16 @@
 #include <ctime>
 #include <set>
 
-#include "meta/json_util.h"
-#include "read/parquet_io.h"
+#include "util/json_util.h"
+#include "io/parquet_io.h"
 #include "reel/layout.h"
 #include "reel/merge.h"
 #include "reel/task.h"
-#include "write/commit.h"
+#include "layout/journal.h"
 #include "write/episode_data.h"
 #include "write/task_files.h"
 #include "write/transaction.h"
 #include "write/episode_videos.h"
-#include "write/fs_stream.h"
 
 namespace reel {
 

@@ -6,11 +6,11 @@
 #include <chrono>
 #include <set>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/merge.h"
 #include "reel/task.h"
 #include "write/episode_stats.h"
-#include "write/fs_stream.h"
+#include "io/parquet_io.h"
 
 namespace reel::internal {
 
@@ -100,14 +100,7 @@ Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow
                i64(row.end_frame_index), i64(row.length), f64(row.created_at),
                f64(row.duration_sec), str(row.drop_stats), str(row.video_codec),
                str(row.calibration), str(row.force_matrix_specs), str(row.slam_specs)});
-  REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(path)));
-  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
-  auto sink = std::make_shared<FsOutputStream>(std::move(file), path);
-  auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
-  arrow::Status st = parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 1, props);
-  if (st.ok()) st = sink->Close();
-  if (!st.ok()) return Status::IOError(path + ": " + st.ToString());
-  return Status::OK();
+  return WriteParquet(fs, path, *table, {.store_schema = false, .row_group_rows = 1});
 }
 
 

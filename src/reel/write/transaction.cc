@@ -3,7 +3,7 @@
 #include <ctime>
 #include <set>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/merge.h"
 #include "reel/task.h"
 #include "write/task_files.h"

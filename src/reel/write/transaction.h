@@ -33,7 +33,7 @@
 #include "reel/fs.h"
 #include "reel/metadata.h"
 #include "reel/status.h"
-#include "write/commit.h"
+#include "layout/journal.h"
 
 namespace reel::internal {
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/layout.h"
 #include "reel/task.h"
 #include "write/task_files.h"

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 #include "reel/metadata.h"
 
 namespace reel {

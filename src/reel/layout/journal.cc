@@ -1,4 +1,4 @@
-#include "write/commit.h"
+#include "layout/journal.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <set>
 
-#include "meta/json_util.h"
+#include "util/json_util.h"
 
 namespace reel::internal {
 

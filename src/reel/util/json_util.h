@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "reel/metadata.h"
+#include "reel/json_limits.h"
 #include "reel/status.h"
 
 namespace reel::internal {

@@ -1,4 +1,4 @@
-#include "meta/json_util.h"
+#include "util/json_util.h"
 
 #include <cmath>
 #include <cstdint>

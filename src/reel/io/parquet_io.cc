@@ -2,12 +2,13 @@
 #include <arrow/api.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/schema.h>
+#include <parquet/arrow/writer.h>
 #include <parquet/exception.h>
 
 #include <algorithm>
 #include <set>
 
-#include "read/parquet_io.h"
+#include "io/parquet_io.h"
 
 namespace reel::internal {
 
@@ -66,20 +67,6 @@ Result<std::vector<int>> LeafIndices(const parquet::arrow::FileReader& reader,
 }  // namespace reel::internal
 
 namespace reel {
-
-Result<std::shared_ptr<arrow::Schema>> ReadParquetSchema(FileSystem* fs, const std::string& path) {
-  REEL_ASSIGN_OR_RETURN(auto reader, internal::OpenParquet(fs, path, false));
-  std::shared_ptr<arrow::Schema> schema;
-  arrow::Status st = reader->GetSchema(&schema);
-  if (!st.ok()) return Status::Corruption(path + ": unreadable parquet schema (" + st.message() + ")");
-  return schema;
-}
-
-Result<std::shared_ptr<arrow::Table>> ReadParquetFile(FileSystem* fs, const std::string& path,
-                                                      const std::vector<std::string>& columns) {
-  return internal::ReadParquetTable(fs, path, columns, /*use_threads=*/true);
-}
-
 namespace internal {
 
 namespace {
@@ -125,6 +112,31 @@ Result<std::shared_ptr<arrow::Table>> ReadParquetColumnsPresent(
     return Status::Invalid(path + ": has none of the columns asked for (first: " + columns.front() +
                            ")");
   return ReadColumns(*reader, present, path);
+}
+
+std::shared_ptr<parquet::WriterProperties> ParquetWriterProperties(const ParquetWriteOptions& options) {
+  parquet::WriterProperties::Builder b;
+  b.compression(parquet::Compression::ZSTD);
+  if (!options.dictionary) b.disable_dictionary();
+  return b.build();
+}
+
+std::shared_ptr<parquet::ArrowWriterProperties> ParquetArrowProperties(const ParquetWriteOptions& options) {
+  parquet::ArrowWriterProperties::Builder b;
+  if (options.store_schema) b.store_schema();
+  return b.build();
+}
+
+Status WriteParquet(FileSystem* fs, const std::string& path, const arrow::Table& table,
+                    const ParquetWriteOptions& options) {
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(path)));
+  REEL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
+  auto sink = std::make_shared<FsOutputStream>(std::move(file), path);
+  arrow::Status st = parquet::arrow::WriteTable(table, arrow::default_memory_pool(), sink, options.row_group_rows,
+                                                 ParquetWriterProperties(options), ParquetArrowProperties(options));
+  if (st.ok()) st = sink->Close();  // Close() fsyncs
+  if (!st.ok()) return Status::IOError(path + ": " + st.ToString());
+  return Status::OK();
 }
 
 }  // namespace internal

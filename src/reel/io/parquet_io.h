@@ -1,0 +1,96 @@
+// Internal: Parquet files read and written through the FileSystem interface, with
+// errors that name the file. The one place where reel's parquet writer settings are
+// built (ParquetWriterProperties), shared by every area that writes parquet.
+#pragma once
+
+#include <arrow/io/interfaces.h>
+#include <arrow/result.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reel/fs.h"
+#include "reel/status.h"
+
+namespace arrow {
+class Table;
+}
+namespace parquet {
+class WriterProperties;
+class ArrowWriterProperties;
+}  // namespace parquet
+namespace parquet::arrow {
+class FileReader;
+}
+
+namespace reel::internal {
+
+// Opens a parquet file; Corruption naming `path` when it is not parquet.
+Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
+                                                               const std::string& path,
+                                                               bool use_threads);
+// Leaf column indices of the named top-level columns; NotFound for an absent name.
+Result<std::vector<int>> LeafIndices(const parquet::arrow::FileReader& reader,
+                                     const std::vector<std::string>& columns,
+                                     const std::string& path);
+Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std::string& path,
+                                                       const std::vector<std::string>& columns,
+                                                       bool use_threads);
+
+// Reads those of `columns` that the file has (a narrower read than ReadParquetTable).
+Result<std::shared_ptr<arrow::Table>> ReadParquetColumnsPresent(FileSystem* fs,
+                                                                const std::string& path,
+                                                                const std::vector<std::string>& columns);
+
+// How reel writes parquet. Every file is ZSTD-compressed; the defaults are those of an
+// exported or packed file (pyarrow's write_table defaults but the codec).
+struct ParquetWriteOptions {
+  // Dictionary pages: off for episode data (floats and fixed-size lists gain nothing and
+  // the writer's memory would grow with distinct values), on elsewhere.
+  bool dictionary = true;
+  // The Arrow schema in the file metadata (ARROW:schema) keeps fixed_size_list and other
+  // Arrow types exact on read-back. Episodes rows are written without it, as they always were.
+  bool store_schema = true;
+  int64_t row_group_rows = 64 * 1024;  // WriteParquet's row-group size
+};
+std::shared_ptr<parquet::WriterProperties> ParquetWriterProperties(const ParquetWriteOptions& options);
+std::shared_ptr<parquet::ArrowWriterProperties> ParquetArrowProperties(const ParquetWriteOptions& options);
+
+// Writes `table` to `path` (parent directories created), fsynced on return.
+Status WriteParquet(FileSystem* fs, const std::string& path, const arrow::Table& table,
+                    const ParquetWriteOptions& options = {});
+
+// An arrow::io::OutputStream over reel::WritableFile, so the parquet writer's bytes go
+// through the FileSystem interface (and its injected faults). Close() syncs: a closed
+// stream's bytes are durable.
+class FsOutputStream final : public arrow::io::OutputStream {
+ public:
+  FsOutputStream(std::unique_ptr<WritableFile> file, std::string path)
+      : file_(std::move(file)), path_(std::move(path)) {}
+
+  arrow::Status Write(const void* data, int64_t nbytes) override {
+    Status st = file_->Append(std::string_view(static_cast<const char*>(data), static_cast<size_t>(nbytes)));
+    if (!st.ok()) return arrow::Status::IOError(st.message());
+    position_ += nbytes;
+    return arrow::Status::OK();
+  }
+  arrow::Status Flush() override { return arrow::Status::OK(); }
+  arrow::Result<int64_t> Tell() const override { return position_; }
+  bool closed() const override { return closed_; }
+  arrow::Status Close() override {
+    if (closed_) return arrow::Status::OK();
+    closed_ = true;
+    Status st = file_->Sync();
+    if (st.ok()) st = file_->Close();
+    return st.ok() ? arrow::Status::OK() : arrow::Status::IOError(st.message());
+  }
+
+ private:
+  std::unique_ptr<WritableFile> file_;
+  std::string path_;
+  int64_t position_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace reel::internal
