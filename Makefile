@@ -76,9 +76,11 @@ unit: build
 e2e: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) -m pytest -q tests
 
-# The include layers of docs/architecture.md (seconds; first, so a broken edge fails fast).
+# Code rules (seconds; first, so a broken rule fails fast): the include layers of
+# docs/architecture.md, and no function longer than 120 lines.
 layers:
 	python3 tools/check_layers.py
+	python3 tools/check_function_length.py
 
 test: layers unit e2e fuzz-replay
 

@@ -65,3 +65,24 @@ def test_an_area_or_header_missing_from_the_tables_fails(tmp_path):
     assert r.returncode == 1
     assert "src/reel/newarea/: an area missing" in r.stdout
     assert "include/reel/new.h: a public header missing" in r.stdout
+
+
+LENGTH = ROOT / "tools" / "check_function_length.py"
+
+
+def test_no_function_is_longer_than_the_limit():
+    r = subprocess.run([sys.executable, str(LENGTH), str(ROOT)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_long_function_fails_and_a_data_table_does_not(tmp_path):
+    (tmp_path / "src/reel/x").mkdir(parents=True)
+    body = "".join(f"  f({i});\n" for i in range(130))
+    (tmp_path / "src/reel/x/a.cc").write_text(
+        "namespace reel {\n\nStatus Long(int a,\n            int b) {\n" + body + "}\n\n"
+        "const std::vector<int> kTable = {\n" + "".join(f"    {i},\n" for i in range(200)) + "};\n\n"
+        "void Short() {\n  g();\n}\n\n}  // namespace reel\n")
+    (tmp_path / "src/reel/x/a_test.cc").write_text("TEST(A, B) {\n" + body + "}\n")
+    r = subprocess.run([sys.executable, str(LENGTH), str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == ["src/reel/x/a.cc:3: 133 lines (limit 120): Status Long(int a,"]

@@ -220,12 +220,8 @@ int64_t EpisodeData::ApproxRowBytes(const FrameRow& row) const {
   return bytes;
 }
 
-Status EpisodeData::Append(const FrameRow& row) {
-  const int64_t r = rows_;
-  auto key = [&](const char* name, ColumnFamily family, std::shared_ptr<arrow::DataType> type) {
-    return Ensure(name, family, 0, type);
-  };
-  // Validate everything before touching a builder, so a rejected row leaves no trace.
+// Every value of `row` is checked before any builder is touched, so a rejected row leaves no trace.
+Status EpisodeData::ValidateRow(const FrameRow& row) {
   for (const auto& [name, values] : row.fixed()) {
     const ColumnFamily f = name == "action" ? ColumnFamily::kAction : ClassifyColumn(name, {});
     if (name != "action") REEL_RETURN_IF_ERROR(ValidateName(name, f));
@@ -260,8 +256,17 @@ Status EpisodeData::Append(const FrameRow& row) {
                              std::to_string(frame.size()));
   }
 
-  // Key columns, always present.
-  REEL_ASSIGN_OR_RETURN(Column* c, key("episode_index", ColumnFamily::kKeyInt64, arrow::int64()));
+  return Status::OK();
+}
+
+// The key columns (always present), raw_hw_ns when given, and action ([0.0] unless given).
+Status EpisodeData::AppendKeys(const FrameRow& row, std::map<std::string, bool>& touched) {
+  const int64_t r = rows_;
+  Column* c = nullptr;
+  auto key = [&](const char* name, ColumnFamily family, std::shared_ptr<arrow::DataType> type) {
+    return Ensure(name, family, 0, type);
+  };
+  REEL_ASSIGN_OR_RETURN(c, key("episode_index", ColumnFamily::kKeyInt64, arrow::int64()));
   REEL_RETURN_IF_ERROR(ArrowOk(static_cast<arrow::Int64Builder&>(*c->builder).Append(options_.episode_index), c->name));
   REEL_ASSIGN_OR_RETURN(c, key("frame_index", ColumnFamily::kKeyInt64, arrow::int64()));
   REEL_RETURN_IF_ERROR(ArrowOk(static_cast<arrow::Int64Builder&>(*c->builder).Append(r), c->name));
@@ -273,7 +278,6 @@ Status EpisodeData::Append(const FrameRow& row) {
   REEL_RETURN_IF_ERROR(ArrowOk(static_cast<arrow::DoubleBuilder&>(*c->builder).Append(row.wall_time), c->name));
   REEL_ASSIGN_OR_RETURN(c, key("hardware_ns", ColumnFamily::kKeyInt64, arrow::int64()));
   REEL_RETURN_IF_ERROR(ArrowOk(static_cast<arrow::Int64Builder&>(*c->builder).Append(row.hardware_ns), c->name));
-  std::map<std::string, bool> touched;  // columns given a value on this row
   if (row.raw_hw_ns) {
     REEL_ASSIGN_OR_RETURN(c, key("raw_hw_ns", ColumnFamily::kKeyInt64, arrow::int64()));
     REEL_RETURN_IF_ERROR(ArrowOk(static_cast<arrow::Int64Builder&>(*c->builder).Append(*row.raw_hw_ns), c->name));
@@ -290,6 +294,12 @@ Status EpisodeData::Append(const FrameRow& row) {
                                  "action"));
     touched["action"] = true;
   }
+  return Status::OK();
+}
+
+// Fixed-size float columns (glove, state, force, hand pose, IMU quaternions and validity).
+Status EpisodeData::AppendFixed(const FrameRow& row, std::map<std::string, bool>& touched) {
+  Column* c = nullptr;
   for (const auto& [name, values] : row.fixed()) {
     if (name == "action") continue;
     const ColumnFamily f = ClassifyColumn(name, {});
@@ -302,6 +312,12 @@ Status EpisodeData::Append(const FrameRow& row) {
     touched[name] = true;
     if (f == ColumnFamily::kGlove) REEL_RETURN_IF_ERROR(EnsureHandPosePlaceholders());
   }
+  return Status::OK();
+}
+
+// int64 timestamps and the forensic int8/int32/int64 columns.
+Status EpisodeData::AppendScalars(const FrameRow& row, std::map<std::string, bool>& touched) {
+  Column* c = nullptr;
   for (const auto& [name, value] : row.scalars()) {
     const ColumnFamily f = ClassifyColumn(name, {});
     auto type = f == ColumnFamily::kForensicInt8 ? arrow::int8()
@@ -318,6 +334,12 @@ Status EpisodeData::Append(const FrameRow& row) {
     if (value != 0) c->stamped = true;
     touched[name] = true;
   }
+  return Status::OK();
+}
+
+// The row's IMU samples with their own timestamps (imu_ts_ns, observation.imu).
+Status EpisodeData::AppendImu(const FrameRow& row, std::map<std::string, bool>& touched) {
+  Column* c = nullptr;
   if (!row.imu().samples.empty()) {
     REEL_ASSIGN_OR_RETURN(c, Ensure("imu_ts_ns", ColumnFamily::kImuTimestamps, 0, arrow::list(arrow::int64())));
     auto& ts = static_cast<arrow::ListBuilder&>(*c->builder);
@@ -339,6 +361,12 @@ Status EpisodeData::Append(const FrameRow& row) {
     }
     touched["observation.imu"] = true;
   }
+  return Status::OK();
+}
+
+// SLAM trajectory points and their _ns stamps.
+Status EpisodeData::AppendSlam(const FrameRow& row, std::map<std::string, bool>& touched) {
+  Column* c = nullptr;
   for (const auto& [name, slam] : row.slam()) {
     REEL_ASSIGN_OR_RETURN(c, Ensure(name, ColumnFamily::kSlamPoints, 0, arrow::list(arrow::float64())));
     auto& pts = static_cast<arrow::ListBuilder&>(*c->builder);
@@ -353,6 +381,12 @@ Status EpisodeData::Append(const FrameRow& row) {
     touched[ns_name] = true;
     if (std::any_of(slam.ns.begin(), slam.ns.end(), [](int64_t t) { return t != 0; })) c->stamped = true;
   }
+  return Status::OK();
+}
+
+// Force matrices, encoded by the column's spec (contract §7.2.1).
+Status EpisodeData::AppendForceMatrices(const FrameRow& row, std::map<std::string, bool>& touched) {
+  Column* c = nullptr;
   for (const auto& [name, frame] : row.force_matrices()) {
     auto spec_it = options_.force_matrix_specs.find(name);
     ForceMatrixSpec spec = spec_it != options_.force_matrix_specs.end()
@@ -372,11 +406,30 @@ Status EpisodeData::Append(const FrameRow& row) {
     }
     touched[name] = true;
   }
+  return Status::OK();
+}
+
+// status.* strings.
+Status EpisodeData::AppendStatuses(const FrameRow& row, std::map<std::string, bool>& touched) {
+  Column* c = nullptr;
   for (const auto& [name, value] : row.statuses()) {
     REEL_ASSIGN_OR_RETURN(c, Ensure(name, ColumnFamily::kStatus, 0, arrow::utf8()));
     REEL_RETURN_IF_ERROR(ArrowOk(static_cast<arrow::StringBuilder&>(*c->builder).Append(value), name));
     touched[name] = true;
   }
+  return Status::OK();
+}
+
+Status EpisodeData::Append(const FrameRow& row) {
+  REEL_RETURN_IF_ERROR(ValidateRow(row));
+  std::map<std::string, bool> touched;  // columns given a value on this row
+  REEL_RETURN_IF_ERROR(AppendKeys(row, touched));
+  REEL_RETURN_IF_ERROR(AppendFixed(row, touched));
+  REEL_RETURN_IF_ERROR(AppendScalars(row, touched));
+  REEL_RETURN_IF_ERROR(AppendImu(row, touched));
+  REEL_RETURN_IF_ERROR(AppendSlam(row, touched));
+  REEL_RETURN_IF_ERROR(AppendForceMatrices(row, touched));
+  REEL_RETURN_IF_ERROR(AppendStatuses(row, touched));
   // Every other known column gets its "no sample" value on this row.
   static const std::set<std::string> kKeys = {"episode_index", "frame_index", "timestamp",
                                               "task_index", "wall_time", "hardware_ns"};

@@ -71,6 +71,15 @@ class EpisodeData {
   // Adds observation.left_hand_pose and right_hand_pose once a glove appears: zero
   // placeholders that post-processing backfills (contract §7.2, multi-device §4.5).
   Status EnsureHandPosePlaceholders();
+  // Append's steps; `touched` collects the columns given a value on this row.
+  Status ValidateRow(const FrameRow& row);
+  Status AppendKeys(const FrameRow& row, std::map<std::string, bool>& touched);
+  Status AppendFixed(const FrameRow& row, std::map<std::string, bool>& touched);
+  Status AppendScalars(const FrameRow& row, std::map<std::string, bool>& touched);
+  Status AppendImu(const FrameRow& row, std::map<std::string, bool>& touched);
+  Status AppendSlam(const FrameRow& row, std::map<std::string, bool>& touched);
+  Status AppendForceMatrices(const FrameRow& row, std::map<std::string, bool>& touched);
+  Status AppendStatuses(const FrameRow& row, std::map<std::string, bool>& touched);
   std::string TempPath(const std::string& tag);
 
   Options options_;
