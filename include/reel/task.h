@@ -108,6 +108,9 @@ class Task {
  private:
   Task() = default;
   Result<std::vector<std::pair<int64_t, std::string>>> ScanLegacyShards() const;
+  // True when episode e, listed without an episodes row, has one now (it was being
+  // published while it was listed).
+  bool RowAppeared(const EpisodeEntry& e) const;
 
   std::string root_;
   FileSystem* fs_ = nullptr;

@@ -39,6 +39,7 @@ void AddServeCommand(CLI::App& app, int& exit_code);    // serve
 void AddUploadCommand(CLI::App& app, int& exit_code);   // upload
 void AddExportCommand(CLI::App& app, int& exit_code);   // export
 void AddImportCommand(CLI::App& app, int& exit_code);   // import
+void AddPushCommand(CLI::App& app, int& exit_code);     // push
 
 // grammar.cc: the parts every command shares.
 void AddCompletionCommand(CLI::App& app, int& exit_code);  // completion bash|zsh

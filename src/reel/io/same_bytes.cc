@@ -6,11 +6,15 @@
 namespace reel::internal {
 
 Result<bool> SameBytes(FileSystem* fs, const std::string& a, const std::string& b) {
-  REEL_ASSIGN_OR_RETURN(FileInfo ia, fs->Stat(a));
-  REEL_ASSIGN_OR_RETURN(FileInfo ib, fs->Stat(b));
+  return SameBytesAcross(fs, a, fs, b);
+}
+
+Result<bool> SameBytesAcross(FileSystem* fs_a, const std::string& a, FileSystem* fs_b, const std::string& b) {
+  REEL_ASSIGN_OR_RETURN(FileInfo ia, fs_a->Stat(a));
+  REEL_ASSIGN_OR_RETURN(FileInfo ib, fs_b->Stat(b));
   if (ia.type != FileType::kFile || ib.type != FileType::kFile || ia.size != ib.size) return false;
-  REEL_ASSIGN_OR_RETURN(auto fa, fs->OpenRandomAccess(a));
-  REEL_ASSIGN_OR_RETURN(auto fb, fs->OpenRandomAccess(b));
+  REEL_ASSIGN_OR_RETURN(auto fa, fs_a->OpenRandomAccess(a));
+  REEL_ASSIGN_OR_RETURN(auto fb, fs_b->OpenRandomAccess(b));
   constexpr int64_t kBlock = 1 << 20;
   for (int64_t at = 0; at < static_cast<int64_t>(ia.size); at += kBlock) {
     auto ba = fa->ReadAt(at, kBlock);

@@ -72,7 +72,7 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n,
 }
 
 Status RecoverCommits(FileSystem* fs, const std::string& root) {
-  for (int64_t n : PendingCommits(fs, root)) {
+  for (int64_t n : CommitJournals(fs, root)) {
     const std::string path = JournalPath(root, n);
     REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
     auto doc = ParseJson(text, path);
@@ -92,17 +92,40 @@ Status RecoverCommits(FileSystem* fs, const std::string& root) {
   return Status::OK();
 }
 
-std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root) {
+namespace {
+
+// N of "<prefix><N>.json" in meta/, for each such entry.
+std::vector<int64_t> JournalNumbers(const std::vector<DirEntry>& entries, std::string_view prefix) {
   std::vector<int64_t> out;
-  auto entries = fs->ListDir(JoinPath(root, "meta"));
-  if (!entries.ok()) return out;
-  for (const DirEntry& e : *entries) {
-    if (!e.name.starts_with(".commit-") || !e.name.ends_with(".json")) continue;
-    const std::string digits = e.name.substr(8, e.name.size() - 13);
-    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos)
+  for (const DirEntry& e : entries) {
+    if (!e.name.starts_with(prefix) || !e.name.ends_with(".json")) continue;
+    const std::string digits = e.name.substr(prefix.size(), e.name.size() - prefix.size() - 5);
+    if (!digits.empty() && digits.size() <= 18 && digits.find_first_not_of("0123456789") == std::string::npos)
       out.push_back(std::stoll(digits));
   }
   return out;
+}
+
+std::vector<DirEntry> MetaEntries(FileSystem* fs, const std::string& root) {
+  auto entries = fs->ListDir(JoinPath(root, "meta"));
+  return entries.ok() ? std::move(*entries) : std::vector<DirEntry>{};
+}
+
+}  // namespace
+
+std::vector<int64_t> CommitJournals(FileSystem* fs, const std::string& root) {
+  return JournalNumbers(MetaEntries(fs, root), ".commit-");
+}
+
+std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root) {
+  const std::vector<DirEntry> entries = MetaEntries(fs, root);
+  std::vector<int64_t> out = JournalNumbers(entries, ".commit-");
+  for (int64_t n : JournalNumbers(entries, kPushJournalPrefix)) out.push_back(n);
+  return out;
+}
+
+std::string PushJournalPath(const std::string& root, int64_t episode_index) {
+  return JoinPath(root, "meta/" + std::string(kPushJournalPrefix) + std::to_string(episode_index) + ".json");
 }
 
 }  // namespace reel::internal

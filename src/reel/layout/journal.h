@@ -4,8 +4,9 @@
 // first, then the task files). Before the first rename, the list of renames is
 // written to meta/.commit-<N>.json and fsynced; after the last, each touched
 // directory is fsynced and the journal removed. A crash in between is rolled
-// forward by RecoverCommits (TaskWriter::Open); readers hide an episode whose
-// journal is present (PendingCommits), so they see all of N or none of it.
+// forward by RecoverCommits (TaskLock::Acquire, write/transaction.h); readers hide an
+// episode whose journal is present (PendingCommits), so they see all of N or none of it.
+// It lives in layout/ because readers honour it as much as writers write it.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +29,19 @@ struct Rename {
 Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t episode_index,
                          const std::vector<Rename>& renames, bool* decided);
 
-// Rolls forward every interrupted commit of the task.
+// Rolls forward every interrupted commit of the task (the .commit-<N> journals; a push
+// journal is the pusher's to finish).
 Status RecoverCommits(FileSystem* fs, const std::string& root);
 
-// Episode numbers with a journal still present.
+// Episode numbers with a commit journal still present.
+std::vector<int64_t> CommitJournals(FileSystem* fs, const std::string& root);
+
+// A push (reel/push.h) to storage without rename publishes N's files one by one between
+// creating meta/.push-<N>.json and deleting it; readers hide N meanwhile.
+inline constexpr const char* kPushJournalPrefix = ".push-";
+std::string PushJournalPath(const std::string& root, int64_t episode_index);
+
+// Episode numbers readers must hide: a commit or a push journal is present.
 std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root);
 
 // Unique dotfile temp name beside `final_path` ("<dir>/.<base>.<tag>.reel-<pid>-<k>.tmp").

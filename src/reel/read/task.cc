@@ -124,6 +124,13 @@ Result<std::string> Task::VideoPathOf(int64_t n, const std::string& image_key) c
   return found.type == FileType::kNotFound ? declared : fallback;
 }
 
+bool Task::RowAppeared(const EpisodeEntry& e) const {
+  auto rel = episodes_template_->Render({e.location.chunk, e.location.file, e.episode_index, std::nullopt, std::nullopt});
+  if (!rel.ok()) return false;
+  auto found = fs_->Stat(Path(*rel));
+  return found.ok() && found->type == FileType::kFile;
+}
+
 Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   std::map<int64_t, EpisodeEntry> episodes;
   auto entry = [&](int64_t n) -> EpisodeEntry& {
@@ -132,13 +139,9 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
     e.location = LocateEpisode(n, chunks_size());
     return e;
   };
-  REEL_ASSIGN_OR_RETURN(auto data_files, data_template_->Glob(fs_, root_));
-  for (auto& [path, vars] : data_files)
-    if (auto n = EpisodeIndexOfVars(vars, chunks_size())) entry(*n).data_path = path;
-  REEL_ASSIGN_OR_RETURN(auto video_files, video_template_->Glob(fs_, root_));
-  for (auto& [path, vars] : video_files)
-    if (auto n = EpisodeIndexOfVars(vars, chunks_size()); n && vars.image_key)
-      entry(*n).videos.emplace_back(*vars.image_key, path);
+  // Listed in the reverse of the order a commit or a push publishes an episode (videos,
+  // data, episodes row; docs/storage.md), so that whatever is seen implies that what was
+  // published before it is seen too: a row seen means its episode is whole.
   REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_));
   for (auto& [path, vars] : row_files) {
     if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
@@ -147,6 +150,13 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
       e.row_path = path;
     }
   }
+  REEL_ASSIGN_OR_RETURN(auto data_files, data_template_->Glob(fs_, root_));
+  for (auto& [path, vars] : data_files)
+    if (auto n = EpisodeIndexOfVars(vars, chunks_size())) entry(*n).data_path = path;
+  REEL_ASSIGN_OR_RETURN(auto video_files, video_template_->Glob(fs_, root_));
+  for (auto& [path, vars] : video_files)
+    if (auto n = EpisodeIndexOfVars(vars, chunks_size()); n && vars.image_key)
+      entry(*n).videos.emplace_back(*vars.image_key, path);
   REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards());
   for (auto& [n, path] : shards) {
     EpisodeEntry& e = entry(n);
@@ -157,6 +167,13 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   }
   // An episode whose commit journal is still present is not there yet (all or nothing).
   for (int64_t n : internal::PendingCommits(fs_, root_)) episodes.erase(n);
+  // One that had no row when the rows were listed but has one now was published while
+  // this listing ran (journal created and removed in between): its other files may have
+  // been listed half-way, so it is left for the next listing.
+  for (auto it = episodes.begin(); it != episodes.end();) {
+    if (it->second.row_source == RowSource::kMissing && RowAppeared(it->second)) it = episodes.erase(it);
+    else ++it;
+  }
   std::vector<EpisodeEntry> out;
   out.reserve(episodes.size());
   for (auto& [n, e] : episodes) {
@@ -187,13 +204,14 @@ Result<EpisodeEntry> Task::FindEpisode(int64_t n) const {
   e.episode_index = n;
   e.location = LocateEpisode(n, chunks_size());
   PathVars fixed{e.location.chunk, e.location.file, n, std::nullopt, std::nullopt};
+  // Rows, data, videos: the reverse of the publishing order (see ListEpisodes).
+  REEL_ASSIGN_OR_RETURN(auto rows, episodes_template_->Glob(fs_, root_, fixed));
   REEL_ASSIGN_OR_RETURN(auto data, data_template_->Glob(fs_, root_, fixed));
   if (!data.empty()) e.data_path = data.front().first;
   REEL_ASSIGN_OR_RETURN(auto videos, video_template_->Glob(fs_, root_, fixed));
   for (auto& [path, vars] : videos)
     if (vars.image_key) e.videos.emplace_back(*vars.image_key, path);
   std::sort(e.videos.begin(), e.videos.end());
-  REEL_ASSIGN_OR_RETURN(auto rows, episodes_template_->Glob(fs_, root_, fixed));
   if (!rows.empty()) {
     e.row_source = RowSource::kEpisodeFile;
     e.row_path = rows.front().first;
@@ -212,7 +230,8 @@ Result<EpisodeEntry> Task::FindEpisode(int64_t n) const {
     }
   }
   const auto pending = internal::PendingCommits(fs_, root_);
-  const bool committing = std::find(pending.begin(), pending.end(), n) != pending.end();
+  const bool committing = std::find(pending.begin(), pending.end(), n) != pending.end() ||
+                          (e.row_source == RowSource::kMissing && RowAppeared(e));
   if (committing || (e.data_path.empty() && e.videos.empty() && e.row_source == RowSource::kMissing))
     return Status::NotFound(root_ + ": no episode " + std::to_string(n) + " (no data, video or " +
                             "episodes row at chunk " + std::to_string(e.location.chunk) + ", file " +
