@@ -32,6 +32,14 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+std::string IsoUtc(double seconds) {
+  const std::time_t t = static_cast<std::time_t>(seconds);
+  char buf[32];
+  std::tm tm{};
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+  return buf;
+}
+
 // ---- the push lock --------------------------------------------------------------------------
 //
 // Object stores offer no flock and arrow::fs no conditional PUT, so the lock is a lease
@@ -78,8 +86,7 @@ class PushLock {
     const double expires = doc->value("expires_at", 0.0);
     if (expires > Now() && !HolderIsGone(doc->value("holder", "")))
       return Status::AlreadyExists(path_ + ": the task is being pushed by " + doc->value("holder", "?") +
-                                   " (lease until " + std::to_string(static_cast<int64_t>(expires)) +
-                                   " s since the epoch); one writer per task");
+                                   " (its lease runs until " + IsoUtc(expires) + "); one writer per task");
     return Status::OK();  // an expired lease: its writer died
   }
 
