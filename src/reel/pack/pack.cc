@@ -199,7 +199,7 @@ Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_ind
     return Status::NotFound(zip_path + ": output directory " + DirName(zip_path) + " does not exist");
   REEL_RETURN_IF_ERROR(CheckReplaceable(fs, zip_path, options.replace_existing));
   const std::string temp = internal::TempPathFor(zip_path, "pack");
-  internal::HoldScratchPath(temp);  // an interrupted pack removes it too
+  internal::HoldScratchPath(temp, fs);  // an interrupted pack removes it too
   auto result = PackInto(*task, episode_index, zip_path, temp, options);
   internal::ReleaseScratchPath(temp);
   if (!result.ok()) {
