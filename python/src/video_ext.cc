@@ -172,7 +172,9 @@ nb::object TaskFrames(const Task& task, int64_t episode_index, const std::string
                                 " has no video for slot \"" + slot + "\" (its slots: " +
                                 (slots.empty() ? "none" : slots) + ")");
       }
-      return VideoReader::Open(task.Path(*rel));
+      VideoReaderOptions read_options;
+      read_options.fs = task.fs();  // the task's FileSystem, not the local disk
+      return VideoReader::Open(task.Path(*rel), read_options);
     }();
   }
   PyVideoReader r;
