@@ -10,7 +10,7 @@
 #include <map>
 
 #include "interop/export_internal.h"
-#include "interop/video_concat.h"
+#include "video/video_concat.h"
 #include "io/same_bytes.h"
 #include "util/json_util.h"
 #include "reel/columns.h"
@@ -343,12 +343,14 @@ Result<std::shared_ptr<arrow::Array>> TimestampSeconds(const arrow::Table& frame
 
 // One episode's camera as an .mp4 of its own: stream copy, or (RGB only) decoded
 // and encoded again when the copy cannot start there.
-Result<bool> ImportVideo(const ForeignDataset& ds, const ForeignEpisode& ep, const VideoSpan& span,
+// Source and target share `fs`; the file is synced when this returns.
+Result<bool> ImportVideo(FileSystem* fs, const ForeignDataset& ds, const ForeignEpisode& ep, const VideoSpan& span,
                          bool depth, double fps, const std::string& out) {
   const std::string input = JoinPath(ds.root(), span.path);
-  REEL_ASSIGN_OR_RETURN(bool copyable, internal::CopyableToMp4(input));
+  REEL_ASSIGN_OR_RETURN(bool copyable, internal::CopyableToMp4(input, fs));
   if (copyable) {
-    Status st = internal::CopySegment(input, span.from_timestamp, ep.length, out);
+    Status st = internal::CopySegment(input, span.from_timestamp, ep.length, out, fs);
+    if (st.ok()) st = fs->SyncFile(out);
     if (st.ok()) return false;
     if (st.code() != StatusCode::kNotSupported || depth) return st;
   } else if (depth) {
@@ -365,6 +367,8 @@ Result<bool> ImportVideo(const ForeignDataset& ds, const ForeignEpisode& ep, con
   o.fps = fps;
   o.crf = 18;
   o.threads = 0;
+  o.fs = fs;
+  o.sync_on_finish = true;
   REEL_ASSIGN_OR_RETURN(auto enc, VideoEncoder::Open(out, o));
   const size_t frame = static_cast<size_t>(info.width) * info.height * 3;
   for (int64_t i = 0; i < ep.length; ++i) {
@@ -735,8 +739,7 @@ Result<std::map<std::string, std::string>> WriteVideos(const ImportPlan& plan, c
     REEL_ASSIGN_OR_RETURN(std::string rel, video_tpl.Render(vars));
     REEL_ASSIGN_OR_RETURN(std::string tmp, txn->NewTemp(rel, "import"));
     written[slot] = tmp;
-    REEL_ASSIGN_OR_RETURN(bool reencoded, ImportVideo(*plan.ds, *d->ep, span, depth, plan.fps, tmp));
-    REEL_RETURN_IF_ERROR(txn->fs()->SyncFile(tmp));
+    REEL_ASSIGN_OR_RETURN(bool reencoded, ImportVideo(txn->fs(), *plan.ds, *d->ep, span, depth, plan.fps, tmp));
     ++(reencoded ? report->videos_reencoded : report->videos_copied);
     if (plan.round_trip) continue;
     auto it = finfo.features.find(span.key);
