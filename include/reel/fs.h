@@ -27,6 +27,9 @@ enum class FileType { kNotFound, kFile, kDirectory, kOther };
 struct FileInfo {
   FileType type = FileType::kNotFound;
   uint64_t size = 0;
+  // Last modification, nanoseconds since the Unix epoch; 0 when the store keeps none.
+  // Used for age-based sweeps (stale scratch directories, expired uploads).
+  int64_t mtime_ns = 0;
 };
 
 struct DirEntry {
@@ -39,9 +42,34 @@ struct DirEntry {
 class WritableFile {
  public:
   virtual ~WritableFile() = default;
+  // Writes `data` at the end of what was written so far.
   virtual Status Append(std::string_view data) = 0;
+  // Overwrites bytes already written: [offset, offset + data.size()) must lie within
+  // the file's current size (Invalid otherwise; a write past the end is Append's job).
+  // Does not move the point where Append continues. For container muxers that patch
+  // headers after the payload (mp4's moov/mdat sizes, Matroska's cues and duration).
+  // The default returns NotSupported: stores that can only append (an object store's
+  // multipart upload) cannot take such files, and their writers stage them elsewhere.
+  virtual Status WriteAt(uint64_t offset, std::string_view data);
   virtual Status Sync() = 0;  // fsync: data and size are durable on return
   virtual Status Close() = 0;
+};
+
+// Forwards every call to another WritableFile (owned). Fault-injecting tests derive
+// from it and override only the calls they fail.
+class WritableFileWrapper : public WritableFile {
+ public:
+  explicit WritableFileWrapper(std::unique_ptr<WritableFile> target) : target_(std::move(target)) {}
+  WritableFile* target() const { return target_.get(); }
+  Status Append(std::string_view data) override { return target_->Append(data); }
+  Status WriteAt(uint64_t offset, std::string_view data) override {
+    return target_->WriteAt(offset, data);
+  }
+  Status Sync() override { return target_->Sync(); }
+  Status Close() override { return target_->Close(); }
+
+ private:
+  std::unique_ptr<WritableFile> target_;
 };
 
 // An exclusive advisory lock (flock) held until destruction.
@@ -66,13 +94,25 @@ class FileSystem {
 
   // Creates or truncates `path`.
   virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
+  // Opens `path` for appending: Append continues after its current contents; the
+  // file is created empty when missing. WriteAt may be unsupported on such a file.
+  // For the import server's upload spool (resumable uploads grow one chunk at a time).
+  // The default returns NotSupported.
+  virtual Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path);
   // Atomically replaces `to` with `from` (POSIX rename).
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
   // fsync of a directory, making renames and creations inside it durable.
   virtual Status SyncDir(const std::string& path) = 0;
   virtual Status RemoveFile(const std::string& path) = 0;
+  // Removes the empty directory `path` (rmdir). NotFound when missing; an error when it
+  // is not empty. The default returns NotSupported. See RemoveAll below for a tree.
+  virtual Status RemoveDir(const std::string& path);
   // mkdir -p.
   virtual Status CreateDirs(const std::string& path) = 0;
+  // Creates a new directory "<prefix>XXXXXX" (six characters chosen so that the name
+  // did not exist; mkdtemp) readable by the owner only, and returns its path. The parent
+  // of `prefix` must exist. The default returns NotSupported.
+  virtual Result<std::string> CreateUniqueDir(const std::string& prefix);
   // fsync of a file written outside this interface (FFmpeg's muxers write video
   // files themselves, since mp4 needs seeks). The default returns NotSupported.
   virtual Status SyncFile(const std::string& path);
@@ -81,8 +121,56 @@ class FileSystem {
   virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path);
 };
 
+// Forwards every call to another FileSystem (not owned; it must outlive the
+// wrapper). LevelDB's EnvWrapper: a test derives from it and overrides only the calls
+// it fails or records, so a new FileSystem method needs no change in the tests.
+class FileSystemWrapper : public FileSystem {
+ public:
+  explicit FileSystemWrapper(FileSystem* target) : target_(target) {}
+  FileSystem* target() const { return target_; }
+
+  Result<FileInfo> Stat(const std::string& path) override { return target_->Stat(path); }
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    return target_->ListDir(path);
+  }
+  Result<std::string> ReadFile(const std::string& path) override { return target_->ReadFile(path); }
+  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(
+      const std::string& path) override {
+    return target_->OpenRandomAccess(path);
+  }
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    return target_->NewWritableFile(path);
+  }
+  Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) override {
+    return target_->NewAppendableFile(path);
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    return target_->Rename(from, to);
+  }
+  Status SyncDir(const std::string& path) override { return target_->SyncDir(path); }
+  Status RemoveFile(const std::string& path) override { return target_->RemoveFile(path); }
+  Status RemoveDir(const std::string& path) override { return target_->RemoveDir(path); }
+  Status CreateDirs(const std::string& path) override { return target_->CreateDirs(path); }
+  Result<std::string> CreateUniqueDir(const std::string& prefix) override {
+    return target_->CreateUniqueDir(prefix);
+  }
+  Status SyncFile(const std::string& path) override { return target_->SyncFile(path); }
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return target_->LockFile(path);
+  }
+
+ private:
+  FileSystem* target_;
+};
+
 // The process-wide POSIX file system. Never null; not owned by the caller.
 FileSystem* DefaultFileSystem();
+
+// Removes `path` and, for a directory, everything under it (rm -rf), through `fs`'s
+// ListDir / RemoveFile / RemoveDir. A symbolic link inside the tree is removed, never
+// followed (`path` itself must not be a link to a directory). A missing `path` is OK. Stops at the first error and returns it (what was removed
+// stays removed). *removed (when given) is set to whether `path` existed and is gone.
+Status RemoveAll(FileSystem* fs, const std::string& path, bool* removed = nullptr);
 
 // Removes every scratch directory this process holds now (export staging beside the
 // output, pack and upload work directories, the import server's staging; also pack's zip

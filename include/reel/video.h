@@ -27,6 +27,8 @@
 
 namespace reel {
 
+class FileSystem;
+
 // ---- depth code ------------------------------------------------------------------------
 inline constexpr int kDepthMinMm = 100;
 inline constexpr int kDepthMaxMm = 5000;
@@ -59,6 +61,14 @@ struct VideoEncoderOptions {
   // Encoder threads (0 = codec default). The recorder runs one encoder per slot on
   // its own thread, so 1 keeps a rig's many streams from oversubscribing the cores.
   int threads = 1;
+  // Where the file is written (not owned; must outlive the encoder). Null =
+  // DefaultFileSystem(). Every byte goes through one WritableFile of it: Append for
+  // the stream, WriteAt when the muxer patches its headers (mp4 box sizes, Matroska
+  // cues), so the file system must support WriteAt.
+  FileSystem* fs = nullptr;
+  // Finish() syncs the file (WritableFile::Sync) before closing it. Off: no fsync,
+  // the caller makes the file durable itself.
+  bool sync_on_finish = false;
 };
 
 // Whether this FFmpeg build can encode 12-bit gray HEVC (libx265 with gray12le).
@@ -67,10 +77,14 @@ bool HaveHevc12Encoder();
 // The extension a stream of this kind is stored under: "mp4" or "mkv".
 const char* VideoExtension(VideoKind kind);
 
-// Writes one video file. Open() creates `path` (the container is chosen by
-// `kind`, not by the name, so a dotfile temp name works); Add*() encodes one
-// frame with pts = number of frames added so far; Finish() flushes the encoder,
-// writes the trailer and closes the file (no fsync: the caller syncs).
+// Writes one video file. Open() creates `path` through options.fs (the container
+// is chosen by `kind`, not by the name, so a dotfile temp name works); Add*()
+// encodes one frame with pts = number of frames added so far; Finish() flushes the
+// encoder, writes the trailer and closes the file (fsync only with sync_on_finish).
+// A write error of the file system is returned as that Status by the call that
+// hit it (an Add*() or Finish()); the file is then incomplete and the encoder is
+// unusable. Destroying an unfinished encoder closes the file as it is (the caller
+// removes it).
 class VideoEncoder {
  public:
   static Result<std::unique_ptr<VideoEncoder>> Open(const std::string& path,
@@ -115,12 +129,19 @@ struct VideoInfo {
 struct VideoReaderOptions {
   // Decoder threads (0 = FFmpeg's choice).
   int threads = 0;
+  // Where the file is read from (not owned; must outlive the reader). Null =
+  // DefaultFileSystem(). Every byte is read through one OpenRandomAccess() handle
+  // of it (ReadAt and GetSize; no whole-file download), so a ranged-read store
+  // serves a random frame with a few reads.
+  FileSystem* fs = nullptr;
 };
 
 // Reads one video file by frame index (pooled layout: row i = frame i) or by
 // timestamp. Keeps its demuxer and decoder open between calls: reading forward
 // decodes forward; it seeks to the keyframe before a target only when that is
-// cheaper than decoding up to it.
+// cheaper than decoding up to it. A read error of the file system is returned as
+// that Status (code and message kept, e.g. IOError), never as a crash or a wrong
+// frame; the next call tries again from a fresh seek.
 class VideoReader {
  public:
   static Result<std::unique_ptr<VideoReader>> Open(const std::string& path,

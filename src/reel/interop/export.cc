@@ -12,7 +12,7 @@
 
 #include "interop/export_internal.h"
 #include "reel/dataset.h"
-#include "interop/video_concat.h"
+#include "video/video_concat.h"
 #include "io/scratch_dir.h"
 #include "meta/json_util.h"
 #include "write/fs_stream.h"

@@ -1,6 +1,9 @@
 // FileSystem: the POSIX implementation, path helpers, and WriteFileAtomic under injected faults.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <ctime>
 
 #include <filesystem>
 #include <map>
@@ -24,8 +27,9 @@ const char* OpName(Op op) {
 
 // Wraps DefaultFileSystem(); the `fail_at`-th call of `fail_op` returns IOError. A failing
 // Append writes half its data first (a torn write). Every mutating call is logged.
-class FaultyFileSystem final : public FileSystem {
+class FaultyFileSystem final : public FileSystemWrapper {
  public:
+  FaultyFileSystem() : FileSystemWrapper(DefaultFileSystem()) {}
   void FailNth(Op op, int n) {
     std::lock_guard<std::mutex> lock(mu_);
     fail_op_ = op;
@@ -50,27 +54,17 @@ class FaultyFileSystem final : public FileSystem {
     return Status::IOError(path + ": injected " + OpName(op) + " fault");
   }
 
-  Result<FileInfo> Stat(const std::string& p) override { return base_->Stat(p); }
-  Result<std::vector<DirEntry>> ListDir(const std::string& p) override { return base_->ListDir(p); }
-  Result<std::string> ReadFile(const std::string& p) override { return base_->ReadFile(p); }
-  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(const std::string& p) override {
-    return base_->OpenRandomAccess(p);
-  }
-  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
-  Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
-
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to) override {
     if (Tick(Op::kRename, BaseName(from) + " -> " + BaseName(to))) return Fault(Op::kRename, from);
-    return base_->Rename(from, to);
+    return target()->Rename(from, to);
   }
   Status SyncDir(const std::string& path) override {
     if (Tick(Op::kSyncDir, path)) return Fault(Op::kSyncDir, path);
-    return base_->SyncDir(path);
+    return target()->SyncDir(path);
   }
 
  private:
-  FileSystem* base_ = DefaultFileSystem();
   std::mutex mu_;
   std::optional<Op> fail_op_;
   int fail_at_ = 0;
@@ -78,23 +72,23 @@ class FaultyFileSystem final : public FileSystem {
   std::vector<std::string> log_;
 };
 
-class FaultyWritableFile final : public WritableFile {
+class FaultyWritableFile final : public WritableFileWrapper {
  public:
   FaultyWritableFile(FaultyFileSystem* fs, std::string path, std::unique_ptr<WritableFile> inner)
-      : fs_(fs), path_(std::move(path)), inner_(std::move(inner)) {}
+      : WritableFileWrapper(std::move(inner)), fs_(fs), path_(std::move(path)) {}
   Status Append(std::string_view data) override {
     if (fs_->Tick(Op::kAppend, BaseName(path_))) {
-      (void)inner_->Append(data.substr(0, data.size() / 2));
+      (void)target()->Append(data.substr(0, data.size() / 2));
       return FaultyFileSystem::Fault(Op::kAppend, path_);
     }
-    return inner_->Append(data);
+    return target()->Append(data);
   }
   Status Sync() override {
     if (fs_->Tick(Op::kSync, BaseName(path_))) return FaultyFileSystem::Fault(Op::kSync, path_);
-    return inner_->Sync();
+    return target()->Sync();
   }
   Status Close() override {
-    Status st = inner_->Close();  // the descriptor is released either way
+    Status st = target()->Close();  // the descriptor is released either way
     if (fs_->Tick(Op::kClose, BaseName(path_))) return FaultyFileSystem::Fault(Op::kClose, path_);
     return st;
   }
@@ -102,12 +96,11 @@ class FaultyWritableFile final : public WritableFile {
  private:
   FaultyFileSystem* fs_;
   std::string path_;
-  std::unique_ptr<WritableFile> inner_;
 };
 
 Result<std::unique_ptr<WritableFile>> FaultyFileSystem::NewWritableFile(const std::string& path) {
   if (Tick(Op::kNewWritableFile, BaseName(path))) return Fault(Op::kNewWritableFile, path);
-  REEL_ASSIGN_OR_RETURN(auto inner, base_->NewWritableFile(path));
+  REEL_ASSIGN_OR_RETURN(auto inner, target()->NewWritableFile(path));
   return std::unique_ptr<WritableFile>(new FaultyWritableFile(this, path, std::move(inner)));
 }
 
@@ -288,6 +281,126 @@ TEST_F(FsTest, CreateDirsOverAFileAndRemoveFile) {
   ASSERT_TRUE(fs->RemoveFile(f).ok());
   EXPECT_EQ(fs->Stat(f)->type, FileType::kNotFound);
   EXPECT_EQ(fs->RemoveFile(f).code(), StatusCode::kNotFound);
+}
+
+// ---- interface additions (issue 15: every byte through FileSystem) --------------------
+
+TEST_F(FsTest, WriteAtPatchesWrittenBytesOnly) {
+  FileSystem* fs = DefaultFileSystem();
+  const std::string path = JoinPath(dir_, "v.mp4");
+  auto file = fs->NewWritableFile(path);
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE((*file)->Append("0123456789").ok());
+  ASSERT_TRUE((*file)->WriteAt(2, "ab").ok());      // a header patched after the payload
+  ASSERT_TRUE((*file)->Append("XY").ok());          // Append continues at the end
+  ASSERT_TRUE((*file)->WriteAt(10, "xy").ok());     // up to the end is fine
+  EXPECT_EQ((*file)->WriteAt(11, "pq").code(), StatusCode::kInvalid);  // past it is not
+  EXPECT_EQ((*file)->WriteAt(13, "").code(), StatusCode::kInvalid);
+  ASSERT_TRUE((*file)->Sync().ok());
+  ASSERT_TRUE((*file)->Close().ok());
+  EXPECT_EQ(Read(path), "01ab456789xy");
+}
+
+TEST_F(FsTest, AppendableFileContinuesAfterOldContents) {
+  FileSystem* fs = DefaultFileSystem();
+  const std::string path = JoinPath(dir_, "up.part");
+  {
+    auto file = fs->NewAppendableFile(path);  // created when missing
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    ASSERT_TRUE((*file)->Append("abc").ok());
+    ASSERT_TRUE((*file)->Close().ok());
+  }
+  auto file = fs->NewAppendableFile(path);
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE((*file)->Append("def").ok());
+  EXPECT_EQ((*file)->WriteAt(0, "x").code(), StatusCode::kNotSupported);  // O_APPEND
+  ASSERT_TRUE((*file)->Sync().ok());
+  ASSERT_TRUE((*file)->Close().ok());
+  EXPECT_EQ(Read(path), "abcdef");
+  EXPECT_FALSE(fs->NewAppendableFile(JoinPath(dir_, "no/such/dir")).ok());
+}
+
+TEST_F(FsTest, StatReportsModificationTime) {
+  FileSystem* fs = DefaultFileSystem();
+  const std::string path = JoinPath(dir_, "f");
+  const int64_t before = static_cast<int64_t>(::time(nullptr) - 5) * 1000000000;
+  ASSERT_TRUE(WriteFileSynced(fs, path, "x").ok());
+  auto info = fs->Stat(path);
+  ASSERT_TRUE(info.ok());
+  EXPECT_GT(info->mtime_ns, before);
+  EXPECT_LT(info->mtime_ns, before + int64_t{60} * 1000000000);
+  EXPECT_EQ(fs->Stat(JoinPath(dir_, "nope"))->mtime_ns, 0);
+}
+
+TEST_F(FsTest, CreateUniqueDirRemoveDirAndRemoveAll) {
+  FileSystem* fs = DefaultFileSystem();
+  auto a = fs->CreateUniqueDir(JoinPath(dir_, "scratch-"));
+  auto b = fs->CreateUniqueDir(JoinPath(dir_, "scratch-"));
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString();
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(BaseName(*a).size(), std::string("scratch-XXXXXX").size());
+  EXPECT_EQ(fs->Stat(*a)->type, FileType::kDirectory);
+  EXPECT_FALSE(fs->CreateUniqueDir(JoinPath(dir_, "missing/parent-")).ok());
+
+  ASSERT_TRUE(fs->CreateDirs(JoinPath(*a, "x/y")).ok());
+  ASSERT_TRUE(WriteFileSynced(fs, JoinPath(*a, "x/y/f"), "1").ok());
+  ASSERT_TRUE(WriteFileSynced(fs, JoinPath(*a, "g"), "2").ok());
+  // A link to a directory outside: removed, never followed.
+  ASSERT_TRUE(WriteFileSynced(fs, JoinPath(*b, "keep"), "3").ok());
+  ASSERT_EQ(::symlink(b->c_str(), JoinPath(*a, "link").c_str()), 0);
+  EXPECT_FALSE(fs->RemoveDir(*a).ok());  // not empty
+  bool removed = false;
+  ASSERT_TRUE(RemoveAll(fs, *a, &removed).ok());
+  EXPECT_TRUE(removed);
+  EXPECT_EQ(fs->Stat(*a)->type, FileType::kNotFound);
+  EXPECT_EQ(Read(JoinPath(*b, "keep")), "3");
+  ASSERT_TRUE(RemoveAll(fs, *a, &removed).ok());  // missing: OK
+  EXPECT_FALSE(removed);
+  ASSERT_TRUE(fs->RemoveFile(JoinPath(*b, "keep")).ok());
+  ASSERT_TRUE(fs->RemoveDir(*b).ok());
+  EXPECT_EQ(fs->RemoveDir(*b).code(), StatusCode::kNotFound);
+}
+
+// A FileSystem that implements only the required calls: the additions default to
+// NotSupported, and the wrapper forwards every call (here: to such a file system).
+class MinimalFs final : public FileSystem {
+ public:
+  Result<FileInfo> Stat(const std::string&) override { return FileInfo{}; }
+  Result<std::vector<DirEntry>> ListDir(const std::string&) override { return std::vector<DirEntry>{}; }
+  Result<std::string> ReadFile(const std::string& p) override { return Status::NotFound(p); }
+  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(const std::string& p) override {
+    return Status::NotFound(p);
+  }
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
+    return Status::NotFound(p);
+  }
+  Status Rename(const std::string&, const std::string&) override { return Status::OK(); }
+  Status SyncDir(const std::string&) override { return Status::OK(); }
+  Status RemoveFile(const std::string&) override { return Status::OK(); }
+  Status CreateDirs(const std::string&) override { return Status::OK(); }
+};
+
+TEST_F(FsTest, AdditionsDefaultToNotSupportedAndTheWrapperForwards) {
+  MinimalFs minimal;
+  FileSystemWrapper wrapper(&minimal);
+  EXPECT_EQ(wrapper.target(), &minimal);
+  for (FileSystem* fs : {static_cast<FileSystem*>(&minimal), static_cast<FileSystem*>(&wrapper)}) {
+    EXPECT_EQ(fs->NewAppendableFile("p").status().code(), StatusCode::kNotSupported);
+    EXPECT_EQ(fs->RemoveDir("p").code(), StatusCode::kNotSupported);
+    EXPECT_EQ(fs->CreateUniqueDir("p").status().code(), StatusCode::kNotSupported);
+    EXPECT_EQ(fs->SyncFile("p").code(), StatusCode::kNotSupported);
+    EXPECT_EQ(fs->LockFile("p").status().code(), StatusCode::kNotSupported);
+    EXPECT_EQ(fs->ReadFile("p").status().code(), StatusCode::kNotFound);
+  }
+  class AppendOnly final : public WritableFile {
+   public:
+    Status Append(std::string_view) override { return Status::OK(); }
+    Status Sync() override { return Status::OK(); }
+    Status Close() override { return Status::OK(); }
+  };
+  WritableFileWrapper file(std::make_unique<AppendOnly>());
+  EXPECT_EQ(file.WriteAt(0, "x").code(), StatusCode::kNotSupported);
+  EXPECT_TRUE(file.Append("x").ok());
 }
 
 }  // namespace

@@ -31,7 +31,10 @@ FileType TypeOfMode(mode_t mode) {
 
 class PosixWritableFile final : public WritableFile {
  public:
-  PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  // `size`: bytes already in the file; `o_append`: opened with O_APPEND, under which
+  // Linux's pwrite appends whatever the offset, so WriteAt is refused.
+  PosixWritableFile(std::string path, int fd, uint64_t size = 0, bool o_append = false)
+      : path_(std::move(path)), fd_(fd), size_(size), o_append_(o_append) {}
   ~PosixWritableFile() override {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -43,6 +46,24 @@ class PosixWritableFile final : public WritableFile {
         return ErrnoStatus("write", path_, errno);
       }
       data.remove_prefix(static_cast<size_t>(n));
+      size_ += static_cast<uint64_t>(n);
+    }
+    return Status::OK();
+  }
+  Status WriteAt(uint64_t offset, std::string_view data) override {
+    if (o_append_) return Status::NotSupported(path_ + ": opened for appending; no positioned writes");
+    if (offset > size_ || data.size() > size_ - offset)
+      return Status::Invalid(path_ + ": positioned write of " + std::to_string(data.size()) +
+                             " bytes at " + std::to_string(offset) + " runs past the end (" +
+                             std::to_string(size_) + " bytes written)");
+    while (!data.empty()) {
+      ssize_t n = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus("pwrite", path_, errno);
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
     }
     return Status::OK();
   }
@@ -60,6 +81,8 @@ class PosixWritableFile final : public WritableFile {
  private:
   std::string path_;
   int fd_;
+  uint64_t size_;  // where Append continues (the descriptor's offset)
+  bool o_append_;
 };
 
 class PosixFileLock final : public FileLock {
@@ -93,7 +116,8 @@ class PosixFileSystem final : public FileSystem {
       if (errno == ENOENT || errno == ENOTDIR) return FileInfo{};
       return ErrnoStatus("stat", path, errno);
     }
-    return FileInfo{TypeOfMode(st.st_mode), static_cast<uint64_t>(st.st_size)};
+    return FileInfo{TypeOfMode(st.st_mode), static_cast<uint64_t>(st.st_size),
+                    static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
   }
 
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
@@ -170,6 +194,30 @@ class PosixFileSystem final : public FileSystem {
     return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
   }
 
+  Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("open for append", path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      int err = errno;
+      ::close(fd);
+      return ErrnoStatus("fstat", path, err);
+    }
+    return std::unique_ptr<WritableFile>(
+        new PosixWritableFile(path, fd, static_cast<uint64_t>(st.st_size), true));
+  }
+
+  Status RemoveDir(const std::string& path) override {
+    if (::rmdir(path.c_str()) != 0) return ErrnoStatus("rmdir", path, errno);
+    return Status::OK();
+  }
+
+  Result<std::string> CreateUniqueDir(const std::string& prefix) override {
+    std::string name = prefix + "XXXXXX";
+    if (::mkdtemp(name.data()) == nullptr) return ErrnoStatus("mkdtemp", name, errno);
+    return name;
+  }
+
   Status Rename(const std::string& from, const std::string& to) override {
     if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus("rename to " + to, from, errno);
     return Status::OK();
@@ -217,6 +265,49 @@ class PosixFileSystem final : public FileSystem {
 
 Result<std::unique_ptr<FileLock>> FileSystem::LockFile(const std::string& path) {
   return Status::NotSupported(path + ": this file system has no locks");
+}
+
+Status WritableFile::WriteAt(uint64_t offset, std::string_view data) {
+  (void)offset;
+  (void)data;
+  return Status::NotSupported("this file system cannot overwrite what it has written");
+}
+
+Result<std::unique_ptr<WritableFile>> FileSystem::NewAppendableFile(const std::string& path) {
+  return Status::NotSupported(path + ": this file system cannot append to a file");
+}
+
+Status FileSystem::RemoveDir(const std::string& path) {
+  return Status::NotSupported(path + ": this file system cannot remove directories");
+}
+
+Result<std::string> FileSystem::CreateUniqueDir(const std::string& prefix) {
+  return Status::NotSupported(prefix + "XXXXXX: this file system cannot create unique directories");
+}
+
+Status RemoveAll(FileSystem* fs, const std::string& path, bool* removed) {
+  if (removed) *removed = false;
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
+  if (info.type == FileType::kNotFound) return Status::OK();
+  if (info.type == FileType::kDirectory) {
+    REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(path));
+    for (const DirEntry& e : entries) {
+      const std::string child = JoinPath(path, e.name);
+      if (e.type == FileType::kDirectory && !e.symlink) {
+        REEL_RETURN_IF_ERROR(RemoveAll(fs, child));
+      } else {
+        Status st = fs->RemoveFile(child);
+        if (!st.ok() && st.code() != StatusCode::kNotFound) return st;  // gone meanwhile: fine
+      }
+    }
+    Status st = fs->RemoveDir(path);
+    if (!st.ok() && st.code() != StatusCode::kNotFound) return st;
+  } else {
+    Status st = fs->RemoveFile(path);
+    if (!st.ok() && st.code() != StatusCode::kNotFound) return st;
+  }
+  if (removed) *removed = true;
+  return Status::OK();
 }
 
 Status FileSystem::SyncFile(const std::string& path) {

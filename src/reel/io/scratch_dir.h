@@ -2,6 +2,8 @@
 // (a pack's single-row slice and re-encoded videos, the upload client's packed slice, the
 // import server's staged slice). Removed with everything in it when the owner goes out
 // of scope: best effort, since it holds nothing that is not also somewhere else.
+// Every disk operation goes through a FileSystem (CreateUniqueDir, ListDir, Stat's
+// mtime, RemoveAll); the FileSystem must outlive the ScratchDir.
 #pragma once
 
 #include <memory>
@@ -14,12 +16,13 @@ namespace reel::internal {
 
 class ScratchDir {
  public:
-  // A new "<parent>/<prefix>-<pid>-XXXXXX" (mkdtemp). `parent` empty = $TMPDIR (or
-  // /tmp); otherwise it is created first through `fs` (null = DefaultFileSystem()).
+  // A new "<parent>/<prefix>-<pid>-XXXXXX" (fs->CreateUniqueDir; null fs =
+  // DefaultFileSystem()). `parent` empty = $TMPDIR (or /tmp); otherwise it is created
+  // first (CreateDirs).
   // First removes what killed owners left: "<prefix>-<pid>-*" whose process is gone and
   // that nothing touched for ten minutes, and unnumbered "<prefix>-XXXXXX" from older
   // versions untouched for a day.
-  // Errors: IOError naming the template when mkdtemp fails.
+  // Errors: IOError naming the template when the directory cannot be created.
   static Result<std::unique_ptr<ScratchDir>> Create(const std::string& prefix, const std::string& parent = "",
                                                     FileSystem* fs = nullptr);
   ~ScratchDir();
@@ -29,14 +32,16 @@ class ScratchDir {
   const std::string& path() const { return path_; }
 
  private:
-  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  ScratchDir(std::string path, FileSystem* fs) : path_(std::move(path)), fs_(fs) {}
   std::string path_;
+  FileSystem* fs_;
 };
 
 // A scratch file outside a ScratchDir (pack's zip temp beside its output) that
 // RemoveOpenScratchDirs (reel/fs.h) removes too while held. Release it once it was
-// renamed into place or removed.
-void HoldScratchPath(const std::string& path);
+// renamed into place or removed. `fs` (null = DefaultFileSystem()) removes it and must
+// outlive the hold.
+void HoldScratchPath(const std::string& path, FileSystem* fs = nullptr);
 void ReleaseScratchPath(const std::string& path);
 
 }  // namespace reel::internal

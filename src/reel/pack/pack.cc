@@ -12,6 +12,7 @@
 #include "pack/episode_slice.h"
 #include "pack/precompress.h"
 #include "pack/zip_handle.h"
+#include "pack/zip_source_fs.h"
 #include "io/scratch_dir.h"
 #include "reel/layout.h"
 #include "reel/task.h"
@@ -108,15 +109,14 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
   return out;
 }
 
-// Writes `sources` as ZIP_STORED entries to `path` (created; must not exist).
-Status WriteZip(const std::string& path, const std::vector<Source>& sources) {
-  int err = 0;
-  internal::ZipArchive za(zip_open(path.c_str(), ZIP_CREATE | ZIP_EXCL, &err));
-  if (!za) return Status::IOError(path + ": cannot create zip: " + internal::ZipErrorText(err));
+// Writes `sources` as ZIP_STORED entries to `path` (created; must not exist) and syncs
+// it, every byte read and written through `fs`.
+Status WriteZip(FileSystem* fs, const std::string& path, const std::vector<Source>& sources) {
+  REEL_ASSIGN_OR_RETURN(internal::ZipArchive za, internal::CreateZipForWrite(fs, path));
   for (const Source& s : sources) {
-    zip_source_t* src = zip_source_file(za.get(), s.path.c_str(), 0, 0 /* to the end */);
-    if (src == nullptr)
-      return Status::IOError(s.path + ": cannot read for zip: " + internal::ZipErrorText(za.get()));
+    auto read = internal::NewZipReadSource(fs, s.path);
+    if (!read.ok()) return read.status().WithContext("cannot read for zip");
+    zip_source_t* src = *read;
     const zip_int64_t idx = zip_file_add(za.get(), s.arcname.c_str(), src, ZIP_FL_ENC_UTF_8);
     if (idx < 0) {
       zip_source_free(src);  // not taken over by the archive on failure
@@ -168,8 +168,7 @@ Result<PackResult> PackInto(const Task& task, int64_t n, const std::string& zip_
   FileSystem* fs = task.fs();
   REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create("reel-pack"));
   REEL_ASSIGN_OR_RETURN(auto sources, CollectSources(task, n, options, scratch->path()));
-  REEL_RETURN_IF_ERROR(WriteZip(temp, sources));
-  REEL_RETURN_IF_ERROR(fs->SyncFile(temp));
+  REEL_RETURN_IF_ERROR(WriteZip(fs, temp, sources));  // synced by zip_close's commit
 
   PackResult result;
   result.zip_path = zip_path;
@@ -200,12 +199,12 @@ Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_ind
     return Status::NotFound(zip_path + ": output directory " + DirName(zip_path) + " does not exist");
   REEL_RETURN_IF_ERROR(CheckReplaceable(fs, zip_path, options.replace_existing));
   const std::string temp = internal::TempPathFor(zip_path, "pack");
-  internal::HoldScratchPath(temp);  // an interrupted pack removes it too
+  internal::HoldScratchPath(temp, fs);  // an interrupted pack removes it too
   auto result = PackInto(*task, episode_index, zip_path, temp, options);
   internal::ReleaseScratchPath(temp);
   if (!result.ok()) {
-    // The temp (and libzip's own temp beside it, which zip_discard removes) must
-    // not outlive a failure; nothing in the task was touched.
+    // The temp (written through the FileSystem by zip_close; a failed write removes it)
+    // must not outlive a failure; nothing in the task was touched.
     (void)fs->RemoveFile(temp);
     return result.status();
   }

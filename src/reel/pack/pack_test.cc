@@ -54,44 +54,57 @@ constexpr const char* kInfo = R"({
   "video_extensions": {"zeta_rgb": "mp4", "alpha_depth": "mkv"}, "total_episodes": 1002
 })";
 
-// Wraps DefaultFileSystem(): logs every mutating call's path and fails the one op
-// named in `fail` ("SyncFile" or "Rename") with IOError.
-class RecordingFileSystem final : public FileSystem {
+// Wraps DefaultFileSystem(): logs every mutating call's path and fails the op named in
+// `fail` with IOError: "Rename", or "Sync" / "Append" / "WriteAt" of a written file
+// (the zip temp's: libzip writes through the FileSystem).
+class RecordingFileSystem final : public FileSystemWrapper {
  public:
-  explicit RecordingFileSystem(std::string fail = "") : fail_(std::move(fail)) {}
+  explicit RecordingFileSystem(std::string fail = "")
+      : FileSystemWrapper(DefaultFileSystem()), fail_(std::move(fail)) {}
   std::vector<std::string> log;
 
-  Result<FileInfo> Stat(const std::string& p) override { return base_->Stat(p); }
-  Result<std::vector<DirEntry>> ListDir(const std::string& p) override { return base_->ListDir(p); }
-  Result<std::string> ReadFile(const std::string& p) override { return base_->ReadFile(p); }
-  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(const std::string& p) override {
-    return base_->OpenRandomAccess(p);
-  }
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
     log.push_back(p);
-    return base_->NewWritableFile(p);
+    REEL_ASSIGN_OR_RETURN(auto file, target()->NewWritableFile(p));
+    return std::unique_ptr<WritableFile>(new FaultyFile(std::move(file), fail_));
   }
   Status Rename(const std::string& from, const std::string& to) override {
     log.push_back(to);
     if (fail_ == "Rename") return Status::IOError(from + ": injected rename fault");
-    return base_->Rename(from, to);
+    return target()->Rename(from, to);
   }
-  Status SyncDir(const std::string& p) override { return base_->SyncDir(p); }
   Status RemoveFile(const std::string& p) override {
     log.push_back(p);
-    return base_->RemoveFile(p);
+    return target()->RemoveFile(p);
   }
   Status CreateDirs(const std::string& p) override {
     log.push_back(p);
-    return base_->CreateDirs(p);
-  }
-  Status SyncFile(const std::string& p) override {
-    if (fail_ == "SyncFile") return Status::IOError(p + ": injected fsync fault");
-    return base_->SyncFile(p);
+    return target()->CreateDirs(p);
   }
 
  private:
-  FileSystem* base_ = DefaultFileSystem();
+  class FaultyFile final : public WritableFileWrapper {
+   public:
+    FaultyFile(std::unique_ptr<WritableFile> f, std::string fail)
+        : WritableFileWrapper(std::move(f)), fail_(std::move(fail)) {}
+    Status Append(std::string_view d) override {
+      // The second Append: past the first entry's local header, mid-archive.
+      if (fail_ == "Append" && ++appends_ == 2) return Status::IOError("injected append fault");
+      return target()->Append(d);
+    }
+    Status WriteAt(uint64_t o, std::string_view d) override {
+      if (fail_ == "WriteAt") return Status::IOError("injected positioned-write fault");
+      return target()->WriteAt(o, d);
+    }
+    Status Sync() override {
+      if (fail_ == "Sync") return Status::IOError("injected fsync fault");
+      return target()->Sync();
+    }
+
+   private:
+    std::string fail_;
+    int appends_ = 0;
+  };
   std::string fail_;
 };
 
@@ -299,7 +312,7 @@ TEST_F(PackTest, ReplacesAnExistingZipWholeOnlyWhenAsked) {
 }
 
 TEST_F(PackTest, FaultsLeaveNoZipNoTempAndNeverTouchTheTask) {
-  for (const char* op : {"SyncFile", "Rename"}) {
+  for (const char* op : {"Sync", "Append", "WriteAt", "Rename"}) {
     SCOPED_TRACE(op);
     RecordingFileSystem fs(op);
     PackOptions options;

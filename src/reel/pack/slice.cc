@@ -12,6 +12,7 @@
 #include "meta/json_util.h"
 #include "pack/slice_rules.h"
 #include "pack/zip_handle.h"
+#include "pack/zip_source_fs.h"
 #include "reel/pack.h"
 
 namespace reel {
@@ -227,8 +228,9 @@ Result<Inspected> OpenAndInspect(const std::string& path, const SliceLimits& lim
   Inspected out;
   int err = 0;
   {
-    internal::ZipArchive za(zip_open(path.c_str(), ZIP_RDONLY, &err));
-    if (!za) return Unreadable(path, internal::ZipErrorText(err));
+    auto opened = internal::OpenZipForRead(fs, path, 0, &err);
+    if (!opened.ok()) return Unreadable(path, internal::ZipErrorText(err));
+    internal::ZipArchive za = std::move(*opened);
     const zip_int64_t n = zip_get_num_entries(za.get(), 0);
     if (n < 0) return Unreadable(path, zip_strerror(za.get()));
     if (n > limits.max_entries)
@@ -241,8 +243,9 @@ Result<Inspected> OpenAndInspect(const std::string& path, const SliceLimits& lim
   }
   // Second open with the consistency checks (local headers against the central
   // directory); the entries were vetted above, so any failure here is corruption.
-  out.za.reset(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err));
-  if (!out.za) return Unreadable(path, internal::ZipErrorText(err));
+  auto checked = internal::OpenZipForRead(fs, path, ZIP_CHECKCONS, &err);
+  if (!checked.ok()) return Unreadable(path, internal::ZipErrorText(err));
+  out.za = std::move(*checked);
   if (zip_get_num_entries(out.za.get(), 0) != static_cast<zip_int64_t>(out.manifest.entries.size()))
     return Unreadable(path, "the archive changed while it was inspected");
   for (size_t i = 0; i < out.manifest.entries.size(); ++i) {

@@ -1,11 +1,6 @@
 #include "serve/spool.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
+#include <chrono>
 
 #include "meta/json_util.h"
 #include "reel/fs.h"
@@ -27,13 +22,18 @@ bool IsUploadId(const std::string& id) {
 }
 
 Status Spool::Init(int64_t max_age_s) {
-  REEL_RETURN_IF_ERROR(DefaultFileSystem()->CreateDirs(dir_));
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto now = fs::file_time_type::clock::now();
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - entry.last_write_time(ec)).count();
-    if (age > max_age_s) fs::remove(entry.path(), ec);
+  REEL_RETURN_IF_ERROR(fs_->CreateDirs(dir_));
+  auto entries = fs_->ListDir(dir_);
+  if (!entries.ok()) return Status::OK();  // best effort, as before: nothing expires this time
+  const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const DirEntry& e : *entries) {
+    const std::string path = JoinPath(dir_, e.name);
+    auto info = fs_->Stat(path);
+    if (!info.ok() || info->mtime_ns == 0) continue;
+    if ((now_ns - info->mtime_ns) / 1000000000 <= max_age_s) continue;
+    // Files go; a directory only when empty (the spool makes none).
+    (void)(e.type == FileType::kDirectory && !e.symlink ? fs_->RemoveDir(path) : fs_->RemoveFile(path));
   }
   return Status::OK();
 }
@@ -44,15 +44,14 @@ Result<SpoolUpload> Spool::Create(const SpoolUpload& what) {
   up.offset = 0;
   Json j = {{"length", up.length}, {"name", up.name}, {"project", up.project},
             {"form_episode_index", up.form_episode_index}, {"principal", up.principal}};
-  FileSystem* fs = DefaultFileSystem();
-  REEL_RETURN_IF_ERROR(WriteFileSynced(fs, PartPath(up.id), ""));
-  REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, dir_ + "/" + up.id + ".json", internal::Dump(j, -1)));
+  REEL_RETURN_IF_ERROR(WriteFileSynced(fs_, PartPath(up.id), ""));
+  REEL_RETURN_IF_ERROR(WriteFileAtomic(fs_, dir_ + "/" + up.id + ".json", internal::Dump(j, -1)));
   return up;
 }
 
 Result<SpoolUpload> Spool::Get(const std::string& id) {
   if (!IsUploadId(id)) return Status::NotFound("upload \"" + id + "\" does not exist");
-  FileSystem* fs = DefaultFileSystem();
+  FileSystem* fs = fs_;
   const std::string meta = dir_ + "/" + id + ".json";
   auto text = fs->ReadFile(meta);
   if (!text.ok()) return Status::NotFound("upload " + id + " does not exist or has expired");
@@ -71,36 +70,30 @@ Result<SpoolUpload> Spool::Get(const std::string& id) {
 
 Result<uint64_t> Spool::Append(const SpoolUpload& upload, const std::string& data) {
   const std::string path = PartPath(upload.id);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return Status::IOError(path + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return Status::IOError(path + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced) return Status::IOError(path + ": fsync failed");
+  // The part exists (Create made it); a missing one (imported, expired) is an error,
+  // not a fresh start.
+  REEL_ASSIGN_OR_RETURN(FileInfo part, fs_->Stat(path));
+  if (part.type != FileType::kFile) return Status::IOError(path + ": the upload's part file is gone");
+  REEL_ASSIGN_OR_RETURN(auto file, fs_->NewAppendableFile(path));
+  Status st = file->Append(data);
+  if (st.ok()) st = file->Sync();
+  Status closed = file->Close();
+  REEL_RETURN_IF_ERROR(st);
+  REEL_RETURN_IF_ERROR(closed);
   return upload.offset + data.size();
 }
 
 Status Spool::SaveResult(const std::string& id, const std::string& json) {
-  return WriteFileAtomic(DefaultFileSystem(), dir_ + "/" + id + ".result.json", json);
+  return WriteFileAtomic(fs_, dir_ + "/" + id + ".result.json", json);
 }
 
 std::optional<std::string> Spool::LoadResult(const std::string& id) {
-  auto text = DefaultFileSystem()->ReadFile(dir_ + "/" + id + ".result.json");
+  auto text = fs_->ReadFile(dir_ + "/" + id + ".result.json");
   if (!text.ok()) return std::nullopt;
   return *text;
 }
 
-void Spool::RemovePart(const std::string& id) { (void)DefaultFileSystem()->RemoveFile(PartPath(id)); }
+void Spool::RemovePart(const std::string& id) { (void)fs_->RemoveFile(PartPath(id)); }
 
 std::mutex& Spool::LockFor(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "reel/fs.h"
 #include "reel/status.h"
 
 namespace reel::serve {
@@ -26,10 +27,13 @@ struct SpoolUpload {
   std::string principal;           // who created it; only they may continue it
 };
 
-// Thread safe; callers serialise work on one upload with LockFor(id).
+// Thread safe; callers serialise work on one upload with LockFor(id). Every disk
+// operation goes through `fs` (null = DefaultFileSystem(); not owned, must outlive the
+// spool): part files grow through NewAppendableFile, ages come from Stat's mtime.
 class Spool {
  public:
-  explicit Spool(std::string dir) : dir_(std::move(dir)) {}
+  explicit Spool(std::string dir, FileSystem* fs = nullptr)
+      : dir_(std::move(dir)), fs_(fs ? fs : DefaultFileSystem()) {}
 
   // Creates the directory and drops uploads untouched for longer than `max_age_s`.
   Status Init(int64_t max_age_s);
@@ -47,6 +51,7 @@ class Spool {
 
  private:
   std::string dir_;
+  FileSystem* fs_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
 };

@@ -446,7 +446,9 @@ class UploadClientTest : public ::testing::Test {
   // The slice PackEpisode makes for N of `root`, packed here independently of the client.
   std::string PackedBytes(const std::string& root, int64_t n) {
     const std::string zip = JoinPath(*dir_, "reference-" + std::to_string(n) + ".zip");
-    auto packed = PackEpisode(root, n, zip);
+    PackOptions o;
+    o.replace_existing = true;  // several tests ask for the same reference slice
+    auto packed = PackEpisode(root, n, zip, o);
     EXPECT_TRUE(packed.ok()) << packed.status().ToString();
     return ReadAll(zip);
   }

@@ -13,23 +13,17 @@ extern "C" {
 
 #include <nlohmann/json.hpp>
 
+#include "reel/fs.h"
 #include "reel/video.h"
+#include "video/avio_fs.h"
 #include "video/ffmpeg_util.h"
 
 namespace reel {
 
 using video::AvStatus;
+using video::OutputPtr;
 
 namespace {
-
-// Output container: closes the file (if opened) and frees the context.
-struct OutputDeleter {
-  void operator()(AVFormatContext* f) const {
-    if (f->pb && !(f->oformat->flags & AVFMT_NOFILE)) avio_closep(&f->pb);
-    avformat_free_context(f);
-  }
-};
-using OutputPtr = std::unique_ptr<AVFormatContext, OutputDeleter>;
 
 const char* EncoderName(const VideoEncoderOptions& o) {
   switch (o.kind) {
@@ -95,7 +89,12 @@ struct VideoEncoder::Impl {
   int64_t frames = 0;
   bool finished = false;
 
-  Status Error(const std::string& what, int err) const { return AvStatus(path, what, err); }
+  // The FileSystem's error when a write of the file failed (FFmpeg only knows EIO),
+  // else FFmpeg's.
+  Status Error(const std::string& what, int err) {
+    if (Status io = video::TakeIoError(out.get()); !io.ok()) return io;
+    return AvStatus(path, what, err);
+  }
 
   // Sends `frame` (or flushes with null) and writes every packet the encoder returns.
   Status Send(AVFrame* f) {
@@ -209,8 +208,8 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::Open(const std::string& path
   impl->stream->avg_frame_rate = rate;
   if (codec->id == AV_CODEC_ID_HEVC) impl->stream->codecpar->codec_tag = MKTAG('h', 'v', 'c', '1');
 
-  rc = avio_open(&impl->out->pb, path.c_str(), AVIO_FLAG_WRITE);
-  if (rc < 0) return impl->Error("creating the file", rc);
+  REEL_RETURN_IF_ERROR(
+      video::OpenFsOutput(options.fs ? options.fs : DefaultFileSystem(), path, impl->out.get()));
   rc = avformat_write_header(impl->out.get(), nullptr);
   if (rc < 0) return impl->Error("writing the container header", rc);
 
@@ -315,9 +314,7 @@ Status VideoEncoder::Finish() {
   REEL_RETURN_IF_ERROR(m.Send(nullptr));
   int rc = av_write_trailer(m.out.get());
   if (rc < 0) return m.Error("writing the container trailer", rc);
-  rc = avio_closep(&m.out->pb);
-  if (rc < 0) return m.Error("closing the file", rc);
-  return Status::OK();
+  return video::CloseFsOutput(m.out.get(), m.options.sync_on_finish);
 }
 
 std::string VideoEncoder::DescribeJson() const {

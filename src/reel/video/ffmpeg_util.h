@@ -33,11 +33,32 @@ using CodecContextPtr = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
 using FramePtr = std::unique_ptr<AVFrame, FrameDeleter>;
 using PacketPtr = std::unique_ptr<AVPacket, PacketDeleter>;
 using SwsPtr = std::unique_ptr<SwsContext, SwsDeleter>;
-// An opened demuxer (avformat_open_input).
+// Frees an AVIOContext made by OpenFsInput/OpenFsOutput (avio_fs.h) with its file
+// handle (null: nothing). FFmpeg never frees a caller's I/O context itself.
+void FreeFsIo(AVIOContext* pb);
+
+// An opened demuxer (avformat_open_input), with its FileSystem I/O context.
 struct InputDeleter {
-  void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
+  void operator()(AVFormatContext* f) const {
+    AVIOContext* pb = (f->flags & AVFMT_FLAG_CUSTOM_IO) ? f->pb : nullptr;
+    avformat_close_input(&f);
+    FreeFsIo(pb);
+  }
 };
 using InputPtr = std::unique_ptr<AVFormatContext, InputDeleter>;
+
+// A muxer (avformat_alloc_output_context2), with its FileSystem I/O context if any.
+// Freeing one that was not finished leaves its file as written so far.
+struct OutputDeleter {
+  void operator()(AVFormatContext* f) const {
+    if (!f) return;
+    AVIOContext* pb = (f->flags & AVFMT_FLAG_CUSTOM_IO) ? f->pb : nullptr;
+    if (!pb && f->pb && !(f->oformat->flags & AVFMT_NOFILE)) avio_closep(&f->pb);
+    avformat_free_context(f);
+    FreeFsIo(pb);
+  }
+};
+using OutputPtr = std::unique_ptr<AVFormatContext, OutputDeleter>;
 
 // FFmpeg's message for an AVERROR code.
 inline std::string AvErrorText(int err) {

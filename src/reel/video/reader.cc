@@ -1,11 +1,9 @@
 // VideoReader (see reel/video.h): opening a file and its frame index. Decoding by
 // index is in reader_decode.cc, by timestamp in reader_at.cc.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <arrow/io/interfaces.h>
+#include <arrow/result.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -14,6 +12,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include "video/avio_fs.h"
 #include "video/reader_impl.h"
 
 namespace reel {
@@ -47,27 +46,16 @@ int ChooseStream(const AVFormatContext& f) {
   return first_video;
 }
 
-Status OpenInput(const std::string& path, video::InputPtr* out) {
-  AVFormatContext* raw = nullptr;
-  const int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
-  if (err < 0)
-    return Status::Corruption(path + ": not a readable video file (" + AvErrorText(err) +
-                              "; truncated, or not a video container)");
-  out->reset(raw);
-  return Status::OK();
-}
-
 // The payload ranges of the top-level `mdat` boxes of an mp4/mov file, read from the box
 // headers (a bounded walk; it stops at the first header that does not fit the file).
 // Empty when none is found, and then nothing is judged by it.
-std::vector<std::pair<int64_t, int64_t>> MdatRanges(const std::string& path, int64_t size) {
+std::vector<std::pair<int64_t, int64_t>> MdatRanges(arrow::io::RandomAccessFile& file, int64_t size) {
   std::vector<std::pair<int64_t, int64_t>> ranges;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ranges;
   int64_t pos = 0;
   for (int boxes = 0; boxes < 4096 && pos + 8 <= size; ++boxes) {
     unsigned char h[16];
-    if (::pread(fd, h, sizeof h, pos) < 8) break;
+    auto got = file.ReadAt(pos, std::min<int64_t>(sizeof h, size - pos), h);
+    if (!got.ok() || *got < 8) break;
     auto be = [&](int at, int n) {
       uint64_t v = 0;
       for (int i = 0; i < n; ++i) v = v << 8 | h[at + i];
@@ -86,16 +74,15 @@ std::vector<std::pair<int64_t, int64_t>> MdatRanges(const std::string& path, int
     if (std::memcmp(h + 4, "mdat", 4) == 0) ranges.emplace_back(pos + header, pos + static_cast<int64_t>(length));
     pos += static_cast<int64_t>(length);
   }
-  ::close(fd);
   return ranges;
 }
 
 // Every frame of an mp4 lies in its media data. A damaged index (chunk offsets zeroed
 // or shifted) points frames at the file's header boxes: the demuxer would hand the
 // decoder whatever lies there, and `check` would count the frames without noticing.
-Status CheckIndexInMediaData(const std::string& path, int64_t size,
+Status CheckIndexInMediaData(const std::string& path, arrow::io::RandomAccessFile& file, int64_t size,
                              const std::vector<const AVIndexEntry*>& entries) {
-  const auto ranges = MdatRanges(path, size);
+  const auto ranges = MdatRanges(file, size);
   if (ranges.empty()) return Status::OK();
   for (size_t i = 0; i < entries.size(); ++i) {
     const int64_t begin = entries[i]->pos, end = begin + entries[i]->size;
@@ -157,7 +144,7 @@ Result<int64_t> CountFromIndex(VideoReader::Impl& m) {
                               " bytes");
   REEL_RETURN_IF_ERROR(CheckIndexOverlap(m.path, entries));
   if (size >= 0 && std::strstr(m.format->iformat->name, "mp4"))
-    REEL_RETURN_IF_ERROR(CheckIndexInMediaData(m.path, size, entries));
+    REEL_RETURN_IF_ERROR(CheckIndexInMediaData(m.path, *m.file, size, entries));
   // Index timestamps are decode timestamps. Without frame reordering, or with it at
   // a constant frame rate, the presentation times are the same values shifted by
   // the first packet's pts - dts; decoding verifies every frame against them and
@@ -197,7 +184,7 @@ Result<int64_t> CountFromIndex(VideoReader::Impl& m) {
 Status VideoReader::Impl::ScanPackets() {
   // A second demuxer, so the one decoding keeps its position.
   video::InputPtr scan;
-  REEL_RETURN_IF_ERROR(OpenInput(path, &scan));
+  REEL_RETURN_IF_ERROR(video::OpenFsInput(file, path, &scan));
   if (stream->index >= static_cast<int>(scan->nb_streams))
     return Status::Corruption(path + ": the stream layout changed while reading");
   for (unsigned i = 0; i < scan->nb_streams; ++i)
@@ -208,6 +195,7 @@ Status VideoReader::Impl::ScanPackets() {
   std::vector<std::pair<int64_t, int64_t>> keys;  // (pts, seek timestamp)
   for (;;) {
     const int err = av_read_frame(scan.get(), pkt.get());
+    if (Status io = video::TakeIoError(scan.get()); !io.ok()) return io;
     if (err == AVERROR_EOF) break;
     if (err < 0)
       return Status::Corruption(path + ": unreadable after " + std::to_string(pts.size()) +
@@ -273,25 +261,23 @@ const std::string& VideoReader::path() const { return impl_->path; }
 Result<std::unique_ptr<VideoReader>> VideoReader::Open(const std::string& path,
                                                        const VideoReaderOptions& options) {
   QuietFfmpegLogs();
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    const int e = errno;
-    if (e == ENOENT || e == ENOTDIR) return Status::NotFound(path + ": no such video file");
-    if (e == EACCES) return Status::PermissionDenied(path + ": " + std::strerror(e));
-    return Status::IOError(path + ": " + std::strerror(e));
-  }
-  if (S_ISDIR(st.st_mode)) return Status::Invalid(path + ": is a directory, not a video file");
-  if (st.st_size == 0) return Status::Corruption(path + ": empty file, not a video");
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(const FileInfo st, fs->Stat(path));
+  if (st.type == FileType::kNotFound) return Status::NotFound(path + ": no such video file");
+  if (st.type == FileType::kDirectory) return Status::Invalid(path + ": is a directory, not a video file");
+  if (st.size == 0) return Status::Corruption(path + ": empty file, not a video");
 
   auto m = std::make_unique<Impl>();
   m->path = path;
   m->options = options;
+  REEL_ASSIGN_OR_RETURN(m->file, fs->OpenRandomAccess(path));
   m->frame.reset(av_frame_alloc());
   m->held.reset(av_frame_alloc());
   m->packet.reset(av_packet_alloc());
   if (!m->frame || !m->held || !m->packet) return Status::IOError(path + ": out of memory");
-  REEL_RETURN_IF_ERROR(OpenInput(path, &m->format));
+  REEL_RETURN_IF_ERROR(video::OpenFsInput(m->file, path, &m->format));
   int err = avformat_find_stream_info(m->format.get(), nullptr);
+  REEL_RETURN_IF_ERROR(video::TakeIoError(m->format.get()));
   if (err < 0)
     return Status::Corruption(path + ": cannot read the streams (" + AvErrorText(err) +
                               "): truncated or corrupt");
@@ -327,7 +313,9 @@ Result<std::unique_ptr<VideoReader>> VideoReader::Open(const std::string& path,
   info.stream_index = index;
 
   // Frame count: the packet index, else the container's count, else a packet scan.
-  REEL_ASSIGN_OR_RETURN(const int64_t indexed, CountFromIndex(*m));
+  auto counted = CountFromIndex(*m);
+  REEL_RETURN_IF_ERROR(video::TakeIoError(m->format.get()));
+  REEL_ASSIGN_OR_RETURN(const int64_t indexed, std::move(counted));
   if (indexed >= 0)
     info.frames = indexed;
   else if (m->stream->nb_frames > 0)

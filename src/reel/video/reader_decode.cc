@@ -9,6 +9,7 @@ extern "C" {
 #include <libavutil/opt.h>
 }
 
+#include "video/avio_fs.h"
 #include "video/reader_impl.h"
 
 namespace reel {
@@ -173,6 +174,8 @@ Status VideoReader::Impl::ReadSorted(const std::vector<int64_t>& sorted, Policy 
   for (int attempt = 0;; ++attempt) {
     bool mismatch = false;
     Status st = ReadSortedOnce(sorted, policy, sink, &mismatch);
+    // A FileSystem read error wins over what FFmpeg made of it (EOF, a short packet).
+    if (Status io = video::TakeIoError(format.get()); !io.ok()) st = std::move(io);
     if (!st.ok()) {
       reset();
       return st;

@@ -11,8 +11,13 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include "reel/fs.h"
 #include "reel/video.h"
 #include "video/ffmpeg_util.h"
+
+namespace arrow::io {
+class RandomAccessFile;
+}
 
 namespace reel {
 
@@ -34,6 +39,9 @@ struct VideoReader::Impl {
   std::string path;
   VideoReaderOptions options;
   VideoInfo info;
+  // The one handle every byte is read through (options.fs->OpenRandomAccess); the
+  // demuxer, a packet scan's second demuxer and the mp4 box probe share it.
+  std::shared_ptr<arrow::io::RandomAccessFile> file;
 
   video::InputPtr format;
   video::CodecContextPtr decoder;  // null until the first read

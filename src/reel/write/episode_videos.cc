@@ -95,6 +95,8 @@ Result<std::unique_ptr<EpisodeVideos>> EpisodeVideos::Open(FileSystem* fs, const
     o.encoder.width = s.width;
     o.encoder.height = s.height;
     o.encoder.fps = options.fps;
+    o.encoder.fs = fs;  // every byte of the temp through the task's FileSystem
+    o.encoder.sync_on_finish = true;
     o.queue_full = options.video.queue_full;
     o.queue_frames = options.video.queue_frames;
     PathVars vars{loc.chunk, loc.file, n, s.slot, std::string(VideoExtension(o.encoder.kind))};
@@ -137,7 +139,7 @@ Status EpisodeVideos::Finish(int64_t rows) {
     if (frames != rows)
       return Status::Corruption(files_[i].temp + ": video slot \"" + slots_[i].options.slot + "\" has " +
                                 std::to_string(frames) + " frames for " + std::to_string(rows) + " rows");
-    REEL_RETURN_IF_ERROR(fs_->SyncFile(files_[i].temp));
+    // The encoder's Finish synced the temp (sync_on_finish) through its WritableFile.
   }
   return Status::OK();
 }

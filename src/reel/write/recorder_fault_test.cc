@@ -42,10 +42,10 @@ namespace stdfs = std::filesystem;
 
 // ---- a fault-injecting FileSystem (the approach of io/fs_test.cc) ---------------------
 
-enum class Op { kNewWritableFile, kAppend, kSync, kClose, kRename, kSyncDir, kRemoveFile, kSyncFile };
+enum class Op { kNewWritableFile, kAppend, kSync, kClose, kRename, kSyncDir, kRemoveFile, kSyncFile, kWriteAt };
 const char* OpName(Op op) {
   static const char* names[] = {"NewWritableFile", "Append",     "Sync",    "Close",
-                                "Rename",          "SyncDir",    "RemoveFile", "SyncFile"};
+                                "Rename",          "SyncDir",    "RemoveFile", "SyncFile", "WriteAt"};
   return names[static_cast<int>(op)];
 }
 
@@ -65,10 +65,10 @@ constexpr int kCrashExit = 86;
 // Close of a WritableFile, NewWritableFile, Rename, SyncDir, RemoveFile); the fail_at-th
 // one fails with the chosen fault. A failing Append writes half its data first (a torn
 // write). kCrash ends the process with _exit() instead of returning (only in a child).
-class FaultFileSystem final : public FileSystem {
+class FaultFileSystem final : public FileSystemWrapper {
  public:
   explicit FaultFileSystem(int fail_at = 0, Fault fault = Fault::kEIO)
-      : fail_at_(fail_at), fault_(fault) {}
+      : FileSystemWrapper(DefaultFileSystem()), fail_at_(fail_at), fault_(fault) {}
 
   void Arm() { armed_ = true; }
   int calls() {
@@ -113,47 +113,37 @@ class FaultFileSystem final : public FileSystem {
     return Status::IOError(path + ": injected " + OpName(op) + " fault: Input/output error");
   }
 
-  Result<FileInfo> Stat(const std::string& p) override { return base_->Stat(p); }
-  Result<std::vector<DirEntry>> ListDir(const std::string& p) override { return base_->ListDir(p); }
-  Result<std::string> ReadFile(const std::string& p) override { return base_->ReadFile(p); }
-  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(const std::string& p) override {
-    return base_->OpenRandomAccess(p);
-  }
-  Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& p) override { return base_->LockFile(p); }
-
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to) override {
     if (Tick(Op::kRename, from)) {
       CrashNow();
       return Error(Op::kRename, from);
     }
-    return base_->Rename(from, to);
+    return target()->Rename(from, to);
   }
   Status SyncDir(const std::string& path) override {
     if (Tick(Op::kSyncDir, path)) {
       CrashNow();
       return Error(Op::kSyncDir, path);
     }
-    return base_->SyncDir(path);
+    return target()->SyncDir(path);
   }
   Status SyncFile(const std::string& path) override {
     if (Tick(Op::kSyncFile, path)) {
       CrashNow();
       return Error(Op::kSyncFile, path);
     }
-    return base_->SyncFile(path);
+    return target()->SyncFile(path);
   }
   Status RemoveFile(const std::string& path) override {
     if (Tick(Op::kRemoveFile, path)) {
       CrashNow();
       return Error(Op::kRemoveFile, path);
     }
-    return base_->RemoveFile(path);
+    return target()->RemoveFile(path);
   }
 
  private:
-  FileSystem* base_ = DefaultFileSystem();
   std::atomic<bool> armed_{false};
   std::mutex mu_;
   const int fail_at_;
@@ -165,38 +155,45 @@ class FaultFileSystem final : public FileSystem {
   std::vector<std::string> log_;
 };
 
-class FaultWritableFile final : public WritableFile {
+class FaultWritableFile final : public WritableFileWrapper {
  public:
   FaultWritableFile(FaultFileSystem* fs, std::string path, std::unique_ptr<WritableFile> inner)
-      : fs_(fs), path_(std::move(path)), inner_(std::move(inner)) {}
+      : WritableFileWrapper(std::move(inner)), fs_(fs), path_(std::move(path)) {}
   Status Append(std::string_view data) override {
     if (fs_->Tick(Op::kAppend, path_)) {
-      (void)inner_->Append(data.substr(0, data.size() / 2));
+      (void)target()->Append(data.substr(0, data.size() / 2));
       fs_->CrashNow();
       return fs_->Error(Op::kAppend, path_);
     }
-    return inner_->Append(data);
+    return target()->Append(data);
+  }
+  Status WriteAt(uint64_t offset, std::string_view data) override {
+    if (fs_->Tick(Op::kWriteAt, path_)) {
+      (void)target()->WriteAt(offset, data.substr(0, data.size() / 2));
+      fs_->CrashNow();
+      return fs_->Error(Op::kWriteAt, path_);
+    }
+    return target()->WriteAt(offset, data);
   }
   Status Sync() override {
     if (fs_->Tick(Op::kSync, path_)) {
       fs_->CrashNow();
       return fs_->Error(Op::kSync, path_);
     }
-    return inner_->Sync();
+    return target()->Sync();
   }
   Status Close() override {
     if (fs_->Tick(Op::kClose, path_)) {
       fs_->CrashNow();
-      (void)inner_->Close();  // the descriptor is released either way
+      (void)target()->Close();  // the descriptor is released either way
       return fs_->Error(Op::kClose, path_);
     }
-    return inner_->Close();
+    return target()->Close();
   }
 
  private:
   FaultFileSystem* fs_;
   std::string path_;
-  std::unique_ptr<WritableFile> inner_;
 };
 
 Result<std::unique_ptr<WritableFile>> FaultFileSystem::NewWritableFile(const std::string& path) {
@@ -204,7 +201,7 @@ Result<std::unique_ptr<WritableFile>> FaultFileSystem::NewWritableFile(const std
     CrashNow();
     return Error(Op::kNewWritableFile, path);
   }
-  REEL_ASSIGN_OR_RETURN(auto inner, base_->NewWritableFile(path));
+  REEL_ASSIGN_OR_RETURN(auto inner, target()->NewWritableFile(path));
   return std::unique_ptr<WritableFile>(new FaultWritableFile(this, path, std::move(inner)));
 }
 

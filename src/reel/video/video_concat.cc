@@ -1,43 +1,44 @@
-#include "interop/video_concat.h"
+#include "video/video_concat.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "reel/fs.h"
 #include "reel/video.h"
+#include "video/avio_fs.h"
 #include "video/ffmpeg_util.h"
 
 namespace reel::internal {
 
 using video::AvStatus;
 using video::InputPtr;
+using video::OutputPtr;
 using video::PacketPtr;
 
 namespace {
 
-struct OutputDeleter {
-  void operator()(AVFormatContext* f) const {
-    if (!f) return;
-    if (f->pb && !(f->oformat->flags & AVFMT_NOFILE)) avio_closep(&f->pb);
-    avformat_free_context(f);
-  }
-};
-using OutputPtr = std::unique_ptr<AVFormatContext, OutputDeleter>;
+FileSystem* Or(FileSystem* fs) { return fs ? fs : DefaultFileSystem(); }
+
+// FFmpeg's error, or the FileSystem's when a read or write of `f` failed underneath.
+Status AvOrIoStatus(AVFormatContext* f, const std::string& path, const std::string& what, int err) {
+  if (Status io = video::TakeIoError(f); !io.ok()) return io;
+  return AvStatus(path, what, err);
+}
 
 struct Input {
   InputPtr format;
   AVStream* stream = nullptr;
 };
 
-Result<Input> OpenVideo(const std::string& path) {
-  AVFormatContext* raw = nullptr;
-  int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
-  if (err < 0) return AvStatus(path, "opening the video", err);
+Result<Input> OpenVideo(FileSystem* fs, const std::string& path) {
+  REEL_ASSIGN_OR_RETURN(auto file, Or(fs)->OpenRandomAccess(path));
   Input in;
-  in.format.reset(raw);
-  err = avformat_find_stream_info(raw, nullptr);
-  if (err < 0) return AvStatus(path, "reading stream info", err);
+  REEL_RETURN_IF_ERROR(video::OpenFsInput(std::move(file), path, &in.format));
+  AVFormatContext* raw = in.format.get();
+  int err = avformat_find_stream_info(raw, nullptr);
+  if (err < 0) return AvOrIoStatus(raw, path, "reading stream info", err);
   for (unsigned i = 0; i < raw->nb_streams; ++i) {
     AVStream* s = raw->streams[i];
     if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(s->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
@@ -60,7 +61,8 @@ bool Mp4Codec(AVCodecID id) {
 }
 
 // Creates an .mp4 muxer at `path` with `in`'s stream parameters and writes the header.
-Status OpenMp4Output(const std::string& path, const AVStream& in, OutputPtr* out, AVStream** stream) {
+Status OpenMp4Output(FileSystem* fs, const std::string& path, const AVStream& in, OutputPtr* out,
+                     AVStream** stream) {
   AVFormatContext* raw = nullptr;
   int err = avformat_alloc_output_context2(&raw, nullptr, "mp4", path.c_str());
   if (err < 0 || !raw) return AvStatus(path, "creating the mp4 muxer", err);
@@ -74,10 +76,9 @@ Status OpenMp4Output(const std::string& path, const AVStream& in, OutputPtr* out
   s->time_base = in.time_base;
   s->avg_frame_rate = in.avg_frame_rate;
   s->r_frame_rate = in.r_frame_rate;
-  err = avio_open(&raw->pb, path.c_str(), AVIO_FLAG_WRITE);
-  if (err < 0) return AvStatus(path, "creating the file", err);
+  REEL_RETURN_IF_ERROR(video::OpenFsOutput(Or(fs), path, raw));
   err = avformat_write_header(raw, nullptr);
-  if (err < 0) return AvStatus(path, "writing the container header", err);
+  if (err < 0) return AvOrIoStatus(raw, path, "writing the container header", err);
   *stream = s;
   return Status::OK();
 }
@@ -85,6 +86,7 @@ Status OpenMp4Output(const std::string& path, const AVStream& in, OutputPtr* out
 }  // namespace
 
 struct StreamConcat::Impl {
+  FileSystem* fs = nullptr;
   std::string path;
   OutputPtr out;
   AVStream* stream = nullptr;
@@ -98,16 +100,17 @@ StreamConcat::StreamConcat(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 StreamConcat::~StreamConcat() = default;
 
 Result<std::unique_ptr<StreamConcat>> StreamConcat::Open(const std::string& path,
-                                                         const std::string& first_input) {
-  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(first_input));
+                                                         const std::string& first_input, FileSystem* fs) {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(fs, first_input));
   if (!Mp4Codec(in.stream->codecpar->codec_id)) {
     return Status::NotSupported(first_input + ": codec " +
                                 avcodec_get_name(in.stream->codecpar->codec_id) +
                                 " cannot be copied into .mp4");
   }
   auto impl = std::make_unique<Impl>();
+  impl->fs = fs;
   impl->path = path;
-  REEL_RETURN_IF_ERROR(OpenMp4Output(path, *in.stream, &impl->out, &impl->stream));
+  REEL_RETURN_IF_ERROR(OpenMp4Output(fs, path, *in.stream, &impl->out, &impl->stream));
   impl->params = avcodec_parameters_alloc();
   if (!impl->params) return Status::IOError(path + ": out of memory");
   avcodec_parameters_copy(impl->params, in.stream->codecpar);
@@ -115,13 +118,13 @@ Result<std::unique_ptr<StreamConcat>> StreamConcat::Open(const std::string& path
 }
 
 Result<bool> StreamConcat::Accepts(const std::string& input) const {
-  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input));
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(impl_->fs, input));
   return SameParameters(*impl_->params, *in.stream->codecpar);
 }
 
 Result<EpisodeSpan> StreamConcat::Append(const std::string& input) {
   Impl& m = *impl_;
-  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input));
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(m.fs, input));
   if (!SameParameters(*m.params, *in.stream->codecpar)) {
     return Status::Invalid(input + ": stream parameters differ from " + m.path + "'s");
   }
@@ -134,7 +137,7 @@ Result<EpisodeSpan> StreamConcat::Append(const std::string& input) {
   for (;;) {
     int err = av_read_frame(in.format.get(), pkt.get());
     if (err == AVERROR_EOF) break;
-    if (err < 0) return AvStatus(input, "reading a packet", err);
+    if (err < 0) return AvOrIoStatus(in.format.get(), input, "reading a packet", err);
     if (pkt->stream_index != in.stream->index) {
       av_packet_unref(pkt.get());
       continue;
@@ -161,8 +164,10 @@ Result<EpisodeSpan> StreamConcat::Append(const std::string& input) {
     ++frames;
     err = av_write_frame(m.out.get(), pkt.get());
     av_packet_unref(pkt.get());
-    if (err < 0) return AvStatus(m.path, "writing a packet", err);
+    if (err < 0) return AvOrIoStatus(m.out.get(), m.path, "writing a packet", err);
   }
+  // A read error FFmpeg took for the end of the input must not pass for a short episode.
+  REEL_RETURN_IF_ERROR(video::TakeIoError(in.format.get()));
   if (frames == 0) return Status::Invalid(input + ": no video frames");
   EpisodeSpan span;
   span.frames = frames;
@@ -178,17 +183,19 @@ Status StreamConcat::Finish() {
   Impl& m = *impl_;
   if (!m.out) return Status::OK();
   int err = av_write_trailer(m.out.get());
-  if (err < 0) return AvStatus(m.path, "writing the trailer", err);
+  if (err < 0) return AvOrIoStatus(m.out.get(), m.path, "writing the trailer", err);
+  Status st = video::CloseFsOutput(m.out.get(), /*sync=*/false);
   m.out.reset();
-  return Status::OK();
+  return st;
 }
 
 int64_t StreamConcat::bytes() const {
   return impl_->out && impl_->out->pb ? avio_tell(impl_->out->pb) : 0;
 }
 
-Status CopySegment(const std::string& input, double from_s, int64_t frames, const std::string& output) {
-  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input));
+Status CopySegment(const std::string& input, double from_s, int64_t frames, const std::string& output,
+                   FileSystem* fs) {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(fs, input));
   AVStream* st = in.stream;
   const AVRational tb = st->time_base;
   const AVRational rate = st->avg_frame_rate.num > 0 ? st->avg_frame_rate : st->r_frame_rate;
@@ -199,14 +206,14 @@ Status CopySegment(const std::string& input, double from_s, int64_t frames, cons
   const int64_t tol = std::max<int64_t>(period / 2, 1);
   const int64_t end = from + frames * period;  // first pts after the segment (nominal)
   int err = av_seek_frame(in.format.get(), st->index, from, AVSEEK_FLAG_BACKWARD);
-  if (err < 0) return AvStatus(input, "seeking", err);
+  if (err < 0) return AvOrIoStatus(in.format.get(), input, "seeking", err);
   std::vector<PacketPtr> kept;
   PacketPtr pkt(av_packet_alloc());
   int64_t last_dts_needed = end + 8 * period;  // reordering never reaches this far
   for (;;) {
     err = av_read_frame(in.format.get(), pkt.get());
     if (err == AVERROR_EOF) break;
-    if (err < 0) return AvStatus(input, "reading a packet", err);
+    if (err < 0) return AvOrIoStatus(in.format.get(), input, "reading a packet", err);
     if (pkt->stream_index != st->index || pkt->pts == AV_NOPTS_VALUE) {
       av_packet_unref(pkt.get());
       continue;
@@ -221,6 +228,7 @@ Status CopySegment(const std::string& input, double from_s, int64_t frames, cons
     }
     av_packet_unref(pkt.get());
   }
+  REEL_RETURN_IF_ERROR(video::TakeIoError(in.format.get()));
   if (static_cast<int64_t>(kept.size()) != frames) {
     return Status::Invalid(input + ": " + std::to_string(kept.size()) + " frames from " +
                            std::to_string(from_s) + " s, expected " + std::to_string(frames));
@@ -233,7 +241,7 @@ Status CopySegment(const std::string& input, double from_s, int64_t frames, cons
   for (const auto& p : kept) first_pts = std::min(first_pts, p->pts);
   OutputPtr out;
   AVStream* os = nullptr;
-  REEL_RETURN_IF_ERROR(OpenMp4Output(output, *st, &out, &os));
+  REEL_RETURN_IF_ERROR(OpenMp4Output(fs, output, *st, &out, &os));
   for (auto& p : kept) {
     const int64_t dts = p->dts == AV_NOPTS_VALUE ? p->pts : p->dts;
     p->pts = av_rescale_q(p->pts - first_pts, tb, os->time_base);
@@ -242,20 +250,22 @@ Status CopySegment(const std::string& input, double from_s, int64_t frames, cons
     p->stream_index = os->index;
     p->pos = -1;
     err = av_write_frame(out.get(), p.get());
-    if (err < 0) return AvStatus(output, "writing a packet", err);
+    if (err < 0) return AvOrIoStatus(out.get(), output, "writing a packet", err);
   }
   err = av_write_trailer(out.get());
-  if (err < 0) return AvStatus(output, "writing the trailer", err);
-  return Status::OK();
+  if (err < 0) return AvOrIoStatus(out.get(), output, "writing the trailer", err);
+  return video::CloseFsOutput(out.get(), /*sync=*/false);
 }
 
-Result<bool> CopyableToMp4(const std::string& input) {
-  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input));
+Result<bool> CopyableToMp4(const std::string& input, FileSystem* fs) {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(fs, input));
   return Mp4Codec(in.stream->codecpar->codec_id);
 }
 
-Status ReencodeToMp4(const std::string& input, const std::string& output, double fps) {
-  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(input));
+Status ReencodeToMp4(const std::string& input, const std::string& output, double fps, FileSystem* fs) {
+  VideoReaderOptions read_options;
+  read_options.fs = fs;
+  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(input, read_options));
   const VideoInfo info = reader->info();
   VideoEncoderOptions options;
   options.kind = info.depth ? VideoKind::kDepthHevc : VideoKind::kRgb;
@@ -264,6 +274,7 @@ Status ReencodeToMp4(const std::string& input, const std::string& output, double
   options.fps = fps;
   options.crf = 18;
   options.threads = 0;
+  options.fs = fs;
   if (options.kind == VideoKind::kDepthHevc && !HaveHevc12Encoder()) {
     return Status::NotSupported(input + ": depth must be re-encoded for .mp4, and this FFmpeg has "
                                 "no 12-bit HEVC encoder (libx265 with gray12le)");

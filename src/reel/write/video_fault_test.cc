@@ -1,0 +1,177 @@
+// A video write failing half-way through an episode (issue 15, "every byte through
+// FileSystem"): the encoders write their temps through the task's FileSystem, so a
+// FileSystemWrapper can fail the n-th Append/WriteAt of a video temp while the
+// recorder is recording. The failed episode must leave nothing visible, its number
+// must be recycled, and the episodes committed before must stay byte-identical.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "reel/fs.h"
+#include "reel/recorder.h"
+#include "reel/simulate.h"
+#include "reel/task.h"
+
+namespace reel {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// A temp of a video file being recorded: ".../videos/.../.<name>..." (a dotfile).
+bool IsVideoTemp(const std::string& path) {
+  return path.find("/videos/") != std::string::npos && BaseName(path).starts_with(".");
+}
+
+// Counts the Append and WriteAt calls on video temps; once armed, the fail_at-th one
+// (counted from the arming) fails with IOError after writing half its bytes.
+class VideoWriteFaults final : public FileSystemWrapper {
+ public:
+  VideoWriteFaults() : FileSystemWrapper(DefaultFileSystem()) {}
+
+  void Arm(int fail_at) {
+    count_ = 0;
+    fail_at_ = fail_at;
+  }
+  void Disarm() { fail_at_ = 0; }
+  int count() const { return count_; }
+  bool fired() const { return fired_; }
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    REEL_ASSIGN_OR_RETURN(auto file, target()->NewWritableFile(path));
+    if (!IsVideoTemp(path)) return file;
+    return std::unique_ptr<WritableFile>(new File(this, std::move(file)));
+  }
+
+ private:
+  class File final : public WritableFileWrapper {
+   public:
+    File(VideoWriteFaults* fs, std::unique_ptr<WritableFile> f) : WritableFileWrapper(std::move(f)), fs_(fs) {}
+    Status Append(std::string_view data) override {
+      if (fs_->Tick()) {
+        (void)target()->Append(data.substr(0, data.size() / 2));
+        return Status::IOError("injected video Append fault");
+      }
+      return target()->Append(data);
+    }
+    Status WriteAt(uint64_t offset, std::string_view data) override {
+      if (fs_->Tick()) return Status::IOError("injected video WriteAt fault");
+      return target()->WriteAt(offset, data);
+    }
+
+   private:
+    VideoWriteFaults* fs_;
+  };
+
+  bool Tick() {
+    const int n = ++count_;
+    if (fail_at_ > 0 && n == fail_at_) {
+      fired_ = true;
+      return true;
+    }
+    return false;
+  }
+
+  std::atomic<int> count_{0};
+  std::atomic<int> fail_at_{0};
+  std::atomic<bool> fired_{false};
+};
+
+using Tree = std::map<std::string, std::string>;  // relative path -> bytes
+
+// Every file a reader can see (no dotfiles, no lock, no recycled marker).
+Tree Visible(const std::string& root) {
+  Tree out;
+  for (const auto& e : stdfs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = stdfs::relative(e.path(), root).string();
+    bool dot = false;
+    for (const auto& part : stdfs::path(rel)) dot = dot || part.string().starts_with(".");
+    if (dot || rel == "meta/recycled_episode.json") continue;
+    out[rel] = *DefaultFileSystem()->ReadFile(e.path().string());
+  }
+  return out;
+}
+
+SimulateOptions Sim() {
+  SimulateOptions sim;
+  sim.seconds = 1.0;
+  sim.fps = 10;
+  sim.video_width = 320;  // big enough that the encoders write while recording
+  sim.video_height = 240;
+  return sim;
+}
+
+class VideoFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = JoinPath(::testing::TempDir(), "reel_video_fault.XXXXXX");
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    root_ = JoinPath(dir_, "pick");
+  }
+  void TearDown() override { stdfs::remove_all(dir_); }
+
+  // Records one episode; returns its N, or the first error.
+  Result<int64_t> Record(TaskWriter& writer) {
+    REEL_ASSIGN_OR_RETURN(auto episode, writer.BeginEpisode());
+    const int64_t n = episode->episode_index();
+    REEL_RETURN_IF_ERROR(SimulateEpisode(*episode, Sim(), n));
+    REEL_RETURN_IF_ERROR(episode->Commit().status());
+    return n;
+  }
+
+  std::string dir_, root_;
+};
+
+TEST_F(VideoFaultTest, VideoWriteFailingMidEpisodeLeavesNothingAndRecyclesN) {
+  VideoWriteFaults fs;
+  TaskWriterOptions options = SimulatedRigOptions("pick", Sim());
+  options.fs = &fs;
+  auto writer = TaskWriter::Open(root_, options);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+
+  // Episodes 1 and 2 commit; episode 2 counts the video writes of one episode.
+  auto first = Record(**writer);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  fs.Arm(0);
+  auto second = Record(**writer);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  const int writes = fs.count();
+  ASSERT_GT(writes, 8) << "too few video writes to fail one half-way";
+  const Tree before = Visible(root_);
+
+  // Episode 3: its video write half-way through fails.
+  fs.Arm(writes / 2);
+  auto third = Record(**writer);
+  ASSERT_FALSE(third.ok()) << "the injected fault did not surface";
+  EXPECT_TRUE(fs.fired());
+  EXPECT_NE(third.status().message().find("injected video"), std::string::npos) << third.status().ToString();
+  fs.Disarm();
+
+  // Nothing of it is visible; the earlier episodes are byte-identical.
+  EXPECT_EQ(Visible(root_), before);
+  auto task = Task::Open(root_);
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  auto episodes = (*task)->ListEpisodes();
+  ASSERT_TRUE(episodes.ok());
+  ASSERT_EQ(episodes->size(), 2u);
+
+  // Its number is recycled: the next episode is N=3 again, and commits.
+  auto again = Record(**writer);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, *second + 1);
+  const Tree after = Visible(root_);
+  for (const auto& [rel, bytes] : before) {
+    if (rel.starts_with("meta/info.json") || rel.starts_with("meta/stats.json") || rel == "meta/tasks.jsonl") continue;
+    ASSERT_TRUE(after.count(rel)) << rel << " vanished";
+    EXPECT_EQ(after.at(rel), bytes) << rel << " changed";
+  }
+}
+
+}  // namespace
+}  // namespace reel
