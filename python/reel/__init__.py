@@ -335,8 +335,10 @@ class VideoReader:
     (ValueError) for an index or time outside the video or a read of the wrong kind.
     Usable as a context manager; :meth:`close` releases the file."""
 
-    def __init__(self, path: str, threads: int = 0):
-        self._core = _core.VideoReader.open(str(path), int(threads))
+    def __init__(self, path: str, threads: int = 0, storage_options: dict[str, Any] | None = None):
+        """``path``: a video file, or its URI (``s3://bucket/key.mp4``, read with ranged reads;
+        ``storage_options`` as for :func:`reel.open`)."""
+        self._core = _core.VideoReader.open(str(path), int(threads), _storage(storage_options))
 
     @property
     def path(self) -> str:

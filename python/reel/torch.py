@@ -344,7 +344,7 @@ class FrameDataset(torch.utils.data.Dataset):
         if reader is None:
             # One decoder thread: random access seeks to a keyframe for nearly every sample, and
             # FFmpeg's frame threads only add latency there; DataLoader workers give the parallelism.
-            reader = reel.VideoReader(videos[camera], threads=1)
+            reader = reel.VideoReader(videos[camera], threads=1, storage_options=self.storage_options)
             self._readers[key] = reader
             while len(self._readers) > 4 * max(1, len(self.cameras)):
                 self._readers.popitem(last=False)[1].close()

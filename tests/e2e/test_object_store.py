@@ -3,9 +3,8 @@ reel.torch.FrameDataset and reel.daft on ``s3://bucket/prefix/task`` give what t
 same task on the local disk. The store is a real S3-compatible server (moto, on a free
 127.0.0.1 port, started here and stopped after); nothing inside reel is mocked.
 
-Video decoding goes through FileSystem only once the fs-kernel work (FFmpeg AVIOContext over
-FileSystem::OpenRandomAccess) is merged; until then the tests that decode video from S3 are
-expected failures (strict, so that they are noticed when they start passing)."""
+Video is decoded through FileSystem::OpenRandomAccess (FFmpeg's AVIOContext over it), i.e. with
+ranged GETs: test_one_random_frame_reads_a_fraction_of_the_file measures the bytes."""
 
 from __future__ import annotations
 
@@ -25,9 +24,6 @@ from .s3_server import BASE_ENV, free_port, moto_server, upload_tree
 BUCKET = "reel-test"
 W, H = 96, 64
 TIMEOUT_S = 120
-
-needs_video_over_fs = pytest.mark.xfail(
-    strict=True, reason="video decodes through FileSystem after the fs-kernel merge (issue 15 item 3)")
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +130,6 @@ def test_export_from_s3_equals_local_export(reel_bin, store, tmp_path):
             assert b.read_text() == a.read_text(), rel
 
 
-@needs_video_over_fs
 def test_frames_from_s3_equal_local(reel_bin, store, tmp_path):
     for where in ("local", "uri"):
         cli(reel_bin, "frames", store[where]["video"], 2, "--slot", "stereo_left", "--at", "0,7,29",
@@ -252,7 +247,6 @@ def test_frame_dataset_without_cameras_equals_local(store, reel_mod):
     assert s3.meta.tasks == local.meta.tasks
 
 
-@needs_video_over_fs
 def test_frame_dataset_with_cameras_equals_local(store, reel_mod):
     torch = pytest.importorskip("torch")
     from reel.torch import FrameDataset

@@ -67,6 +67,16 @@ int RunExport(ExportArgs& a) {
   auto task = Task::Open(loc->root, task_options);
   if (!task.ok()) return Fail(task.status());
   o.fs = DefaultFileSystem();  // the output is local; the task is read through its own fs
+  if (loc->object_store) {
+    // Video export copies streams through one FileSystem for input and output (StreamConcat).
+    auto episodes = (*task)->ListEpisodes();
+    if (!episodes.ok()) return Fail(episodes.status());
+    for (const EpisodeEntry& e : *episodes)
+      if (!e.videos.empty())
+        return Fail(Status::NotSupported(a.task + ": export of a task with videos reads them from a local "
+                                         "task only (episode " + std::to_string(e.episode_index) +
+                                         " has videos); copy the task locally first"));
+  }
   auto report = ExportTask(**task, a.output, o);
   if (!report.ok() && report.status().code() == StatusCode::kAlreadyExists && !o.replace_existing)
     return UsageFail(report.status().message() + " (--force replaces it)");

@@ -45,7 +45,9 @@ int RunFrames(FramesArgs& a) {
     return Fail(Status::NotFound("episode " + std::to_string(a.episode) + " has no video for slot \"" +
                                  a.slot + "\" (its slots: " + (slots.empty() ? "none" : slots) + ")"));
   }
-  auto reader = VideoReader::Open((*task)->Path(*rel));
+  VideoReaderOptions read_options;
+  read_options.fs = (*task)->fs();  // ranged reads on an object store
+  auto reader = VideoReader::Open((*task)->Path(*rel), read_options);
   if (!reader.ok()) return Fail(reader.status());
   VideoReader& r = **reader;
   const VideoInfo& info = r.info();

@@ -37,12 +37,10 @@ void CheckStreamShape(const Task& task, const std::string& slot, const std::stri
 void CheckVideoFiles(const Task& task, const EpisodeEntry& e, std::optional<int64_t> data_rows,
                      FindingSink& sink) {
   for (const auto& [slot, path] : e.videos) {
-    auto reader = VideoReader::Open(task.Path(path));
+    VideoReaderOptions options;
+    options.fs = task.fs();  // FFmpeg reads through the task's FileSystem (object stores too)
+    auto reader = VideoReader::Open(task.Path(path), options);
     if (!reader.ok()) {
-      // FFmpeg reads the local disk; a task served by another FileSystem may hold
-      // files that the local disk does not: those are not this rule's to judge.
-      if (reader.status().code() == StatusCode::kNotFound && task.fs() != DefaultFileSystem())
-        continue;
       sink.Add("video.unreadable", path,
                "slot \"" + slot + "\": " + reader.status().message());
       continue;

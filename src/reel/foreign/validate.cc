@@ -35,7 +35,9 @@ void CheckVideoFrames(FileSystem* fs, const std::string& root, const ForeignInfo
     const std::string path = JoinPath(root, rel);
     auto is_file = IsFile(fs, path);
     if (!is_file.ok() || !*is_file) continue;  // already a file_missing finding
-    auto reader = VideoReader::Open(path);
+    VideoReaderOptions options;
+    options.fs = fs;
+    auto reader = VideoReader::Open(path, options);
     if (!reader.ok()) {
       sink.Error(kRuleUnreadable, rel, reader.status().message(), reader.status().code());
       continue;

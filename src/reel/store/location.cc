@@ -151,6 +151,12 @@ Status CheckBucket(ObjectStoreFileSystem& fs, const ParsedUri& p, const std::str
 }
 
 Result<OpenedLocation> OpenS3(const ParsedUri& p, const std::string& uri, const ObjectStoreOptions& o) {
+  // What can be refused without S3 is refused first (S3 up is one more thing to finalise).
+  const std::string endpoint = FirstSet({o.endpoint_url, Env("AWS_ENDPOINT_URL_S3"), Env("AWS_ENDPOINT_URL")});
+  if (!endpoint.empty()) {
+    arrow::fs::S3Options probe;
+    REEL_RETURN_IF_ERROR(SetEndpoint(endpoint, &probe).WithContext(uri));
+  }
   Registry& r = GetRegistry();
   {
     // Before any S3Options: the AWS SDK's credential providers need it up.
