@@ -35,6 +35,10 @@ def store(reel_bin, tmp_path_factory):
         "--seed", 1)
     cli(reel_bin, "simulate", local["novideo"], "--count", 3, "--seconds", 1, "--no-video", "--seed", 2)
     cli(reel_bin, "export", local["novideo"], "-o", local["lerobot"], "--to", "lerobot-v3")
+    # Long enough that one frame's reads (container header, the keyframe's packets) are a
+    # small part of the file.
+    local["long"] = base / "long"
+    cli(reel_bin, "simulate", local["long"], "--count", 1, "--seconds", 20, "--seed", 3)
     with moto_server() as endpoint, pytest.MonkeyPatch.context() as mp:
         for k, v in BASE_ENV.items():
             mp.setenv(k, v)
@@ -272,3 +276,91 @@ def test_daft_episodes_and_columns_equal_local(store, reel_mod):
     fb["task"] = [local for _ in fb["task"]]
     assert fa == fb
     assert rd.read_tasks(uri).to_pydict()["task"] == rd.read_tasks(local).to_pydict()["task"]
+
+
+def test_one_random_frame_reads_a_fraction_of_the_file(store, reel_mod):
+    """Video on S3 is read with ranged GETs: one frame (a fresh reader: header, then the
+    packets from the keyframe before it) reads well below the file; a second frame from the
+    same reader reads less again. The frames equal the local ones."""
+    uri, local = store["uri"]["long"], store["local"]["long"]
+    so = reel_mod._core.StorageOptions()
+    s3, disk = reel_mod.open(uri), reel_mod.open(str(local))
+    e = s3.episodes()[0]
+    slot = "stereo_left"
+    size = (local / e["videos"][slot]).stat().st_size
+    reel_mod._core.object_store_counters(uri, so, True)
+    a = s3.frames(1, slot, [377])
+    first = reel_mod._core.object_store_counters(uri, so, True)
+    assert np.array_equal(a, disk.frames(1, slot, [377]))
+    print(f"one frame: {first['bytes_read']} of {size} bytes in {first['read_requests']} reads")
+    assert first["files_opened"] == 1
+    assert first["bytes_read"] < size / 4, (first, size)
+    with reel_mod.VideoReader(f"{uri}/{e['videos'][slot]}") as r:
+        r.read_rgb([100])
+        reel_mod._core.object_store_counters(uri, so, True)
+        b = r.read_rgb([511])
+        again = reel_mod._core.object_store_counters(uri, so, True)
+    assert np.array_equal(b[0], disk.frames(1, slot, [511])[0])
+    assert again["bytes_read"] < first["bytes_read"], (again, first)
+
+
+def test_python_frames_and_daft_cameras_equal_local(store, reel_mod):
+    uri, local = store["uri"]["video"], str(store["local"]["video"])
+    s3, disk = reel_mod.open(uri), reel_mod.open(local)
+    for slot in ("stereo_left", "d435_depth"):
+        assert np.array_equal(s3.frames(2, slot, [0, 13, 29]), disk.frames(2, slot, [0, 13, 29])), slot
+    pytest.importorskip("daft")
+    import reel.daft as rd
+
+    fa = rd.read(local, columns=["timestamp"], load_video_frames=["stereo_left"])
+    fb = rd.read(uri, columns=["timestamp"], load_video_frames=["stereo_left"])
+    a = fa.sort(["episode_index", "frame_index"]).to_pydict()
+    b = fb.sort(["episode_index", "frame_index"]).to_pydict()
+    key = "observation.images.stereo_left"
+    assert len(a[key]) == len(b[key]) == 90
+    for x, y in zip(a[key], b[key]):
+        assert np.array_equal(np.asarray(x), np.asarray(y))
+
+
+RAY_SCRIPT = """
+import json, sys
+import numpy as np
+import ray
+ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+         configure_logging=False)
+import daft
+daft.set_runner_ray(noop_if_initialized=True)
+import reel.daft as rd
+uri, storage, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+got = rd.read(uri, columns=["timestamp"], load_video_frames=["stereo_left"], storage_options=storage) \\
+    .sort(["episode_index", "frame_index"]).to_pydict()
+np.savez(out, timestamp=np.asarray(got["timestamp"]),
+         frames=np.asarray([np.asarray(v) for v in got["observation.images.stereo_left"]]))
+print(json.dumps({"runner": str(daft.get_or_infer_runner_type())}))
+ray.shutdown()
+"""
+
+
+def test_daft_on_a_local_ray_cluster_reads_s3(store, reel_mod, tmp_path):
+    """The workers get the URI and storage_options as plain values and open the task themselves
+    (the endpoint is not in their environment)."""
+    pytest.importorskip("ray")
+    pytest.importorskip("daft")
+    import sys
+    import tempfile
+
+    import reel.daft as rd
+
+    local, uri = str(store["local"]["video"]), store["uri"]["video"]
+    want = rd.read(local, columns=["timestamp"], load_video_frames=["stereo_left"]) \
+        .sort(["episode_index", "frame_index"]).to_pydict()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
+    env.update(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0", RAY_TMPDIR=tempfile.mkdtemp(prefix="reel-ray-"))
+    out = tmp_path / "ray.npz"
+    proc = subprocess.run([sys.executable, "-c", RAY_SCRIPT, uri, json.dumps({"endpoint_url": store["endpoint"]}),
+                           str(out)], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "ray" in json.loads(proc.stdout.strip().splitlines()[-1])["runner"].lower()
+    with np.load(out) as z:
+        np.testing.assert_array_equal(z["timestamp"], np.asarray(want["timestamp"]))
+        np.testing.assert_array_equal(z["frames"], np.asarray([np.asarray(v) for v in want["observation.images.stereo_left"]]))
