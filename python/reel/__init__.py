@@ -48,6 +48,8 @@ except ImportError as _e:  # a pyarrow of another major.minor: its libarrow has 
                           f"({_e})") from _e
     raise
 from ._dataset import Dataset
+from ._storage import STORAGE_OPTION_KEYS  # noqa: F401 - documented keys
+from ._storage import storage as _storage
 from ._writer import Episode, TaskWriter
 from ._ops import Server, check, export, import_dataset, pack, serve, simulate, upload
 from ._ops import options_repr as _options_repr
@@ -86,23 +88,6 @@ __all__ = [
     "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",
     "NotSupportedError", "AlreadyExistsError",
 ]
-
-
-# The keys of ``storage_options`` (reel::ObjectStoreOptions, include/reel/object_store.h;
-# the CLI's --endpoint-url, --region, --anonymous). A plain dict so that it pickles to
-# Ray/DataLoader workers, which open the URI themselves.
-STORAGE_OPTION_KEYS = ("endpoint_url", "region", "anonymous", "connect_timeout_s", "request_timeout_s",
-                       "max_attempts")
-
-
-def _storage(storage_options: dict[str, Any] | None) -> "_core.StorageOptions":
-    """``storage_options`` as the core's StorageOptions; unknown keys raise TypeError."""
-    o = _core.StorageOptions()
-    for key, value in (storage_options or {}).items():
-        if key not in STORAGE_OPTION_KEYS:
-            raise TypeError(f"storage_options: unknown key {key!r} (known: {', '.join(STORAGE_OPTION_KEYS)})")
-        setattr(o, key, value)
-    return o
 
 
 # Arrow's S3 support must be finalised before the interpreter goes away (reel does it at

@@ -10,6 +10,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import _core
+from ._storage import storage as _storage
 
 
 class Dataset:
@@ -27,7 +28,6 @@ class Dataset:
     NotSupportedError for a version reel does not know. Long calls release the GIL."""
 
     def __init__(self, path: str, storage_options: dict[str, Any] | None = None):
-        from reel import _storage  # the package's one conversion of storage_options
         self._root = str(path).rstrip("/") if _core.is_uri(str(path)) else str(path)
         self._storage_options = dict(storage_options or {})
         self._core = _core.ForeignDataset.open(str(path), _storage(storage_options))
@@ -96,7 +96,6 @@ class Dataset:
         """Every foreign.* rule over the whole dataset (metadata, each episode's rows, each
         video's frame count), as dicts {task, rule, severity, path, message}, like
         :meth:`reel.Task.check`."""
-        from reel import _storage
         return _core.check(self.root, _core.CheckOptions(), _storage(self._storage_options))
 
     def __repr__(self) -> str:

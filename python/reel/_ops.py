@@ -14,6 +14,7 @@ import os
 from typing import Any, Callable, Iterable
 
 from . import _core
+from ._storage import storage as _storage
 
 
 def options(cls: type, what: str, kwargs: dict[str, Any], o=None):
@@ -96,7 +97,6 @@ def check(path: str | os.PathLike, **kwargs: Any) -> list[dict[str, Any]]:
     of :class:`reel.CheckOptions` (io_threads, recursive, max_depth); ``path`` may be a URI
     (``s3://bucket/prefix``, with ``storage_options`` as for :func:`reel.open`). Raises when the input cannot be read at all
     (the CLI's exit code 2)."""
-    from reel import _storage  # one conversion of storage_options for the package
     storage = _storage(kwargs.pop("storage_options", None))
     o = options(_core.CheckOptions, "check", kwargs)
     p = os.fspath(path) if hasattr(path, "__fspath__") else str(path)
