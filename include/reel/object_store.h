@@ -52,9 +52,12 @@ struct ObjectStoreOptions {
   // $AWS_SECRET_ACCESS_KEY (/ $AWS_SESSION_TOKEN), else the AWS default chain
   // (profile, instance metadata).
   bool anonymous = false;
-  // Seconds to establish a connection, and for one request; <= 0 = the AWS default.
+  // Seconds to establish a connection; and the longest a request may go without a byte
+  // arriving (curl's low-speed limit on Linux: a stalled server fails after it, a slow
+  // download of a big object does not). <= 0 = the AWS default. Worst case for an
+  // unresponsive endpoint: about max_attempts * request_timeout_s plus back-off.
   double connect_timeout_s = 5;
-  double request_timeout_s = 30;
+  double request_timeout_s = 10;
   // Attempts per request (the first included) before an error is returned, with the
   // AWS standard back-off between them.
   int max_attempts = 3;

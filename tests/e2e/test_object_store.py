@@ -180,6 +180,19 @@ def test_unreachable_endpoint_fails_in_bounded_time(reel_bin, store):
     assert took < 60
 
 
+def test_stalled_endpoint_fails_in_bounded_time(store, reel_mod):
+    """A server that accepts connections and never answers: the request timeout ends it."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(16)
+        endpoint = f"http://127.0.0.1:{s.getsockname()[1]}"
+        t0 = time.monotonic()
+        with pytest.raises(reel_mod.IOError, match=r"s3://bucket/task.*127\.0\.0\.1"):
+            reel_mod.open("s3://bucket/task", {"endpoint_url": endpoint, "request_timeout_s": 2, "max_attempts": 1})
+        assert time.monotonic() - t0 < 30
+
+
 def test_wrong_credentials(reel_bin, store, tmp_path):
     """A second server that checks credentials (moto's IAM auth on from the first request):
     the test's keys are unknown there, so the bucket check is refused."""
