@@ -31,7 +31,9 @@ This package is a thin layer over the C++ core (``reel._core``)::
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
 from typing import Any, Iterable
 
 import numpy as np
@@ -46,6 +48,8 @@ except ImportError as _e:  # a pyarrow of another major.minor: its libarrow has 
                           f"({_e})") from _e
     raise
 from ._dataset import Dataset
+from ._storage import STORAGE_OPTION_KEYS  # noqa: F401 - documented keys
+from ._storage import storage as _storage
 from ._writer import Episode, TaskWriter
 from ._ops import Server, check, export, import_dataset, pack, serve, simulate, upload
 from ._ops import options_repr as _options_repr
@@ -78,7 +82,7 @@ for _cls in (ExportOptions, ImportOptions, PackOptions, UploadOptions, CheckOpti
 
 __all__ = [
     "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
-    "export", "import_dataset", "pack", "upload", "check", "simulate", "serve", "Server", "sha256_hex",
+    "read_file", "export", "import_dataset", "pack", "upload", "check", "simulate", "serve", "Server", "sha256_hex",
     "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "UploadOptions", "CheckOptions",
     "SimulateOptions", "ServeConfig",
     "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",
@@ -86,23 +90,45 @@ __all__ = [
 ]
 
 
-def detect_format(path: str) -> dict[str, str]:
-    """Format of the dataset at ``path``: {"format", "version", "evidence"}."""
-    return _core.detect_format(str(path))
+# Arrow's S3 support must be finalised before the interpreter goes away (reel does it at
+# C exit too; doing it here first keeps it ahead of module teardown).
+atexit.register(_core.shutdown_object_stores)
+
+
+def detect_format(path: str, storage_options: dict[str, Any] | None = None) -> dict[str, str]:
+    """Format of the dataset at ``path`` (a path or URI): {"format", "version", "evidence"}."""
+    return _core.detect_format(str(path), _storage(storage_options))
+
+
+def read_file(path: str, storage_options: dict[str, Any] | None = None) -> bytes | None:
+    """The whole file at a path or URI (s3://bucket/key) as bytes; None when it does not exist."""
+    return _core.read_file(str(path), _storage(storage_options))
 
 
 class Task:
     """A pooled_episodes_v1 task opened for reading. Reading never writes."""
 
-    def __init__(self, core: _core.Task):
+    def __init__(self, core: _core.Task, root: str | None = None,
+                 storage_options: dict[str, Any] | None = None):
         """Use :func:`reel.open`; wraps an opened ``reel._core.Task``."""
         self._core = core
+        self._root = root
+        self._storage_options = dict(storage_options or {})
         self._info: dict[str, Any] | None = None
 
     @property
     def root(self) -> str:
-        """The task directory, as given to :func:`reel.open`."""
-        return self._core.root
+        """The task directory or URI, as given to :func:`reel.open`."""
+        return self._root if self._root is not None else self._core.root
+
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        """The ``storage_options`` the task was opened with (a copy)."""
+        return dict(self._storage_options)
+
+    def read_file(self, relative: str) -> bytes | None:
+        """A file of the task (e.g. "meta/tasks.jsonl") as bytes; None when it does not exist."""
+        return self._core.read_file(str(relative))
 
     @property
     def info(self) -> dict[str, Any]:
@@ -218,7 +244,7 @@ class Task:
 
     def check(self) -> list[dict[str, Any]]:
         """Conformance findings for this task."""
-        return self._core.check()
+        return _core.check(self.root, _core.CheckOptions(), _storage(self._storage_options))
 
 
 class ArrowStream:
@@ -294,8 +320,10 @@ class VideoReader:
     (ValueError) for an index or time outside the video or a read of the wrong kind.
     Usable as a context manager; :meth:`close` releases the file."""
 
-    def __init__(self, path: str, threads: int = 0):
-        self._core = _core.VideoReader.open(str(path), int(threads))
+    def __init__(self, path: str, threads: int = 0, storage_options: dict[str, Any] | None = None):
+        """``path``: a video file, or its URI (``s3://bucket/key.mp4``, read with ranged reads;
+        ``storage_options`` as for :func:`reel.open`)."""
+        self._core = _core.VideoReader.open(str(path), int(threads), _storage(storage_options))
 
     @property
     def path(self) -> str:
@@ -360,11 +388,20 @@ class VideoReader:
                 f"{i['frames']} frames at {i['fps']:g} fps{', closed' if self.closed else ''})")
 
 
-def open(path: str) -> "Task | Dataset":  # noqa: A001 - the natural name, like io.open
+def open(path: str, storage_options: dict[str, Any] | None = None) -> "Task | Dataset":  # noqa: A001
     """Opens the dataset at ``path``: a :class:`Dataset` for LeRobot v2.x / v3.x and bundle
     datasets (by :func:`detect_format`), a :class:`Task` for anything else (a pooled task, or
-    the error Task's open raises)."""
-    p = str(path)
-    if _core.is_foreign(p):
-        return Dataset(p)
-    return Task(_core.Task.open(p))
+    the error Task's open raises).
+
+    ``path`` may be a URI: ``s3://bucket/prefix/task`` (or what Arrow's
+    ``FileSystemFromUri`` accepts, e.g. ``gs://``). ``storage_options`` says how to reach it,
+    as the CLI's flags do: ``{"endpoint_url": "http://127.0.0.1:9000", "region": ...,
+    "anonymous": False, "connect_timeout_s": 5, "request_timeout_s": 30, "max_attempts": 3}``;
+    missing keys come from $AWS_ENDPOINT_URL(_S3), $AWS_REGION / $AWS_DEFAULT_REGION and
+    $AWS_ACCESS_KEY_ID / $AWS_SECRET_ACCESS_KEY (docs/storage.md)."""
+    p = os.fspath(path) if hasattr(path, "__fspath__") else str(path)
+    so = _storage(storage_options)
+    if _core.is_foreign(p, so):
+        return Dataset(p, storage_options=storage_options)
+    return Task(_core.Task.open(p, so), root=p.rstrip("/") if _core.is_uri(p) else p,
+                storage_options=storage_options)

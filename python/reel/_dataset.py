@@ -10,6 +10,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import _core
+from ._storage import storage as _storage
 
 
 class Dataset:
@@ -26,14 +27,25 @@ class Dataset:
     and for a row outside the episode; CorruptionError for a file that cannot be decoded;
     NotSupportedError for a version reel does not know. Long calls release the GIL."""
 
-    def __init__(self, path: str):
-        self._core = _core.ForeignDataset.open(str(path))
+    def __init__(self, path: str, storage_options: dict[str, Any] | None = None):
+        self._root = str(path).rstrip("/") if _core.is_uri(str(path)) else str(path)
+        self._storage_options = dict(storage_options or {})
+        self._core = _core.ForeignDataset.open(str(path), _storage(storage_options))
         self._info: dict[str, Any] | None = None
 
     @property
     def root(self) -> str:
-        """The dataset directory, as given."""
-        return self._core.root
+        """The dataset directory or URI, as given."""
+        return self._root
+
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        """The ``storage_options`` the dataset was opened with (a copy)."""
+        return dict(self._storage_options)
+
+    def read_file(self, relative: str) -> bytes | None:
+        """A file of the dataset (e.g. "meta/stats.json") as bytes; None when it does not exist."""
+        return _core.read_file(f"{self.root}/{relative}", _storage(self._storage_options))
 
     @property
     def info(self) -> dict[str, Any]:
@@ -84,7 +96,7 @@ class Dataset:
         """Every foreign.* rule over the whole dataset (metadata, each episode's rows, each
         video's frame count), as dicts {task, rule, severity, path, message}, like
         :meth:`reel.Task.check`."""
-        return _core.check(self.root)
+        return _core.check(self.root, _core.CheckOptions(), _storage(self._storage_options))
 
     def __repr__(self) -> str:
         i = self.info

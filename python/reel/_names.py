@@ -18,15 +18,24 @@ def camera_key(name: str) -> str:
     return name if name.startswith("observation.") else IMAGE_PREFIX + name
 
 
-def pooled_tasks(root: str) -> list[str]:
-    """meta/tasks.jsonl of a pooled task as task strings by task_index; [] without the file."""
+def pooled_tasks(task) -> list[str]:
+    """meta/tasks.jsonl of a pooled task as task strings by task_index; [] without the file.
+    ``task``: an opened reel.Task (read through its file system: a local disk or an object
+    store), or a local task directory."""
     out: dict[int, str] = {}
-    try:
-        with open(os.path.join(str(root), "meta", "tasks.jsonl"), encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    t = json.loads(line)
-                    out[int(t["task_index"])] = str(t["task"])
-    except FileNotFoundError:
-        return []
+    if hasattr(task, "read_file"):
+        raw = task.read_file("meta/tasks.jsonl")
+        if raw is None:
+            return []
+        lines = raw.decode("utf-8").splitlines()
+    else:
+        try:
+            with open(os.path.join(str(task), "meta", "tasks.jsonl"), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            return []
+    for line in lines:
+        if line.strip():
+            t = json.loads(line)
+            out[int(t["task_index"])] = str(t["task"])
     return [out[i] for i in sorted(out)]

@@ -14,6 +14,7 @@ import os
 from typing import Any, Callable, Iterable
 
 from . import _core
+from ._storage import storage as _storage
 
 
 def options(cls: type, what: str, kwargs: dict[str, Any], o=None):
@@ -93,10 +94,13 @@ def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None,
 def check(path: str | os.PathLike, **kwargs: Any) -> list[dict[str, Any]]:
     """Conformance findings for a task or a folder of tasks (``reel check``; rules in
     docs/check-rules.md) as dicts {task, rule, severity, path, message}. Keywords: the fields
-    of :class:`reel.CheckOptions` (io_threads, recursive, max_depth). Raises when the input cannot be read at all
+    of :class:`reel.CheckOptions` (io_threads, recursive, max_depth); ``path`` may be a URI
+    (``s3://bucket/prefix``, with ``storage_options`` as for :func:`reel.open`). Raises when the input cannot be read at all
     (the CLI's exit code 2)."""
+    storage = _storage(kwargs.pop("storage_options", None))
     o = options(_core.CheckOptions, "check", kwargs)
-    return _core.check(os.fspath(path), o)
+    p = os.fspath(path) if hasattr(path, "__fspath__") else str(path)
+    return _core.check(p, o, storage)
 
 
 def simulate(task: str | os.PathLike, count: int = 2, **kwargs: Any) -> dict[str, Any]:

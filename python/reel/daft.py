@@ -17,7 +17,10 @@ one data file and one video file per camera, and each group is served by one ree
 parquet through the Arrow C stream, the frames by reel's decoder with the GIL released). Nothing
 is read on the driver but the episodes rows, so the same code runs on Daft's native runner or on
 a Ray cluster (``daft.set_runner_ray(address=...)``) over many tasks, as long as every worker
-sees the task paths (a shared file system). Workers keep opened tasks in a per-process cache.
+sees the task paths: a shared file system, or an object store (``s3://bucket/prefix/task``, with
+``storage_options`` as for :func:`reel.open`; the URI and the options travel to the workers as
+plain values and each worker opens the URI itself). Workers keep opened tasks in a per-process
+cache.
 
 Any path ``reel.open`` reads works: a pooled task or a LeRobot v2.x/v3.x or bundle dataset
 (episode_index is LeRobot's, or the bundle's position in manifest.json). Cameras are named as in
@@ -48,18 +51,28 @@ _EPISODE_FIELDS = ("task", "episode_index", "length", "duration_sec", "task_inde
                    "video_slots")
 
 
+# storage_options travel as a sorted tuple of items: hashable (the caches below key on
+# it) and picklable (Daft ships the UDFs to its workers).
+Storage = tuple
+
+
+def _storage_key(storage_options: dict | None) -> Storage:
+    return tuple(sorted((storage_options or {}).items()))
+
+
 @functools.lru_cache(maxsize=64)
-def _task(path: str):
+def _task(path: str, storage: Storage = ()):
     """reel.Task or reel.Dataset, opened once per process."""
-    return reel.open(path)
+    return reel.open(path, dict(storage))
 
 
-def _episode_rows(path: str, include_meta: bool, include_stats: bool, include_video_metadata: bool) -> list[dict]:
+def _episode_rows(path: str, include_meta: bool, include_stats: bool, include_video_metadata: bool,
+                  storage: Storage = ()) -> list[dict]:
     """The episodes of one path in read_episodes' columns (plus the optional groups)."""
-    opened = _task(path)
+    opened = _task(path, storage)
     out = []
     if isinstance(opened, reel.Task):
-        tasks = pooled_tasks(opened.root)
+        tasks = pooled_tasks(opened)
         for e in pa.table(opened.episodes_arrow()).to_pylist():
             ti = e["task_index"]
             row = {"task": path, "episode_index": int(e["episode_index"]), "length": e["length"],
@@ -99,7 +112,7 @@ def _episode_rows(path: str, include_meta: bool, include_stats: bool, include_vi
                 row[f"videos/{key}/to_timestamp"] = v.get("to_timestamp")
         out.append(row)
     if include_stats:
-        stats = _lerobot_episode_stats(str(path))
+        stats = _lerobot_episode_stats(str(path)) if not reel._core.is_uri(str(path)) else {}
         for row in out:
             row.update(stats.get(row["episode_index"], {}))
     return out
@@ -135,13 +148,13 @@ def _lerobot_episode_stats(root: str) -> dict[int, dict]:
 
 
 @functools.lru_cache(maxsize=8)
-def _episode_table(path: str, episode_index: int, fields: tuple[pa.Field, ...]) -> pa.Table:
+def _episode_table(path: str, episode_index: int, fields: tuple[pa.Field, ...], storage: Storage = ()) -> pa.Table:
     """The episode's columns; one it never supplied reads as "no sample" (reel._sparse)."""
-    return read_filling(_task(path), episode_index, fields)
+    return read_filling(_task(path, storage), episode_index, fields)
 
 
 def read_episodes(paths: str | Iterable[str], include_meta: bool = False, include_stats: bool = False,
-                  include_video_metadata: bool = False) -> daft.DataFrame:
+                  include_video_metadata: bool = False, storage_options: dict | None = None) -> daft.DataFrame:
     """One row per episode of each path: task (the path), episode_index, length, duration_sec,
     task_index, tasks (the task strings), has_data, video_slots. Reads metadata only.
 
@@ -152,27 +165,29 @@ def read_episodes(paths: str | Iterable[str], include_meta: bool = False, includ
     (LeRobot v3 episodes parquet, v2.1 episodes_stats.jsonl; pooled tasks keep task-level stats
     only, so none); ``include_video_metadata`` ``videos/<camera>/path`` and
     ``videos/<camera>/from_timestamp`` (pooled: 0, one file per episode) and, for LeRobot,
-    ``/to_timestamp``."""
+    ``/to_timestamp``. ``storage_options``: as for :func:`reel.open`, for URIs (LeRobot
+    per-episode stats are read from local datasets only)."""
     if isinstance(paths, str) or hasattr(paths, "__fspath__"):
         paths = [paths]
     rows = []
     for path in paths:
-        rows.extend(_episode_rows(str(path), include_meta, include_stats, include_video_metadata))
+        rows.extend(_episode_rows(str(path), include_meta, include_stats, include_video_metadata,
+                                  _storage_key(storage_options)))
     if not rows:
         return daft.from_pydict({k: [] for k in _EPISODE_FIELDS})
     keys = list(dict.fromkeys(k for r in rows for k in r))
     return daft.from_pydict({k: [r.get(k) for r in rows] for k in keys})
 
 
-def read_tasks(paths: str | Iterable[str]) -> daft.DataFrame:
+def read_tasks(paths: str | Iterable[str], storage_options: dict | None = None) -> daft.DataFrame:
     """The task strings of each path, as Daft's ``read_tasks``: task_index, task (the string),
     root (the path). Pooled: meta/tasks.jsonl; LeRobot/bundle: the tasks reel reads."""
     if isinstance(paths, str) or hasattr(paths, "__fspath__"):
         paths = [paths]
     out = {"task_index": [], "task": [], "root": []}
     for path in paths:
-        opened = _task(str(path))
-        strings = pooled_tasks(opened.root) if isinstance(opened, reel.Task) else list(opened.info.get("tasks") or [])
+        opened = _task(str(path), _storage_key(storage_options))
+        strings = pooled_tasks(opened) if isinstance(opened, reel.Task) else list(opened.info.get("tasks") or [])
         for i, t in enumerate(strings):
             out["task_index"].append(i)
             out["task"].append(str(t))
@@ -193,14 +208,14 @@ def _groups(tasks: list, episodes: list):
     return groups
 
 
-def _data_udf(fields: tuple[pa.Field, ...], dtype: DataType, batch_size: int):
+def _data_udf(fields: tuple[pa.Field, ...], dtype: DataType, batch_size: int, storage: Storage = ()):
     @daft.func.batch(return_dtype=dtype, unnest=True, batch_size=batch_size)
     def read_columns(task: Series, episode_index: Series, frame_index: Series) -> pa.Array:
         tasks, eps, rows = task.to_pylist(), episode_index.to_pylist(), frame_index.to_pylist()
         order: list[int] = []
         pieces: list[pa.Table] = []
         for (path, n), positions in _groups(tasks, eps).items():
-            table = _episode_table(path, n, fields)
+            table = _episode_table(path, n, fields, storage)
             pieces.append(table.take(pa.array([rows[p] for p in positions], pa.int64())))
             order.extend(positions)
         joined = pa.concat_tables(pieces).combine_chunks()
@@ -211,33 +226,33 @@ def _data_udf(fields: tuple[pa.Field, ...], dtype: DataType, batch_size: int):
     return read_columns
 
 
-def _source_camera(path: str, key: str) -> str:
+def _source_camera(path: str, key: str, storage: Storage = ()) -> str:
     """The name ``path``'s reader knows camera ``key`` (observation.images.<slot>) by: the slot
     for a pooled task, the video key for LeRobot/bundle."""
-    if isinstance(_task(path), reel.Task) and key.startswith(IMAGE_PREFIX):
+    if isinstance(_task(path, storage), reel.Task) and key.startswith(IMAGE_PREFIX):
         return key[len(IMAGE_PREFIX):]
     return key
 
 
-def _camera_udf(slot: str, height: int, width: int, batch_size: int):
+def _camera_udf(slot: str, height: int, width: int, batch_size: int, storage: Storage = ()):
     @daft.func.batch(return_dtype=DataType.tensor(DataType.uint8(), (height, width, 3)), batch_size=batch_size)
     def read_camera(task: Series, episode_index: Series, frame_index: Series) -> np.ndarray:
         tasks, eps, rows = task.to_pylist(), episode_index.to_pylist(), frame_index.to_pylist()
         out = np.empty((len(rows), height, width, 3), np.uint8)
         # One group = one video file: decoded in frame order by one reel call.
         for (path, n), positions in _groups(tasks, eps).items():
-            name = _source_camera(path, slot)
-            frames = _task(path).frame_images(n, [name], [rows[p] for p in positions])[name]
+            name = _source_camera(path, slot, storage)
+            frames = _task(path, storage).frame_images(n, [name], [rows[p] for p in positions])[name]
             out[np.asarray(positions)] = frames
         return out
 
     return read_camera
 
 
-def _camera_size(episodes: list[dict], slot: str) -> tuple[int, int]:
+def _camera_size(episodes: list[dict], slot: str, storage: Storage = ()) -> tuple[int, int]:
     for e in episodes:
-        info = _task(e["task"]).info
-        cam = (info.get("cameras") or {}).get(_source_camera(e["task"], slot))  # pooled: info.json cameras
+        info = _task(e["task"], storage).info
+        cam = (info.get("cameras") or {}).get(_source_camera(e["task"], slot, storage))  # pooled: info.json cameras
         if cam:
             return int(cam["height"]), int(cam["width"])
         feature = (info.get("features") or {}).get(slot)  # LeRobot / bundle: [H, W, C]
@@ -248,7 +263,8 @@ def _camera_size(episodes: list[dict], slot: str) -> tuple[int, int]:
 
 
 def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
-                cameras: Sequence[str] | str | bool = (), batch_size: int = 64) -> daft.DataFrame:
+                cameras: Sequence[str] | str | bool = (), batch_size: int = 64,
+                storage_options: dict | None = None) -> daft.DataFrame:
     """One row per frame of the kept episodes (``has_data``): task, episode_index, frame_index,
     then ``columns`` of the data parquet (default: every column of the first episode's file but
     the bookkeeping ones), then one uint8 (H, W, 3) tensor column per camera, named
@@ -256,12 +272,14 @@ def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
 
     Reads the first kept episode's schema on the driver to type the columns (Daft needs the
     types before it runs); a column another episode lacks (a sparse column it never supplied)
-    reads as the contract's "no sample" value: 0, [0]*d, [] or "connected"."""
+    reads as the contract's "no sample" value: 0, [0]*d, [] or "connected". ``storage_options``:
+    as for :func:`reel.open`, when the tasks are URIs."""
+    storage = _storage_key(storage_options)
     kept = episodes.where(col("has_data"))
     first = kept.select("task", "episode_index").limit(1).to_pylist()
     if not first:
         raise reel.NotFoundError("load_frames: no episode with data among the episodes given")
-    probe = pa.table(_task(first[0]["task"]).data(first[0]["episode_index"]))
+    probe = pa.table(_task(first[0]["task"], storage).data(first[0]["episode_index"]))
     # Pooled and LeRobot files carry these themselves; the frame's own index is frame_index.
     bookkeeping = {"episode_index", "frame_index"}
     names = [c for c in (columns if columns is not None else probe.column_names) if c not in bookkeeping]
@@ -273,18 +291,19 @@ def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
     frames = frames.select("task", "episode_index", "frame_index")
     if names:
         struct = DataType.from_arrow_type(pa.struct([probe.schema.field(c) for c in names]))
-        udf = _data_udf(tuple(probe.schema.field(c) for c in names), struct, batch_size)
+        udf = _data_udf(tuple(probe.schema.field(c) for c in names), struct, batch_size, storage)
         frames = frames.select("task", "episode_index", "frame_index",
                                udf(col("task"), col("episode_index"), col("frame_index")))
     eps = kept.select("task").distinct().to_pylist()
-    for key in _camera_keys(cameras, eps):
-        h, w = _camera_size(eps, key)
-        udf = _camera_udf(key, h, w, batch_size)
+    for key in _camera_keys(cameras, eps, storage):
+        h, w = _camera_size(eps, key, storage)
+        udf = _camera_udf(key, h, w, batch_size, storage)
         frames = frames.with_column(key, udf(col("task"), col("episode_index"), col("frame_index")))
     return frames
 
 
-def _camera_keys(cameras: Sequence[str] | str | bool | None, episodes: list[dict]) -> list[str]:
+def _camera_keys(cameras: Sequence[str] | str | bool | None, episodes: list[dict],
+                 storage: Storage = ()) -> list[str]:
     """load_video_frames / cameras as camera keys: False/None/() none, True every RGB camera of
     the datasets, a name or a list of names (slot names are aliases)."""
     if cameras is None or cameras is False:
@@ -292,7 +311,7 @@ def _camera_keys(cameras: Sequence[str] | str | bool | None, episodes: list[dict
     if cameras is True:
         keys: list[str] = []
         for e in episodes:
-            info = _task(e["task"]).info
+            info = _task(e["task"], storage).info
             found = [IMAGE_PREFIX + c for c in info.get("cameras") or {}] if "cameras" in info else [
                 k for k in info.get("video_keys") or [] if not k.startswith("observation.depth.")]
             keys += [k for k in found if k not in keys]
@@ -305,22 +324,24 @@ def _camera_keys(cameras: Sequence[str] | str | bool | None, episodes: list[dict
 def load_episode_frames(episodes: daft.DataFrame, dataset_uri: str | None = None,
                         columns: Sequence[str] | None = None,
                         load_video_frames: Sequence[str] | str | bool = False,
-                        batch_size: int = 64) -> daft.DataFrame:
+                        batch_size: int = 64, storage_options: dict | None = None) -> daft.DataFrame:
     """Daft's ``load_episode_frames``: the frames of the episodes left in ``episodes`` (one row
     per frame, each episode's kept columns broadcast to its frames, joined on episode_index and
     the task path). ``dataset_uri`` names the dataset when ``episodes`` has no ``task`` column
     (e.g. a frame built by hand with episode_index only). ``load_video_frames`` as in
-    :func:`read`."""
+    :func:`read`; ``storage_options`` as for :func:`reel.open`."""
     if "task" not in episodes.column_names:
         if dataset_uri is None:
             raise TypeError("load_episode_frames: episodes has no 'task' column; pass dataset_uri")
         episodes = episodes.with_column("task", daft.lit(str(dataset_uri)))
     if "has_data" not in episodes.column_names or "length" not in episodes.column_names:
         full = read_episodes(str(dataset_uri) if dataset_uri is not None else
-                             [r["task"] for r in episodes.select("task").distinct().to_pylist()])
+                             [r["task"] for r in episodes.select("task").distinct().to_pylist()],
+                             storage_options=storage_options)
         extra = [c for c in episodes.column_names if c not in full.column_names]
         episodes = full.join(episodes.select("task", "episode_index", *extra), on=["task", "episode_index"])
-    frames = load_frames(episodes, columns=columns, cameras=load_video_frames, batch_size=batch_size)
+    frames = load_frames(episodes, columns=columns, cameras=load_video_frames, batch_size=batch_size,
+                         storage_options=storage_options)
     # Daft's semantics: each episode's columns are broadcast to its frames, but the internal
     # locator columns (data/*, meta/*, videos/*) are not.
     extra = [c for c in episodes.column_names if c not in frames.column_names and c != "has_data"
@@ -332,14 +353,17 @@ def load_episode_frames(episodes: daft.DataFrame, dataset_uri: str | None = None
 
 def read(paths: str | Iterable[str], columns: Sequence[str] | None = None,
          cameras: Sequence[str] = (), include_stats: bool = False,
-         load_video_frames: Sequence[str] | str | bool = False, batch_size: int = 64) -> daft.DataFrame:
+         load_video_frames: Sequence[str] | str | bool = False, batch_size: int = 64,
+         storage_options: dict | None = None) -> daft.DataFrame:
     """Daft's ``read``: one row per frame of every episode with data, each episode's columns
     (length, duration_sec, task_index, tasks, video_slots; with ``include_stats`` the
     per-episode stats, see :func:`read_episodes`) broadcast to its frames.
     ``load_video_frames``: False (default) no images, True every RGB camera, a camera name or a
-    list (``cameras`` is the older spelling of the same)."""
+    list (``cameras`` is the older spelling of the same). ``storage_options``: as for
+    :func:`reel.open`, for URIs (s3://bucket/prefix/task)."""
     wanted: Sequence[str] | str | bool = load_video_frames
     if cameras:
         wanted = list(cameras) if wanted is False else wanted
-    episodes = read_episodes(paths, include_stats=include_stats)
-    return load_episode_frames(episodes, columns=columns, load_video_frames=wanted, batch_size=batch_size)
+    episodes = read_episodes(paths, include_stats=include_stats, storage_options=storage_options)
+    return load_episode_frames(episodes, columns=columns, load_video_frames=wanted, batch_size=batch_size,
+                               storage_options=storage_options)

@@ -67,14 +67,14 @@ class DatasetMeta:
 class _Source:
     """One path as the dataset reads it: a pooled task or a reel.Dataset (LeRobot, bundle)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, storage_options: dict[str, Any] | None = None):
         self.path = path
-        opened = reel.open(path)
+        opened = reel.open(path, storage_options)
         self.pooled = isinstance(opened, reel.Task)
         self.info = opened.info
         self.fps = float(self.info.get("fps") or 0)
         if self.pooled:
-            self.tasks = pooled_tasks(opened.root)
+            self.tasks = pooled_tasks(opened)
             rows = {int(r["episode_index"]): r for r in pa.table(opened.episodes_arrow()).to_pylist()}
             cameras = {c: (int(v["height"]), int(v["width"])) for c, v in (self.info.get("cameras") or {}).items()}
             self.cameras = {IMAGE_PREFIX + c: hw for c, hw in cameras.items()}
@@ -88,7 +88,7 @@ class _Source:
                     "episode_index": n, "length": int(e["length"]),
                     "tasks": [self.tasks[ti]] if ti is not None and 0 <= ti < len(self.tasks) else [],
                     "videos": {IMAGE_PREFIX + s: f"{opened.root}/{rel}" for s, rel in e["videos"].items()}})
-            self.stats = _read_stats(os.path.join(opened.root, "meta", "stats.json"))
+            self.stats = _read_stats(opened.read_file("meta/stats.json"))
         else:
             self.tasks = [str(t) for t in self.info.get("tasks") or []]
             features = self.info.get("features") or {}
@@ -101,18 +101,22 @@ class _Source:
             self.episodes = [{"episode_index": int(e["episode_index"]), "length": int(e["length"]),
                               "tasks": list(e.get("tasks") or []), "videos": {k: None for k in e.get("videos", {})}}
                              for e in opened.episodes() if int(e["length"])]
-            self.stats = _read_stats(os.path.join(str(path), "meta", "stats.json"))
+            self.stats = _read_stats(opened.read_file("meta/stats.json"))
+        self.storage_options = storage_options
 
     def schema(self, episode_index: int) -> pa.Schema:
-        return pa.RecordBatchReader.from_stream(reel.open(self.path).data(episode_index)).schema
+        return pa.RecordBatchReader.from_stream(reel.open(self.path, self.storage_options).data(episode_index)).schema
 
 
-def _read_stats(path: str) -> dict[str, dict[str, np.ndarray]]:
-    """stats.json {feature: {stat: value}} as numpy arrays; {} when there is none."""
+def _read_stats(raw_bytes: bytes | None) -> dict[str, dict[str, np.ndarray]]:
+    """stats.json's bytes {feature: {stat: value}} as numpy arrays; {} when there is none."""
+    if raw_bytes is None:
+        return {}
     try:
-        with open(path, encoding="utf-8") as f:
-            raw = json.load(f)
-    except (FileNotFoundError, ValueError):
+        raw = json.loads(raw_bytes.decode("utf-8"))
+    except ValueError:
+        return {}
+    if not isinstance(raw, dict):
         return {}
     out = {}
     for key, stats in raw.items():
@@ -153,10 +157,13 @@ class FrameDataset(torch.utils.data.Dataset):
     """A map-style dataset of frames, shaped like LeRobot's ``LeRobotDataset``.
 
     ``FrameDataset(tasks, columns=None, cameras=None, delta_timestamps=None, episodes=None,
-    image_transforms=None, tolerance_s=1e-4, image_dtype="float32", cache_episodes=8)``
+    image_transforms=None, tolerance_s=1e-4, image_dtype="float32", cache_episodes=8,
+    storage_options=None)``
 
     - ``tasks``: one path or a list: pooled tasks, LeRobot v2.x/v3.x datasets or bundles
-      (anything :func:`reel.open` reads).
+      (anything :func:`reel.open` reads), local or URIs (``s3://bucket/prefix/task``).
+    - ``storage_options``: how to reach URIs, as for :func:`reel.open` (a dict; it pickles to
+      the workers, which open the URIs themselves).
     - ``columns``: data columns to return; None = every numeric column (fixed-size vectors and
       numbers) of the first episode, [] = none.
     - ``cameras``: None = every RGB camera (pooled: info.json ``cameras``; LeRobot: its video
@@ -186,7 +193,8 @@ class FrameDataset(torch.utils.data.Dataset):
                  delta_timestamps: Mapping[str, Sequence[float]] | None = None,
                  episodes: Mapping[int, Iterable[int]] | None = None, cache_episodes: int = 8,
                  image_transforms: Callable[[torch.Tensor], torch.Tensor] | None = None,
-                 tolerance_s: float = 1e-4, image_dtype: str = "float32"):
+                 tolerance_s: float = 1e-4, image_dtype: str = "float32",
+                 storage_options: dict[str, Any] | None = None):
         if image_dtype not in ("float32", "uint8"):
             raise TypeError(f"image_dtype must be 'float32' or 'uint8', got {image_dtype!r}")
         self.tasks = [str(tasks)] if isinstance(tasks, (str, bytes)) or hasattr(tasks, "__fspath__") else [
@@ -195,7 +203,9 @@ class FrameDataset(torch.utils.data.Dataset):
         self.image_dtype = image_dtype
         self.tolerance_s = float(tolerance_s)
         self.cache_episodes = int(cache_episodes)
-        sources = [_Source(p) for p in self.tasks]
+        # A plain dict: it pickles to DataLoader workers, which open the URIs themselves.
+        self.storage_options = dict(storage_options or {})
+        sources = [_Source(p, self.storage_options) for p in self.tasks]
         # The index, built once: (source, N, length, video paths) per kept episode and cumulative
         # starts, so workers never list a task again.
         self._episodes: list[tuple[int, int, int]] = []
@@ -303,7 +313,7 @@ class FrameDataset(torch.utils.data.Dataset):
 
     def _source(self, si: int):
         if si not in self._open:
-            self._open[si] = reel.open(self.tasks[si])
+            self._open[si] = reel.open(self.tasks[si], self.storage_options)
         return self._open[si]
 
     def _episode_columns(self, si: int, n: int) -> dict[str, np.ndarray]:
@@ -334,7 +344,7 @@ class FrameDataset(torch.utils.data.Dataset):
         if reader is None:
             # One decoder thread: random access seeks to a keyframe for nearly every sample, and
             # FFmpeg's frame threads only add latency there; DataLoader workers give the parallelism.
-            reader = reel.VideoReader(videos[camera], threads=1)
+            reader = reel.VideoReader(videos[camera], threads=1, storage_options=self.storage_options)
             self._readers[key] = reader
             while len(self._readers) > 4 * max(1, len(self.cameras)):
                 self._readers.popitem(last=False)[1].close()

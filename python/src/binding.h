@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "reel/object_store.h"
 #include "reel/status.h"
 
 namespace arrow {
@@ -56,6 +57,11 @@ void BindForeign(nb::module_& m);
 void BindOps(nb::module_& m);
 // serve_ext.cc: reel._core.ServeConfig, ServerThread, sha256_hex, hash_password (serve.h).
 void BindServe(nb::module_& m);
+// store_ext.cc: reel._core.StorageOptions, read_file, object_store_counters. Bind first:
+// other functions take a StorageOptions default.
+void BindStore(nb::module_& m);
+// OpenLocation with the GIL released.
+Result<OpenedLocation> Locate(const std::string& path_or_uri, const ObjectStoreOptions& options);
 // video_ext.cc: reel._core.VideoReader and reel._core.encode_rgb.
 void BindVideo(nb::module_& m);
 // Task.frames: rows of an episode's video for `slot`; RGB uint8 (n, H, W, 3) or

@@ -145,18 +145,23 @@ void BindForeign(nb::module_& m) {
                                "A LeRobot v2.x / v3.x or bundle dataset opened read-only (reel/dataset.h).")
       .def_static(
           "open",
-          [](const std::string& path) {
+          [](const std::string& path, const ObjectStoreOptions& storage) {
             Result<std::unique_ptr<ForeignDataset>> opened = Status::OK();
             {
               nb::gil_scoped_release release;
-              opened = ForeignDataset::Open(path);
+              opened = [&]() -> Result<std::unique_ptr<ForeignDataset>> {
+                REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
+                ForeignOpenOptions options;
+                options.fs = loc.fs.get();  // lives until process exit (object_store.h)
+                return ForeignDataset::Open(loc.root, options);
+              }();
             }
             auto d = std::make_unique<PyForeignDataset>();
             d->dataset = Unwrap(std::move(opened));
             return d;
           },
-          "path"_a,
-          "Reads meta/info.json (or manifest.json) and the tasks. NotSupportedError for a pooled or "
+          "path"_a, "storage"_a = ObjectStoreOptions(),
+          "Reads meta/info.json (or manifest.json) and the tasks (a path or URI). NotSupportedError for a pooled or "
           "v1.0 task and for unknown versions; InvalidError for malformed metadata.")
       .def_prop_ro("root", [](const PyForeignDataset& d) { return d.dataset->root(); })
       .def("info", [](const PyForeignDataset& d) { return InfoDict(d.dataset->info()); },
@@ -197,12 +202,14 @@ void BindForeign(nb::module_& m) {
            "from_timestamp + timestamp within half a frame period; bundle: frame = row.");
   m.def(
       "is_foreign",
-      [](const std::string& path) {
+      [](const std::string& path, const ObjectStoreOptions& storage) {
         nb::gil_scoped_release release;
-        auto f = DetectFormat(DefaultFileSystem(), path);
+        auto loc = OpenLocation(path, storage);
+        if (!loc.ok()) return false;  // the pooled open reports it
+        auto f = DetectFormat(loc->fs.get(), loc->root);
         return f.ok() && IsForeignFormat(f->format);
       },
-      "path"_a, "True when `path` is a dataset ForeignDataset reads (LeRobot v2.x/v3.x, bundle).");
+      "path"_a, "storage"_a = ObjectStoreOptions(), "True when `path` is a dataset ForeignDataset reads (LeRobot v2.x/v3.x, bundle).");
 }
 
 }  // namespace py

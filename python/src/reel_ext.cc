@@ -80,11 +80,21 @@ nb::list FindingsList(const std::vector<TaskReport>& reports) {
   return out;
 }
 
-nb::list Check(const std::string& path, const CheckOptions& options) {
+// Findings of CheckPath on a path or URI; tasks are named as given (the URI, not the
+// object store's own path).
+nb::list Check(const std::string& path, const CheckOptions& options, const ObjectStoreOptions& storage) {
   Result<std::vector<TaskReport>> reports = Status::OK();
   {
     nb::gil_scoped_release release;
-    reports = CheckPath(path, options);
+    reports = [&]() -> Result<std::vector<TaskReport>> {
+      REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
+      CheckOptions o = options;
+      if (loc.object_store) o.fs = loc.fs.get();
+      REEL_ASSIGN_OR_RETURN(auto found, CheckPath(loc.root, o));
+      for (TaskReport& r : found)
+        if (r.path.compare(0, loc.root.size(), loc.root) == 0) r.path = loc.display + r.path.substr(loc.root.size());
+      return found;
+    }();
   }
   return FindingsList(Unwrap(std::move(reports)));
 }
@@ -160,39 +170,61 @@ NB_MODULE(_core, m) {
   m.doc() = "reel's C++ core (pooled_episodes_v1 reader, checker, video decoding)";
   m.attr("__version__") = REEL_VERSION;
 
+  BindStore(m);  // StorageOptions first: it is a default argument below
   m.def(
       "detect_format",
-      [](const std::string& path) {
-        auto f = Unwrap(DetectFormat(DefaultFileSystem(), path));
+      [](const std::string& path, const ObjectStoreOptions& storage) {
+        OpenedLocation loc = Unwrap(Locate(path, storage));
+        auto f = Unwrap(DetectFormat(loc.fs.get(), loc.root));
         nb::dict d;
         d["format"] = DatasetFormatName(f.format);
         d["version"] = f.version;
         d["evidence"] = f.evidence;
         return d;
       },
-      "path"_a, "Detects the dataset format of `path` from meta/info.json or manifest.json.");
+      "path"_a, "storage"_a = ObjectStoreOptions(),
+      "Detects the dataset format of `path` (a path or URI) from meta/info.json or manifest.json.");
 
   m.def("decode_row_diff_frames", &DecodeRowDiffFrames, "encoded"_a, "scale"_a,
         "Decodes k row_diff_quantized force matrices (k, 187500) int16 into (k, 250, 250, 3) "
         "float32: int32 cumulative sum per row of 750, int16 wrap, then / scale.");
 
   BindOps(m);  // CheckOptions first: check's default argument is one
-  m.def("check", &Check, "path"_a, "options"_a = CheckOptions(),
+  m.def("check", &Check, "path"_a, "options"_a = CheckOptions(), "storage"_a = ObjectStoreOptions(),
         "Checks a task (or a folder of tasks); returns the findings as dicts.");
 
   nb::class_<Task> task_cls(m, "Task", "A pooled_episodes_v1 task opened for reading.");
   task_cls
       .def_static(
           "open",
-          [](const std::string& path) {
+          [](const std::string& path, const ObjectStoreOptions& storage) {
             Result<std::unique_ptr<Task>> t = Status::OK();
             {
               nb::gil_scoped_release release;
-              t = Task::Open(path);
+              t = [&]() -> Result<std::unique_ptr<Task>> {
+                REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
+                TaskOptions options;
+                options.fs = loc.fs.get();  // lives until process exit (object_store.h)
+                return Task::Open(loc.root, options);
+              }();
             }
             return Unwrap(std::move(t));
           },
-          "path"_a)
+          "path"_a, "storage"_a = ObjectStoreOptions(),
+          "Opens a task at a path or URI (s3://bucket/path; `storage` says how to reach it).")
+      .def(
+          "read_file",
+          [](const Task& t, const std::string& relative) -> nb::object {
+            Result<std::string> bytes = Status::OK();
+            {
+              nb::gil_scoped_release release;
+              bytes = t.fs()->ReadFile(t.Path(relative));
+            }
+            if (!bytes.ok() && bytes.status().code() == StatusCode::kNotFound) return nb::none();
+            const std::string& b = Unwrap(std::move(bytes));
+            return nb::bytes(b.data(), b.size());
+          },
+          "relative"_a, "A file of the task (path relative to its root) as bytes; None when missing.")
       .def_prop_ro("root", &Task::root)
       .def("info_json", [](const Task& t) { return Unwrap(SerializeInfoJson(t.info())); },
            "info.json as reel models it (unknown keys kept), as JSON text.")
@@ -226,7 +258,11 @@ NB_MODULE(_core, m) {
       .def("frames", &TaskFrames, "episode_index"_a, "slot"_a, "rows"_a,
            "Frames `rows` (int64, any order, repeats allowed) of episode N's video for `slot`: "
            "RGB uint8 (n, H, W, 3), or depth uint16 millimetres (n, H, W) for a depth stream.")
-      .def("check", [](const Task& t) { return Check(t.root(), CheckOptions()); });
+      .def("check", [](const Task& t) {
+        CheckOptions o;
+        o.fs = t.fs();
+        return Check(t.root(), o, ObjectStoreOptions());
+      });
   BindArrow(task_cls);
   BindSamples(task_cls);
 

@@ -286,6 +286,6 @@ def test_type_stubs_are_generated_and_installed(reel_mod):
     for name in ("class Task", "def data_stream(self, episode_index: int", "def episodes_stream",
                  "class TaskWriter", "class EpisodeWriter", "class VideoReader", "def imu(self, episode_index: int)",
                  "def check(path: str, options: CheckOptions", "class ExportOptions", "def export_task(",
-                 "class ForeignDataset", "def is_foreign(path: str)",
+                 "class ForeignDataset", "def is_foreign(path: str, storage: StorageOptions", "class StorageOptions",
                  "def frame_images(self, episode_index: int"):
         assert name in stub, name

@@ -59,10 +59,12 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
     int threads = 0;
     std::string progress = "auto";
     CheckOptions options;
+    ObjectStoreOptions store;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("path", args->path, "task directory, or a folder of task directories");
+  cmd->add_option("path", args->path, "task directory or URI (s3://bucket/path), or a folder of tasks");
   AddJsonFlag(cmd, args->json);
+  AddStoreOptions(cmd, args->store);
   cmd->add_flag("--recursive,-r", args->options.recursive,
                 "look for tasks in nested folders too (symbolic links to folders are not followed)");
   cmd->add_option("--max-depth", args->options.max_depth, "with --recursive: folder levels searched")
@@ -77,11 +79,22 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
     if (args->path.empty()) throw CLI::RequiredError("path");
     args->options.io_threads = args->threads;
     args->options.progress = MakeProgress(args->progress);
-    auto folder = CheckFolder(args->path, args->options);
+    auto loc = OpenInput(args->path, args->store);
+    if (!loc.ok()) {
+      exit_code = Fail(loc.status());
+      return;
+    }
+    args->options.fs = loc->fs.get();
+    auto folder = CheckFolder(loc->root, args->options);
     if (!folder.ok()) {
       exit_code = Fail(folder.status());
       return;
     }
+    // Reports name tasks as the user wrote the location (the URI, not the store's path).
+    for (TaskReport& r : folder->tasks)
+      if (r.path.compare(0, loc->root.size(), loc->root) == 0) r.path = loc->display + r.path.substr(loc->root.size());
+    for (SkippedFolder& f : folder->skipped)
+      if (f.path.compare(0, loc->root.size(), loc->root) == 0) f.path = loc->display + f.path.substr(loc->root.size());
     const std::vector<TaskReport>* reports = &folder->tasks;
     int64_t errors = 0, warnings = 0;
     for (const TaskReport& r : *reports) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reel/object_store.h"
 #include "reel/progress.h"
 #include "reel/status.h"
 
@@ -57,6 +58,11 @@ ProgressFn MakeProgress(const std::string& mode);
 // SIGINT/SIGTERM/SIGHUP the scratch directories go, then the process ends by the signal.
 // Call first in the command's callback, before any thread is started.
 void RemoveScratchOnInterrupt();
+// location.cc: --endpoint-url, --region, --anonymous (docs/storage.md) on a command that
+// reads a task or dataset given as a path or a URI.
+void AddStoreOptions(CLI::App* cmd, ObjectStoreOptions& options);
+// OpenLocation (reel/object_store.h) for a command's input.
+Result<OpenedLocation> OpenInput(const std::string& path_or_uri, const ObjectStoreOptions& options);
 // "1,3,5-9" (reel/index_list.h) with the flag's name in the error; `unique`: each once
 // (episodes), else as written (frames).
 Result<std::vector<int64_t>> ParseListFlag(const std::string& flag, const std::string& text, bool unique);

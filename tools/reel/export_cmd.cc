@@ -22,6 +22,7 @@ struct ExportArgs {
   bool json = false;
   std::string progress = "auto";
   ExportOptions options;
+  ObjectStoreOptions store;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -59,8 +60,23 @@ int RunExport(ExportArgs& a) {
   for (const auto& c : a.list_drop) o.mapping.list_rules[c] = ListRule::kDrop;
   o.mapping.include_depth = !a.no_depth;
   o.progress = MakeProgress(a.progress);
-  auto task = Task::Open(a.task);
+  auto loc = OpenInput(a.task, a.store);
+  if (!loc.ok()) return Fail(loc.status());
+  TaskOptions task_options;
+  task_options.fs = loc->fs.get();
+  auto task = Task::Open(loc->root, task_options);
   if (!task.ok()) return Fail(task.status());
+  o.fs = DefaultFileSystem();  // the output is local; the task is read through its own fs
+  if (loc->object_store) {
+    // Video export copies streams through one FileSystem for input and output (StreamConcat).
+    auto episodes = (*task)->ListEpisodes();
+    if (!episodes.ok()) return Fail(episodes.status());
+    for (const EpisodeEntry& e : *episodes)
+      if (!e.videos.empty())
+        return Fail(Status::NotSupported(a.task + ": export of a task with videos reads them from a local "
+                                         "task only (episode " + std::to_string(e.episode_index) +
+                                         " has videos); copy the task locally first"));
+  }
   auto report = ExportTask(**task, a.output, o);
   if (!report.ok() && report.status().code() == StatusCode::kAlreadyExists && !o.replace_existing)
     return UsageFail(report.status().message() + " (--force replaces it)");
@@ -90,7 +106,8 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ExportArgs>();
   auto* cmd = app.add_subcommand("export", "Export a task to LeRobot v3.0 / v2.1 or bundles");
   cmd->add_option("--to", a->to, "lerobot-v3, lerobot-v2.1 or bundle")->capture_default_str();
-  cmd->add_option("task", a->task, "pooled task directory")->required();
+  cmd->add_option("task", a->task, "pooled task directory or URI (s3://bucket/path); the output is local")->required();
+  AddStoreOptions(cmd, a->store);
   cmd->add_option("out", a->positional_output, "output directory (the same as -o)");
   cmd->add_option("-o,--output", a->output, "output directory (must not exist, unless --force)");
   cmd->add_flag("--force", a->options.replace_existing,

@@ -41,9 +41,11 @@ struct Opened {
   std::vector<ForeignEpisode> episodes;
 };
 
-Result<Opened> OpenAll(const std::string& root) {
+Result<Opened> OpenAll(const OpenedLocation& loc) {
   Opened o;
-  REEL_ASSIGN_OR_RETURN(o.dataset, ForeignDataset::Open(root));
+  ForeignOpenOptions options;
+  options.fs = loc.fs.get();
+  REEL_ASSIGN_OR_RETURN(o.dataset, ForeignDataset::Open(loc.root, options));
   REEL_ASSIGN_OR_RETURN(o.episodes, o.dataset->ReadEpisodes());
   return o;
 }
@@ -57,13 +59,14 @@ Result<const ForeignEpisode*> Find(const Opened& o, int64_t n) {
 
 }  // namespace
 
-bool IsForeignRoot(const std::string& root) {
-  auto format = DetectFormat(DefaultFileSystem(), root);
+bool IsForeignRoot(const OpenedLocation& loc) {
+  auto format = DetectFormat(loc.fs.get(), loc.root);
   return format.ok() && IsForeignFormat(format->format);
 }
 
-int RunForeignInfo(const std::string& root, bool json) {
-  auto o = OpenAll(root);
+int RunForeignInfo(const OpenedLocation& loc, bool json) {
+  const std::string& root = loc.display;
+  auto o = OpenAll(loc);
   if (!o.ok()) return Fail(o.status());
   const ForeignInfo& info = o->dataset->info();
   int64_t frames = 0;
@@ -109,8 +112,8 @@ int RunForeignInfo(const std::string& root, bool json) {
   return kExitOk;
 }
 
-int RunForeignLs(const std::string& root, bool json) {
-  auto o = OpenAll(root);
+int RunForeignLs(const OpenedLocation& loc, bool json) {
+  auto o = OpenAll(loc);
   if (!o.ok()) return Fail(o.status());
   Json list = Json::array();
   for (const ForeignEpisode& e : o->episodes) list.push_back(EpisodeJson(e));
@@ -132,8 +135,8 @@ int RunForeignLs(const std::string& root, bool json) {
   return kExitOk;
 }
 
-int RunForeignShow(const std::string& root, int64_t n, bool json) {
-  auto o = OpenAll(root);
+int RunForeignShow(const OpenedLocation& loc, int64_t n, bool json) {
+  auto o = OpenAll(loc);
   if (!o.ok()) return Fail(o.status());
   auto e = Find(*o, n);
   if (!e.ok()) return Fail(e.status());
@@ -171,9 +174,9 @@ int RunForeignShow(const std::string& root, int64_t n, bool json) {
   return kExitOk;
 }
 
-int RunForeignFrames(const std::string& root, int64_t n, const std::string& key,
+int RunForeignFrames(const OpenedLocation& loc, int64_t n, const std::string& key,
                      const std::vector<int64_t>& rows, const std::string& out_dir, bool json) {
-  auto o = OpenAll(root);
+  auto o = OpenAll(loc);
   if (!o.ok()) return Fail(o.status());
   auto e = Find(*o, n);
   if (!e.ok()) return Fail(e.status());

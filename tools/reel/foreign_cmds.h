@@ -9,19 +9,21 @@
 #include <string>
 #include <vector>
 
+#include "reel/object_store.h"
 #include "reel/status.h"
 
 namespace reel::cli {
 
-// True when `root` is a dataset ForeignDataset reads. False for anything else,
+// True when `loc` is a dataset ForeignDataset reads. False for anything else,
 // including unreadable paths (the pooled path then reports those).
-bool IsForeignRoot(const std::string& root);
+bool IsForeignRoot(const OpenedLocation& loc);
 
-int RunForeignInfo(const std::string& root, bool json);
-int RunForeignLs(const std::string& root, bool json);
+// `loc`: the input as OpenInput resolved it (outputs are named by loc.display).
+int RunForeignInfo(const OpenedLocation& loc, bool json);
+int RunForeignLs(const OpenedLocation& loc, bool json);
 // `episode`: episode_index (LeRobot) or manifest position (bundle), 0-based.
-int RunForeignShow(const std::string& root, int64_t episode, bool json);
-int RunForeignFrames(const std::string& root, int64_t episode, const std::string& key,
+int RunForeignShow(const OpenedLocation& loc, int64_t episode, bool json);
+int RunForeignFrames(const OpenedLocation& loc, int64_t episode, const std::string& key,
                      const std::vector<int64_t>& rows, const std::string& out_dir, bool json);
 
 // info_cmds.cc: the first `n` values of a column, formatted for people.

@@ -20,6 +20,7 @@ struct FramesArgs {
   std::vector<int64_t> at;
   std::string out_dir = ".", deprecated_out_dir;
   bool json = false;
+  ObjectStoreOptions store;
 };
 
 
@@ -28,8 +29,12 @@ int RunFrames(FramesArgs& a) {
   if (!at.ok()) return UsageFail(at.status().message());
   a.at = std::move(*at);
   if (!a.deprecated_out_dir.empty()) a.out_dir = a.deprecated_out_dir;
-  if (IsForeignRoot(a.task)) return RunForeignFrames(a.task, a.episode, a.slot, a.at, a.out_dir, a.json);
-  auto task = Task::Open(a.task);
+  auto loc = OpenInput(a.task, a.store);
+  if (!loc.ok()) return Fail(loc.status());
+  if (IsForeignRoot(*loc)) return RunForeignFrames(*loc, a.episode, a.slot, a.at, a.out_dir, a.json);
+  TaskOptions options;
+  options.fs = loc->fs.get();
+  auto task = Task::Open(loc->root, options);
   if (!task.ok()) return Fail(task.status());
   auto episode = (*task)->FindEpisode(a.episode);
   if (!episode.ok()) return Fail(episode.status());
@@ -41,7 +46,7 @@ int RunFrames(FramesArgs& a) {
                                  a.slot + "\" (its slots: " + (slots.empty() ? "none" : slots) + ")"));
   }
   VideoReaderOptions read_options;
-  read_options.fs = (*task)->fs();
+  read_options.fs = (*task)->fs();  // ranged reads on an object store
   auto reader = VideoReader::Open((*task)->Path(*rel), read_options);
   if (!reader.ok()) return Fail(reader.status());
   VideoReader& r = **reader;
@@ -98,7 +103,8 @@ void AddFramesCommand(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<FramesArgs>();
   auto* cmd = app.add_subcommand(
       "frames", "Decode frames of one episode's video to PNG (RGB 8-bit; depth 16-bit gray, mm)");
-  cmd->add_option("task", args->task, "task directory")->required();
+  cmd->add_option("task", args->task, "task directory or URI (s3://bucket/path)")->required();
+  AddStoreOptions(cmd, args->store);
   cmd->add_option("episode", args->episode,
                   "global episode number N (1-based); LeRobot: episode_index, bundle: manifest "
                   "position (0-based)")

@@ -18,7 +18,15 @@ namespace {
 struct Common {
   std::string task;
   bool json = false;
+  ObjectStoreOptions store;
 };
+
+// The input resolved (plain path or URI) and opened as a pooled task.
+Result<std::unique_ptr<Task>> OpenTask(const OpenedLocation& loc) {
+  TaskOptions options;
+  options.fs = loc.fs.get();
+  return Task::Open(loc.root, options);
+}
 
 // A JSON-string column shown as JSON when it is JSON within reel's bounds.
 Json ParseOr(const std::string& text) {
@@ -46,8 +54,10 @@ std::string Shape(const std::vector<int64_t>& shape) {
 // ---- info ----------------------------------------------------------------------------
 
 int RunInfo(const Common& c) {
-  if (IsForeignRoot(c.task)) return RunForeignInfo(c.task, c.json);
-  auto task = Task::Open(c.task);
+  auto loc = OpenInput(c.task, c.store);
+  if (!loc.ok()) return Fail(loc.status());
+  if (IsForeignRoot(*loc)) return RunForeignInfo(*loc, c.json);
+  auto task = OpenTask(*loc);
   if (!task.ok()) return Fail(task.status());
   const InfoJson& info = (*task)->info();
   auto episodes = (*task)->ListEpisodes();
@@ -126,8 +136,10 @@ int RunInfo(const Common& c) {
 // ---- ls ----------------------------------------------------------------------------------
 
 int RunLs(const Common& c) {
-  if (IsForeignRoot(c.task)) return RunForeignLs(c.task, c.json);
-  auto task = Task::Open(c.task);
+  auto loc = OpenInput(c.task, c.store);
+  if (!loc.ok()) return Fail(loc.status());
+  if (IsForeignRoot(*loc)) return RunForeignLs(*loc, c.json);
+  auto task = OpenTask(*loc);
   if (!task.ok()) return Fail(task.status());
   auto episodes = (*task)->ListEpisodes();
   if (!episodes.ok()) return Fail(episodes.status());
@@ -248,8 +260,10 @@ Json ForceMatrixSummary(const std::string& name, const arrow::ChunkedArray& colu
 }
 
 int RunShow(const Common& c, int64_t n) {
-  if (IsForeignRoot(c.task)) return RunForeignShow(c.task, n, c.json);
-  auto task = Task::Open(c.task);
+  auto loc = OpenInput(c.task, c.store);
+  if (!loc.ok()) return Fail(loc.status());
+  if (IsForeignRoot(*loc)) return RunForeignShow(*loc, n, c.json);
+  auto task = OpenTask(*loc);
   if (!task.ok()) return Fail(task.status());
   auto episode = (*task)->FindEpisode(n);
   if (!episode.ok()) return Fail(episode.status());
@@ -361,7 +375,9 @@ int RunShow(const Common& c, int64_t n) {
 // ---- stats ----------------------------------------------------------------------------------
 
 int RunStats(const Common& c) {
-  auto task = Task::Open(c.task);
+  auto loc = OpenInput(c.task, c.store);
+  if (!loc.ok()) return Fail(loc.status());
+  auto task = OpenTask(*loc);
   if (!task.ok()) return Fail(task.status());
   auto stats = (*task)->ReadStats();
   if (!stats.ok()) return Fail(stats.status());
@@ -401,8 +417,11 @@ void AddInfoCommands(CLI::App& app, int& exit_code) {
   auto add = [&](const char* name, const char* help) {
     auto common = std::make_shared<Common>();
     auto* cmd = app.add_subcommand(name, help);
-    cmd->add_option("task", common->task, "task directory (or a LeRobot v2/v3 or bundle dataset)")->required();
+    cmd->add_option("task", common->task,
+                    "task directory or URI (s3://bucket/path), or a LeRobot v2/v3 or bundle dataset")
+        ->required();
     AddJsonFlag(cmd, common->json);
+    AddStoreOptions(cmd, common->store);
     return std::make_pair(cmd, common);
   };
   auto [info, info_args] = add("info", "Summarise a task: format, fps, episodes, devices, slots, features");

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "reel/object_store.h"
 
 namespace reel::cli {
 
@@ -43,5 +44,6 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     return reel::cli::UsageFailure(app, e, argc, argv);
   }
+  reel::ShutdownObjectStores();  // S3 down before static destruction (also an atexit fallback)
   return exit_code;
 }

@@ -26,6 +26,10 @@ std::string TaskName(const std::string& task) {
 }
 
 int RunPack(PackArgs& a) {
+  if (IsUri(a.task))
+    return Fail(Status::NotSupported(a.task + ": pack reads a local task (it reads and writes through one "
+                                     "file system, and libzip opens files by path); copy the episode "
+                                     "locally first"));
   const std::string out = a.output.empty() ? DefaultSliceName(TaskName(a.task), a.episode) : a.output;
   a.options.replace_existing = a.force;
   a.options.progress = MakeProgress(a.progress);
@@ -56,7 +60,7 @@ int RunPack(PackArgs& a) {
 void AddPackCommand(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<PackArgs>();
   auto* pack = app.add_subcommand("pack", "Write the upload zip slice of one episode (contract §9)");
-  pack->add_option("task", a->task, "task directory")->required();
+  pack->add_option("task", a->task, "task directory (local; URIs are refused, see docs/storage.md)")->required();
   pack->add_option("episode", a->episode, "global episode number N")->required();
   pack->add_option("-o,--output", a->output, "zip to write (default ./<task>_ep{(N-1)%1000:06d}.zip)");
   pack->add_flag("--precompress", a->options.precompress,

@@ -1,0 +1,82 @@
+"""A local S3-compatible server for the object-storage tests: moto's server (pinned in
+requirements.txt) on a free 127.0.0.1 port, started as a subprocess with a bounded wait and
+stopped after. Nothing else on the network is used."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+START_TIMEOUT_S = 30
+
+# What the tests and the reel processes they start see: credentials moto accepts, a region,
+# and no lookups of AWS's instance metadata (which would wait on a non-local address).
+BASE_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def moto_server(extra_env: dict[str, str] | None = None):
+    """Yields the endpoint URL ("http://127.0.0.1:PORT") of a fresh moto server."""
+    port = free_port()
+    env = dict(os.environ, **BASE_ENV, **(extra_env or {}))
+    # SIGUSR1 dumps the server's threads to its stderr (REEL_MOTO_LOG names a file for it).
+    script = ("import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1, all_threads=True); "
+              "from moto.server import main; sys.exit(main(sys.argv[1:]))")
+    log = open(os.environ["REEL_MOTO_LOG"], "ab") if os.environ.get("REEL_MOTO_LOG") else subprocess.DEVNULL
+    proc = subprocess.Popen([sys.executable, "-c", script, "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=log, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"moto server exited {proc.returncode} (REEL_MOTO_LOG=FILE keeps its log)")
+            try:
+                urllib.request.urlopen(url + "/moto-api/", timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"moto server not answering on {url} after {START_TIMEOUT_S} s")
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def upload_tree(endpoint: str, local: Path, bucket: str, prefix: str) -> int:
+    """Copies every file under `local` to s3://bucket/prefix/<relative path>; returns the count.
+    The bucket is created when missing."""
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=BASE_ENV["AWS_DEFAULT_REGION"],
+                      aws_access_key_id="testing", aws_secret_access_key="testing")
+    if bucket not in [b["Name"] for b in s3.list_buckets().get("Buckets", [])]:
+        s3.create_bucket(Bucket=bucket)
+    n = 0
+    for path in sorted(local.rglob("*")):
+        if path.is_file():
+            s3.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(local).as_posix()}")
+            n += 1
+    return n
