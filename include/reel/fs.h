@@ -113,8 +113,10 @@ class FileSystem {
   // did not exist; mkdtemp) readable by the owner only, and returns its path. The parent
   // of `prefix` must exist. The default returns NotSupported.
   virtual Result<std::string> CreateUniqueDir(const std::string& prefix);
-  // fsync of a file written outside this interface (FFmpeg's muxers write video
-  // files themselves, since mp4 needs seeks). The default returns NotSupported.
+  // fsync of a file by path, for a writer that no longer holds its WritableFile.
+  // Video and zip writers sync through their WritableFile now (VideoEncoderOptions::
+  // sync_on_finish, pack's zip commit); this remains for the exporters and dataset
+  // import until they do too. The default returns NotSupported.
   virtual Status SyncFile(const std::string& path);
   // Blocks until an exclusive lock on `path` (created empty if missing) is held.
   // The default implementation returns NotSupported.
@@ -168,8 +170,9 @@ FileSystem* DefaultFileSystem();
 
 // Removes `path` and, for a directory, everything under it (rm -rf), through `fs`'s
 // ListDir / RemoveFile / RemoveDir. A symbolic link inside the tree is removed, never
-// followed (`path` itself must not be a link to a directory). A missing `path` is OK. Stops at the first error and returns it (what was removed
-// stays removed). *removed (when given) is set to whether `path` existed and is gone.
+// followed (`path` itself must not be a link to a directory). A missing `path` is OK.
+// Stops at the first error and returns it (what was removed stays removed). *removed
+// (when given) is set to whether `path` existed and is gone.
 Status RemoveAll(FileSystem* fs, const std::string& path, bool* removed = nullptr);
 
 // Removes every scratch directory this process holds now (export staging beside the

@@ -37,10 +37,14 @@ void CheckStreamShape(const Task& task, const std::string& slot, const std::stri
 void CheckVideoFiles(const Task& task, const EpisodeEntry& e, std::optional<int64_t> data_rows,
                      FindingSink& sink) {
   for (const auto& [slot, path] : e.videos) {
-    VideoReaderOptions options;
-    options.fs = task.fs();  // FFmpeg reads through the task's FileSystem (object stores too)
-    auto reader = VideoReader::Open(task.Path(path), options);
+    VideoReaderOptions read_options;
+    read_options.fs = task.fs();  // FFmpeg reads through the task's FileSystem
+    auto reader = VideoReader::Open(task.Path(path), read_options);
     if (!reader.ok()) {
+      // A file missing from a task on another FileSystem (a partial mirror) is the
+      // layout rules' to report, not this one's (kept as when FFmpeg read the local disk).
+      if (reader.status().code() == StatusCode::kNotFound && task.fs() != DefaultFileSystem())
+        continue;
       sink.Add("video.unreadable", path,
                "slot \"" + slot + "\": " + reader.status().message());
       continue;

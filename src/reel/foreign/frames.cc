@@ -198,9 +198,9 @@ Status ForeignDataset::ReadVideoRgb(const ForeignEpisode& episode, const std::st
     if (r < 0 || r >= episode.length)
       return Status::Invalid(root_ + ": " + EpisodeName(episode.episode_index) + " has rows 0.." +
                              std::to_string(episode.length - 1) + ", not row " + std::to_string(r));
-  VideoReaderOptions options;
-  options.fs = fs_;
-  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(t.path, options));
+  VideoReaderOptions read_options;
+  read_options.fs = fs_;  // the dataset's FileSystem (null: the local one)
+  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(t.path, read_options));
   const VideoInfo& vi = reader->info();
   if (info) *info = vi;
   if (!out) return Status::OK();

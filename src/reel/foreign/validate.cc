@@ -35,9 +35,9 @@ void CheckVideoFrames(FileSystem* fs, const std::string& root, const ForeignInfo
     const std::string path = JoinPath(root, rel);
     auto is_file = IsFile(fs, path);
     if (!is_file.ok() || !*is_file) continue;  // already a file_missing finding
-    VideoReaderOptions options;
-    options.fs = fs;
-    auto reader = VideoReader::Open(path, options);
+    VideoReaderOptions read_options;
+    read_options.fs = fs;
+    auto reader = VideoReader::Open(path, read_options);
     if (!reader.ok()) {
       sink.Error(kRuleUnreadable, rel, reader.status().message(), reader.status().code());
       continue;

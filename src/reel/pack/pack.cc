@@ -87,7 +87,7 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
   }
   if (options.precompress) {
     const internal::PrecompressOptions po{options.precompress_crf, options.precompress_preset,
-                                          options.precompress_threads};
+                                          options.precompress_threads, fs};
     size_t i = 0;
     for (const auto& [image_key, rel] : e.videos) {  // out[i] is this video
       Source& s = out[i];

@@ -11,7 +11,9 @@ namespace reel::internal {
 Result<PrecompressOutcome> PrecompressRgbVideo(const std::string& in_path,
                                                const std::string& out_path,
                                                const PrecompressOptions& options) {
-  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(in_path));
+  VideoReaderOptions read_options;
+  read_options.fs = options.fs;
+  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(in_path, read_options));
   const VideoInfo info = reader->info();
   // Decided by the stream itself, not only by the slot name: a depth stream must
   // never be re-encoded (its 12-bit code or FFV1 millimetres would be destroyed).

@@ -6,12 +6,19 @@
 
 #include "reel/status.h"
 
+namespace reel {
+class FileSystem;
+}
+
 namespace reel::internal {
 
 struct PrecompressOptions {
   int crf = 30;
   std::string preset = "fast";
   int threads = 0;  // 0 = the encoder's choice
+  // Where `in_path` (a task file) is read from; null = DefaultFileSystem(). The copy
+  // is written to the local scratch directory (DefaultFileSystem()).
+  FileSystem* fs = nullptr;
 };
 
 enum class PrecompressOutcome {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -116,11 +117,13 @@ class VideoFaultTest : public ::testing::Test {
   }
   void TearDown() override { stdfs::remove_all(dir_); }
 
-  // Records one episode; returns its N, or the first error.
-  Result<int64_t> Record(TaskWriter& writer) {
+  // Records one episode; returns its N, or the first error. *before_commit (when
+  // given) is set to the video writes counted when the last frame was appended.
+  Result<int64_t> Record(TaskWriter& writer, VideoWriteFaults* fs = nullptr, int* before_commit = nullptr) {
     REEL_ASSIGN_OR_RETURN(auto episode, writer.BeginEpisode());
     const int64_t n = episode->episode_index();
     REEL_RETURN_IF_ERROR(SimulateEpisode(*episode, Sim(), n));
+    if (before_commit) *before_commit = fs->count();
     REEL_RETURN_IF_ERROR(episode->Commit().status());
     return n;
   }
@@ -139,14 +142,19 @@ TEST_F(VideoFaultTest, VideoWriteFailingMidEpisodeLeavesNothingAndRecyclesN) {
   auto first = Record(**writer);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   fs.Arm(0);
-  auto second = Record(**writer);
+  int while_recording = 0;
+  auto second = Record(**writer, &fs, &while_recording);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   const int writes = fs.count();
   ASSERT_GT(writes, 8) << "too few video writes to fail one half-way";
+  // Half-way through the episode's video writes, among those the encoders make while
+  // frames are still being appended (not only in the commit's final flush).
+  const int fail_at = std::min(writes / 2, while_recording);
+  ASSERT_GT(fail_at, 1) << "the encoders wrote nothing while recording (" << writes << " writes in all)";
   const Tree before = Visible(root_);
 
   // Episode 3: its video write half-way through fails.
-  fs.Arm(writes / 2);
+  fs.Arm(fail_at);
   auto third = Record(**writer);
   ASSERT_FALSE(third.ok()) << "the injected fault did not surface";
   EXPECT_TRUE(fs.fired());
