@@ -12,7 +12,7 @@ Json ReportJson(const TaskReport& r) {
   Json findings = Json::array();
   for (const Finding& f : r.findings)
     findings.push_back({{"rule", f.rule}, {"severity", SeverityName(f.severity)},
-                        {"path", f.path}, {"message", f.message}});
+                        {"path", f.path}, {"message", NameInputs(f.message)}});
   return {{"path", r.path},
           {"format", r.format},
           {"episodes", r.episodes},
@@ -113,7 +113,7 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
     for (const TaskReport& r : *reports) {
       for (const Finding& f : r.findings)
         std::cout << SeverityName(f.severity) << " " << f.rule << " "
-                  << (f.path.empty() ? r.path : r.path + "/" + f.path) << ": " << f.message << "\n";
+                  << (f.path.empty() ? r.path : r.path + "/" + f.path) << ": " << NameInputs(f.message) << "\n";
       const int64_t e = r.Count(Severity::kError), w = r.Count(Severity::kWarning);
       std::cout << r.path << ": " << (e ? "FAILED" : "OK") << " (" << r.format << ", " << r.episodes
                 << " episodes, " << e << " errors, " << w << " warnings)\n";

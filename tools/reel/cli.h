@@ -61,8 +61,12 @@ void RemoveScratchOnInterrupt();
 // location.cc: --endpoint-url, --region, --anonymous (docs/storage.md) on a command that
 // reads a task or dataset given as a path or a URI.
 void AddStoreOptions(CLI::App* cmd, ObjectStoreOptions& options);
-// OpenLocation (reel/object_store.h) for a command's input.
+// OpenLocation (reel/object_store.h) for a command's input. An object-store input is
+// remembered, so that Fail() names its files by URI ("s3://b/task/meta/info.json", not the
+// store's own path "b/task/meta/info.json").
 Result<OpenedLocation> OpenInput(const std::string& path_or_uri, const ObjectStoreOptions& options);
+// `message` with the store paths of the inputs OpenInput opened written as their URIs.
+std::string NameInputs(std::string message);
 // "1,3,5-9" (reel/index_list.h) with the flag's name in the error; `unique`: each once
 // (episodes), else as written (frames).
 Result<std::vector<int64_t>> ParseListFlag(const std::string& flag, const std::string& text, bool unique);

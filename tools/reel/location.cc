@@ -1,7 +1,19 @@
 // The object-storage flags every read command shares (docs/storage.md).
+#include <utility>
+#include <vector>
+
 #include "cli.h"
 
 namespace reel::cli {
+namespace {
+
+// Object-store inputs opened by this process: (the store's path, the URI as given).
+std::vector<std::pair<std::string, std::string>>& Opened() {
+  static std::vector<std::pair<std::string, std::string>> opened;
+  return opened;
+}
+
+}  // namespace
 
 void AddStoreOptions(CLI::App* cmd, ObjectStoreOptions& o) {
   const char* group = "Object storage (s3://bucket/path; see docs/storage.md)";
@@ -13,7 +25,25 @@ void AddStoreOptions(CLI::App* cmd, ObjectStoreOptions& o) {
 }
 
 Result<OpenedLocation> OpenInput(const std::string& path_or_uri, const ObjectStoreOptions& options) {
-  return OpenLocation(path_or_uri, options);
+  auto loc = OpenLocation(path_or_uri, options);
+  if (loc.ok() && loc->object_store && !loc->root.empty()) Opened().emplace_back(loc->root, loc->display);
+  return loc;
+}
+
+std::string NameInputs(std::string message) {
+  for (const auto& [root, uri] : Opened()) {
+    for (size_t at = message.find(root); at != std::string::npos; at = message.find(root, at + 1)) {
+      const size_t end = at + root.size();
+      const bool whole = end == message.size() || message[end] == '/' || message[end] == ':' ||
+                         message[end] == ' ' || message[end] == '"';
+      // Only a path that starts a word: "s3://b/task" (already a URI) and "/x/b/task" stay.
+      const bool starts = at == 0 || message[at - 1] == ' ' || message[at - 1] == '"' || message[at - 1] == '\'';
+      if (!whole || !starts) continue;
+      message.replace(at, root.size(), uri);
+      at += uri.size() - 1;
+    }
+  }
+  return message;
 }
 
 }  // namespace reel::cli

@@ -7,7 +7,7 @@
 namespace reel::cli {
 
 int Fail(const Status& status) {
-  std::cerr << "reel: " << status.message() << " [" << StatusCodeName(status.code()) << "]\n";
+  std::cerr << "reel: " << NameInputs(status.message()) << " [" << StatusCodeName(status.code()) << "]\n";
   return kExitUnreadable;
 }
 
