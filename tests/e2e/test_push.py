@@ -143,6 +143,7 @@ def test_a_second_writer_is_refused_while_the_lease_is_live(reel_bin, source, tm
     proc = reel(reel_bin, "push", task, dest, ok=2)
     assert "being pushed by another-host:4242:1" in proc.stderr and "one writer per task" in proc.stderr
     assert not (dest / "meta" / "info.json").exists()
+    assert "another-host" in lock.read_text(), "the refused push leaves the other writer's lock alone"
     # An expired lease (its writer died) is taken over.
     lock.write_text(json.dumps({"holder": "another-host:4242:1", "written_at": 0, "expires_at": 1}))
     reel(reel_bin, "push", task, dest)

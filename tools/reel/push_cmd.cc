@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli.h"
+#include "reel/object_store.h"
 #include "reel/push.h"
 
 namespace reel::cli {
@@ -13,6 +14,7 @@ struct PushArgs {
   bool json = false;
   std::string progress = "auto";
   PushOptions options;
+  ObjectStoreOptions store;  // the destination's (--endpoint-url, --region, --anonymous)
 };
 
 Json ReportJson(const PushReport& r) {
@@ -24,7 +26,9 @@ Json ReportJson(const PushReport& r) {
 
 int RunPush(PushArgs& a) {
   a.options.progress = MakeProgress(a.progress);
-  auto pushed = PushTask(a.task, DefaultFileSystem(), a.destination, a.options);
+  auto dest = OpenInput(a.destination, a.store);
+  if (!dest.ok()) return Fail(dest.status());
+  auto pushed = PushTask(a.task, dest->fs.get(), dest->root, a.options);
   if (!pushed.ok()) return Fail(pushed.status());
   if (a.json) {
     PrintJson(ReportJson(*pushed));
@@ -48,13 +52,15 @@ void AddPushCommand(CLI::App& app, int& exit_code) {
   auto* push = app.add_subcommand("push", "Mirror a task to another storage: only what is missing, resumable, "
                                           "never a torn episode (docs/storage.md)");
   push->add_option("task", a->task, "local task directory")->required();
-  push->add_option("destination", a->destination, "where the copy lives (a directory)")->required();
+  push->add_option("destination", a->destination, "where the copy lives: a URI (s3://bucket/prefix/task) or a directory")
+      ->required();
   push->add_flag("--dry-run", a->options.dry_run, "say what would be sent; send nothing");
   push->add_flag("--verify", a->options.verify, "compare files already there byte for byte, not by size");
   push->add_option("--lock-lease", a->options.lock_lease_s,
                    "seconds a push lock stays valid without renewal (a dead writer's lock is taken over after it)")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
+  AddStoreOptions(push, a->store);
   AddJsonFlag(push, a->json);
   AddProgressOption(push, a->progress);
   push->callback([&exit_code, a] { exit_code = RunPush(*a); });

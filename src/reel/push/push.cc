@@ -57,9 +57,13 @@ class PushLock {
     if (back.value("holder", "") != lock->holder_)
       return Status::AlreadyExists(lock->path_ + ": another push took the lock at the same moment (" +
                                    back.value("holder", "?") + "); one writer per task");
+    lock->held_ = true;
     return lock;
   }
-  ~PushLock() { (void)fs_->RemoveFile(path_); }
+  // Releases the lock, only when this push holds it (never another writer's).
+  ~PushLock() {
+    if (held_) (void)fs_->RemoveFile(path_);
+  }
 
   // Renews the lease when half of it has passed.
   Status Renew() { return Now() - written_at_ > lease_s_ / 2 ? Write() : Status::OK(); }
@@ -109,6 +113,7 @@ class PushLock {
   FileSystem* fs_;
   std::string path_, holder_;
   double lease_s_ = 600, written_at_ = 0;
+  bool held_ = false;  // written and read back as ours
 };
 
 // ---- copying files ------------------------------------------------------------------------

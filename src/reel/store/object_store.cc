@@ -230,10 +230,11 @@ Status ObjectStoreFileSystem::RemoveFile(const std::string& path) {
   return st.ok() ? Status::OK() : FromArrow(st, "remove", Uri(path));
 }
 
-Status ObjectStoreFileSystem::CreateDirs(const std::string& path) {
-  arrow::Status st = fs_->CreateDir(path, /*recursive=*/true);
-  return st.ok() ? Status::OK() : FromArrow(st, "create directory", Uri(path));
-}
+// Object stores have implicit directories: a key's prefixes exist once the key does, and
+// ListDir and Stat see them through their keys. Arrow's CreateDir would write an empty
+// marker object per level ("data/", "data/chunk-000/"), clutter that nothing reads, so
+// nothing is written.
+Status ObjectStoreFileSystem::CreateDirs(const std::string& path) { return Status::OK(); }
 
 Result<std::unique_ptr<FileLock>> ObjectStoreFileSystem::LockFile(const std::string& path) {
   return Status::NotSupported(Uri(path) +
