@@ -74,6 +74,21 @@ def pack(task: str | os.PathLike, episode_index: int, zip_path: str | os.PathLik
     return _core.pack_episode(os.fspath(task), int(episode_index), "" if zip_path is None else os.fspath(zip_path), o)
 
 
+def push(task: str | os.PathLike, destination: str | os.PathLike, storage_options: dict | None = None,
+         **kwargs: Any) -> dict[str, Any]:
+    """Mirrors a local task to ``destination`` (``reel push``; docs/storage.md): a URI
+    (``s3://bucket/prefix/task``, reached with ``storage_options`` as for :func:`reel.open`) or a
+    directory. Only what is missing is sent; a killed push can be re-run; a reader never sees a
+    torn episode. Keywords: the fields of :class:`reel.PushOptions` (dry_run, verify,
+    lock_lease_s). Returns {episodes, sent, resumed, present, files_sent, bytes_sent,
+    task_files_sent, dry_run}."""
+    from ._storage import storage as _storage
+
+    o = options(_core.PushOptions, "push", kwargs)
+    dest = os.fspath(destination) if hasattr(destination, "__fspath__") else str(destination)
+    return _core.push(os.fspath(task), dest, o, _storage(storage_options))
+
+
 def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None,
            progress: Callable[[int, int, int, int], Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
     """Uploads episodes to an import server (``reel upload``): every episode that still has

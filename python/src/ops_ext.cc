@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "binding.h"
+#include "reel/push.h"
 #include "reel/check.h"
 #include "reel/interop.h"
 #include "reel/pack.h"
@@ -348,6 +349,35 @@ void BindSimulate(nb::module_& m) {
 
 }  // namespace
 
+void BindPush(nb::module_& m) {
+  nb::class_<PushOptions>(m, "PushOptions", "reel::PushOptions (include/reel/push.h): `reel push`.")
+      .def(nb::init<>())
+      .def_rw("dry_run", &PushOptions::dry_run, "Say what would be sent; send nothing (CLI --dry-run).")
+      .def_rw("verify", &PushOptions::verify,
+              "Compare files already at the destination byte for byte, not by size (CLI --verify).")
+      .def_rw("lock_lease_s", &PushOptions::lock_lease_s,
+              "Seconds the push lock stays valid without renewal (CLI --lock-lease).");
+  m.def(
+      "push",
+      [](const std::string& task, const std::string& destination, const PushOptions& options,
+         const ObjectStoreOptions& storage) {
+        OpenedLocation dest = Unwrap(Locate(destination, storage));
+        PushReport r = Released([&] { return PushTask(task, dest.fs.get(), dest.root, options); });
+        nb::dict d;
+        d["episodes"] = r.episodes;
+        d["sent"] = nb::cast(r.sent);
+        d["resumed"] = nb::cast(r.resumed);
+        d["present"] = r.present;
+        d["files_sent"] = r.files_sent;
+        d["bytes_sent"] = r.bytes_sent;
+        d["task_files_sent"] = nb::cast(r.task_files_sent);
+        d["dry_run"] = r.dry_run;
+        return d;
+      },
+      "task"_a, "destination"_a, "options"_a, "storage"_a,
+      "Mirrors a local task to a URI or directory (docs/storage.md); the report `reel push --json` prints.");
+}
+
 void BindOps(nb::module_& m) {
   nb::class_<CheckOptions>(m, "CheckOptions", "reel::CheckOptions (include/reel/check.h): `reel check`.")
       .def(nb::init<>())
@@ -358,6 +388,7 @@ void BindOps(nb::module_& m) {
   BindExport(m);
   BindImport(m);
   BindPack(m);
+  BindPush(m);
   BindUpload(m);
   BindSimulate(m);
   BindServe(m);

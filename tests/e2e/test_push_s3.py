@@ -160,3 +160,16 @@ def test_killed_push_to_s3_never_shows_a_torn_episode(reel_bin, s3):
         assert etags(objs, task) == sums, f"{context}: the re-run did not complete the copy"
     assert kills >= kills_wanted, f"only {kills} of {rounds} pushes were still running when killed"
     assert partial > 0, "no kill left a partly pushed copy: the campaign did not reach the middle"
+
+
+def test_python_push_to_s3(reel_mod, s3):
+    uri = f"s3://{BUCKET}/python/task"
+    dry = reel_mod.push(s3["task"], uri, dry_run=True)
+    assert dry["dry_run"] and dry["sent"] == [1, 2, 3, 4] and not objects(s3["client"], "python/task")
+    report = reel_mod.push(s3["task"], uri)
+    assert report["sent"] == [1, 2, 3, 4] and report["task_files_sent"][-1] == "meta/stats.json"
+    assert etags(objects(s3["client"], "python/task"), s3["task"]) == md5s(s3["task"])
+    assert reel_mod.push(s3["task"], uri, verify=True)["present"] == 4
+    assert reel_mod.open(uri).episodes() == reel_mod.open(str(s3["task"])).episodes()
+    with pytest.raises(TypeError, match="lock_lease_s"):
+        reel_mod.push(s3["task"], uri, lease=5)

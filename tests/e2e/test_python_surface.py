@@ -91,7 +91,7 @@ def test_operations_take_the_cli_options_structs(reel_mod, sim, tmp_path):
 
 
 PUBLIC = ["Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "ExportOptions", "ImportOptions",
-          "PackOptions", "UploadOptions", "CheckOptions", "SimulateOptions", "ServeConfig", "Server"]
+          "PackOptions", "PushOptions", "UploadOptions", "CheckOptions", "SimulateOptions", "ServeConfig", "Server"]
 
 
 def test_help_and_docstrings_everywhere(reel_mod):
