@@ -12,31 +12,12 @@
 #include "reel/recorder.h"
 #include "reel/simulate.h"
 #include "reel/task.h"
+#include "testing/tiny_rig.h"
 
 namespace reel {
 namespace {
 
 namespace stdfs = std::filesystem;
-
-SimulateOptions Tiny() {
-  SimulateOptions sim;
-  sim.seconds = 0.3;
-  sim.fps = 10;
-  sim.video_width = 64;
-  sim.video_height = 48;
-  return sim;
-}
-
-void Record(const std::string& root, int episodes) {
-  auto writer = TaskWriter::Open(root, SimulatedRigOptions("race", Tiny()));
-  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-  for (int i = 0; i < episodes; ++i) {
-    auto episode = (*writer)->BeginEpisode();
-    ASSERT_TRUE(episode.ok());
-    ASSERT_TRUE(SimulateEpisode(**episode, Tiny(), (*episode)->episode_index()).ok());
-    ASSERT_TRUE((*episode)->Commit().ok());
-  }
-}
 
 // Runs `publish` once, right after the first ListDir of a directory whose path contains
 // `trigger` has been answered (so that answer predates the publication).
@@ -66,7 +47,7 @@ class ListingRaceTest : public ::testing::TestWithParam<const char*> {
     std::string tmpl = (stdfs::temp_directory_path() / "reel_race.XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
-    Record(dir_ + "/full", 2);
+    ASSERT_TRUE(reel::testing::RecordTinyEpisodes(dir_ + "/full", 2).ok());
     auto full = Task::Open(dir_ + "/full");
     ASSERT_TRUE(full.ok());
     auto two = (*full)->FindEpisode(2);

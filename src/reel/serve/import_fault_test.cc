@@ -17,6 +17,7 @@
 #include "reel/serve.h"
 #include "reel/simulate.h"
 #include "reel/task.h"
+#include "testing/tiny_rig.h"
 
 namespace reel {
 namespace {
@@ -68,25 +69,6 @@ Tree ReadTree(const std::string& root) {
   return out;
 }
 
-SimulateOptions Sim() {
-  SimulateOptions sim;
-  sim.seconds = 0.3;
-  sim.fps = 10;
-  sim.video_width = 64;
-  sim.video_height = 48;
-  return sim;
-}
-
-Status RecordEpisodes(const std::string& root, int count) {
-  REEL_ASSIGN_OR_RETURN(auto writer, TaskWriter::Open(root, SimulatedRigOptions("pick", Sim())));
-  for (int i = 0; i < count; ++i) {
-    REEL_ASSIGN_OR_RETURN(auto episode, writer->BeginEpisode());
-    REEL_RETURN_IF_ERROR(SimulateEpisode(*episode, Sim(), episode->episode_index()));
-    REEL_RETURN_IF_ERROR(episode->Commit().status());
-  }
-  return Status::OK();
-}
-
 TEST(ImportFaultTest, ExtractionFailingHalfWayLeavesTheTaskByteIdentical) {
   std::string tmpl = JoinPath(::testing::TempDir(), "reel_import_fault.XXXXXX");
   ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
@@ -95,10 +77,10 @@ TEST(ImportFaultTest, ExtractionFailingHalfWayLeavesTheTaskByteIdentical) {
   const std::string task = JoinPath(root, "pick");
   const std::string source = JoinPath(dir, "rig/pick");
   // The server's task holds N=1,2; the rig's copy of it records N=3, packed as a slice.
-  ASSERT_TRUE(RecordEpisodes(task, 2).ok());
+  ASSERT_TRUE(reel::testing::RecordTinyEpisodes(task, 2).ok());
   stdfs::create_directories(DirName(source));
   stdfs::copy(task, source, stdfs::copy_options::recursive);
-  ASSERT_TRUE(RecordEpisodes(source, 1).ok());
+  ASSERT_TRUE(reel::testing::RecordTinyEpisodes(source, 1).ok());
   const std::string zip = JoinPath(dir, "slice.zip");
   auto packed = PackEpisode(source, 3, zip);
   ASSERT_TRUE(packed.ok()) << packed.status().ToString();

@@ -30,6 +30,7 @@
 #include "reel/recorder.h"
 #include "reel/simulate.h"
 #include "reel/upload.h"
+#include "testing/tiny_rig.h"
 
 namespace reel {
 namespace {
@@ -373,18 +374,9 @@ class DropProxy {
 
 // ---- tasks ---------------------------------------------------------------------------
 
-SimulateOptions TinySim() {
-  SimulateOptions sim;
-  sim.seconds = 0.3;
-  sim.fps = 10;
-  sim.video_width = 64;
-  sim.video_height = 48;
-  return sim;
-}
-
 // Records one episode into the task at `root` (created when new); returns its N.
 int64_t Record(const std::string& root, int64_t watermark = 0) {
-  TaskWriterOptions options = SimulatedRigOptions("pick", TinySim());
+  TaskWriterOptions options = SimulatedRigOptions("pick", reel::testing::TinyRig());
   options.progress_watermark = watermark;
   auto writer = TaskWriter::Open(root, options);
   EXPECT_TRUE(writer.ok()) << writer.status().ToString();
@@ -393,7 +385,7 @@ int64_t Record(const std::string& root, int64_t watermark = 0) {
   EXPECT_TRUE(episode.ok()) << episode.status().ToString();
   if (!episode.ok()) return -1;
   const int64_t n = (*episode)->episode_index();
-  Status st = SimulateEpisode(**episode, TinySim(), n);
+  Status st = SimulateEpisode(**episode, reel::testing::TinyRig(), n);
   EXPECT_TRUE(st.ok()) << st.ToString();
   auto done = (*episode)->Commit();
   EXPECT_TRUE(done.ok()) << done.status().ToString();
