@@ -141,7 +141,7 @@ Status WriteBundles(const ExportSource& src, const std::string& dir, const Expor
     REEL_RETURN_IF_ERROR(WriteSidecar(src, *frames.pooled, JoinPath(tmp, "reel.sidecar.parquet")));
     for (const auto& cam : src.plan.cameras) {
       const std::string out = JoinPath(tmp, cam.key + ".mp4");
-      REEL_ASSIGN_OR_RETURN(bool reencoded, CopyEpisodeVideo(src.task->Path(*Lookup(entry.videos, cam.slot)),
+      REEL_ASSIGN_OR_RETURN(bool reencoded, CopyEpisodeVideo(src.fs, src.task->Path(*Lookup(entry.videos, cam.slot)),
                                                              out, fps, scratch->path()));
       ++(reencoded ? report->videos_reencoded : report->videos_copied);
       REEL_RETURN_IF_ERROR(fs->SyncFile(out));

@@ -85,7 +85,9 @@ Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& option
   std::vector<std::pair<std::string, bool>> slots;
   std::vector<VideoInfo> infos;
   for (const auto& [slot, path] : first.videos) {
-    REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(task.Path(path)));
+    VideoReaderOptions read_options;
+    read_options.fs = task.fs();
+    REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(task.Path(path), read_options));
     slots.emplace_back(slot, reader->info().depth);
     infos.push_back(reader->info());
   }
@@ -178,8 +180,10 @@ std::string TaskStringOf(const ExportSource& source, size_t i) {
   return source.task->info().task_name;
 }
 
-Result<FeatureStats> CameraStats(const std::string& path, int64_t frames) {
-  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(path));
+Result<FeatureStats> CameraStats(FileSystem* fs, const std::string& path, int64_t frames) {
+  VideoReaderOptions read_options;
+  read_options.fs = fs;
+  REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(path, read_options));
   const VideoInfo& info = reader->info();
   const int64_t n = std::min(frames, info.frames);
   std::vector<int64_t> indices = ImageSampleIndices(n);
@@ -212,7 +216,7 @@ Status WriteSidecar(const ExportSource& source, const arrow::Table& pooled, cons
 
 Status WriteJsonFile(FileSystem* fs, const std::string& path, const nlohmann::ordered_json& json,
                      int indent) {
-  REEL_RETURN_IF_ERROR(fs->CreateDirs(std::filesystem::path(path).parent_path().string()));
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(path)));
   return WriteFileSynced(fs, path, json.dump(indent) + "\n");
 }
 
@@ -257,17 +261,16 @@ nlohmann::ordered_json ReelBlock(const ExportSource& src) {
   return j;
 }
 
-Result<bool> CopyEpisodeVideo(const std::string& input, const std::string& output, double fps,
+Result<bool> CopyEpisodeVideo(FileSystem* fs, const std::string& input, const std::string& output, double fps,
                               const std::string& scratch) {
-  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(input));
+  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(input, fs));
   std::string from = input;
   if (!copyable) {
     from = JoinPath(scratch, "reencoded.mp4");
-    REEL_RETURN_IF_ERROR(ReencodeToMp4(input, from, fps));
+    REEL_RETURN_IF_ERROR(ReencodeToMp4(input, from, fps, fs));
   }
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(output).parent_path(), ec);
-  REEL_ASSIGN_OR_RETURN(auto concat, StreamConcat::Open(output, from));
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(output)));
+  REEL_ASSIGN_OR_RETURN(auto concat, StreamConcat::Open(output, from, fs));
   REEL_RETURN_IF_ERROR(concat->Append(from).status());
   REEL_RETURN_IF_ERROR(concat->Finish());
   return !copyable;
@@ -319,8 +322,7 @@ Status MoveIntoPlace(FileSystem* fs, const std::string& staged, const std::files
     (void)fs->Rename(old, out.string());
     return st;
   }
-  std::error_code ec;
-  std::filesystem::remove_all(old, ec);  // best effort: the new export is already in place
+  (void)RemoveAll(fs, old);  // best effort: the new export is already in place
   return Status::OK();
 }
 

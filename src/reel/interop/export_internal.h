@@ -61,7 +61,7 @@ std::string TaskStringOf(const ExportSource& source, size_t i);
 
 // Stats of a camera over LeRobot's frame sample of one episode's file
 // (depth: the 12-bit code shown as 8-bit gray).
-Result<FeatureStats> CameraStats(const std::string& path, int64_t frames);
+Result<FeatureStats> CameraStats(FileSystem* fs, const std::string& path, int64_t frames);
 
 // The "reel" block of an export's metadata (info.json, manifest.json): the
 // pooled N of each exported episode, how each feature was made, and the pooled
@@ -79,7 +79,7 @@ Status WriteJsonFile(FileSystem* fs, const std::string& path, const nlohmann::or
 
 // Copies one episode's camera stream into its own .mp4 (stream copy; re-encoded
 // when the stream cannot go into .mp4). Returns whether it was re-encoded.
-Result<bool> CopyEpisodeVideo(const std::string& input, const std::string& output, double fps,
+Result<bool> CopyEpisodeVideo(FileSystem* fs, const std::string& input, const std::string& output, double fps,
                               const std::string& scratch);
 
 // The exporters, writing into an existing empty directory.

@@ -214,7 +214,7 @@ class DataFiles {
   Status OpenFile(const arrow::Schema& schema) {
     path_ = JoinPath(dir_, "data/chunk-" + Pad(counter_ / chunks_size_, 3) + "/file-" +
                                Pad(counter_ % chunks_size_, 3) + ".parquet");
-    REEL_RETURN_IF_ERROR(fs_->CreateDirs(std::filesystem::path(path_).parent_path().string()));
+    REEL_RETURN_IF_ERROR(fs_->CreateDirs(DirName(path_)));
     REEL_ASSIGN_OR_RETURN(auto file, fs_->NewWritableFile(path_));
     sink_ = std::make_shared<FsOutputStream>(std::move(file), path_);
     const internal::ParquetWriteOptions o;
@@ -259,10 +259,10 @@ Status AppendCameraV3(const ExportSource& src, size_t k, const std::string& sour
   const auto& cam = src.plan.cameras[k];
   OJson& row = *episode_row;
   std::string input = source;
-  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(source));
+  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(source, fs));
   if (!copyable) {
     input = JoinPath(scratch, "reencoded-" + std::to_string(k) + ".mp4");
-    REEL_RETURN_IF_ERROR(ReencodeToMp4(source, input, fps));
+    REEL_RETURN_IF_ERROR(ReencodeToMp4(source, input, fps, fs));
     ++report->videos_reencoded;
   } else {
     ++report->videos_copied;
@@ -277,8 +277,8 @@ Status AppendCameraV3(const ExportSource& src, size_t k, const std::string& sour
     if (files.concat) REEL_RETURN_IF_ERROR(files.concat->Finish());
     ++files.counter;
     files.path = VideoFilePath(dir, cam.key, files.counter, chunks);
-    REEL_RETURN_IF_ERROR(fs->CreateDirs(std::filesystem::path(files.path).parent_path().string()));
-    REEL_ASSIGN_OR_RETURN(files.concat, StreamConcat::Open(files.path, input));
+    REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(files.path)));
+    REEL_ASSIGN_OR_RETURN(files.concat, StreamConcat::Open(files.path, input, fs));
     files.written.push_back(files.path);
   }
   REEL_ASSIGN_OR_RETURN(EpisodeSpan span, files.concat->Append(input));
@@ -415,11 +415,11 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
     for (size_t k = 0; k < src.plan.cameras.size(); ++k) {
       const auto& cam = src.plan.cameras[k];
       const std::string source = src.task->Path(*Lookup(entry.videos, cam.slot));
-      REEL_ASSIGN_OR_RETURN(stats[cam.key], CameraStats(source, n));
+      REEL_ASSIGN_OR_RETURN(stats[cam.key], CameraStats(src.fs, source, n));
       if (!v3) {
         const std::string out = JoinPath(dir, "videos/chunk-" + Pad(ep / chunks, 3) + "/" + cam.key +
                                                   "/episode_" + Pad(ep, 6) + ".mp4");
-        REEL_ASSIGN_OR_RETURN(bool reencoded, CopyEpisodeVideo(source, out, fps, scratch->path()));
+        REEL_ASSIGN_OR_RETURN(bool reencoded, CopyEpisodeVideo(fs, source, out, fps, scratch->path()));
         ++(reencoded ? report->videos_reencoded : report->videos_copied);
         REEL_RETURN_IF_ERROR(fs->SyncFile(out));
         continue;

@@ -541,10 +541,7 @@ class HttplibEdge final : public HttpEdge {
     const std::string zip_path = JoinPath(staging, "upload-" + ctx.id + ".zip");
     struct Cleanup {
       std::string path;
-      ~Cleanup() {
-        std::error_code ec;
-        std::filesystem::remove(path, ec);
-      }
+      ~Cleanup() { (void)DefaultFileSystem()->RemoveFile(path); }
     } cleanup{zip_path};
     FileSystem* fs = DefaultFileSystem();
     std::map<std::string, std::string> fields;

@@ -31,8 +31,7 @@ Status PrepareRoot(const ServeConfig& config) {
     REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, task));
     lock.RemoveStaleTemps();
   }
-  std::error_code ec;
-  std::filesystem::remove_all(JoinPath(config.root, ".staging"), ec);
+  (void)RemoveAll(fs, JoinPath(config.root, ".staging"));
   return Status::OK();
 }
 
