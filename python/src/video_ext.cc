@@ -81,13 +81,18 @@ nb::object ReadFrames(PyVideoReader& r, IndexArray indices, bool depth) {
   return out;
 }
 
-std::unique_ptr<PyVideoReader> OpenReader(const std::string& path, int threads) {
+std::unique_ptr<PyVideoReader> OpenReader(const std::string& path, int threads, const ObjectStoreOptions& storage) {
   Result<std::unique_ptr<VideoReader>> r = Status::OK();
   {
     nb::gil_scoped_release release;
-    VideoReaderOptions options;
-    options.threads = threads;
-    r = VideoReader::Open(path, options);
+    r = [&]() -> Result<std::unique_ptr<VideoReader>> {
+      // A path or a URI: the file is read through its store's FileSystem (ranged reads).
+      REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
+      VideoReaderOptions options;
+      options.threads = threads;
+      options.fs = loc.fs.get();  // lives until process exit (object_store.h)
+      return VideoReader::Open(loc.root, options);
+    }();
   }
   auto out = std::make_unique<PyVideoReader>();
   out->reader = Unwrap(std::move(r));
@@ -172,9 +177,9 @@ nb::object TaskFrames(const Task& task, int64_t episode_index, const std::string
                                 " has no video for slot \"" + slot + "\" (its slots: " +
                                 (slots.empty() ? "none" : slots) + ")");
       }
-      VideoReaderOptions read_options;
-      read_options.fs = task.fs();  // the task's FileSystem, not the local disk
-      return VideoReader::Open(task.Path(*rel), read_options);
+      VideoReaderOptions options;
+      options.fs = task.fs();
+      return VideoReader::Open(task.Path(*rel), options);
     }();
   }
   PyVideoReader r;
@@ -188,7 +193,7 @@ void BindVideo(nb::module_& m) {
   nb::class_<PyVideoReader>(m, "VideoReader",
                             "One video file opened for decoding by frame index or by time. Keeps its "
                             "demuxer and decoder open between calls; one call at a time per reader.")
-      .def_static("open", &OpenReader, "path"_a, "threads"_a = 0,
+      .def_static("open", &OpenReader, "path"_a, "threads"_a = 0, "storage"_a = ObjectStoreOptions(),
                   "Opens `path` (threads: decoder threads, 0 = FFmpeg's choice).")
       .def_prop_ro("path", [](const PyVideoReader& r) { return r.path; })
       .def_prop_ro("info", [](const PyVideoReader& r) { return InfoDict(r.info); },
