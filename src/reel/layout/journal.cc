@@ -117,6 +117,10 @@ std::vector<int64_t> CommitJournals(FileSystem* fs, const std::string& root) {
   return JournalNumbers(MetaEntries(fs, root), ".commit-");
 }
 
+std::vector<int64_t> PushJournals(FileSystem* fs, const std::string& root) {
+  return JournalNumbers(MetaEntries(fs, root), kPushJournalPrefix);
+}
+
 std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root) {
   const std::vector<DirEntry> entries = MetaEntries(fs, root);
   std::vector<int64_t> out = JournalNumbers(entries, ".commit-");

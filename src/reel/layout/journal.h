@@ -40,6 +40,8 @@ std::vector<int64_t> CommitJournals(FileSystem* fs, const std::string& root);
 // creating meta/.push-<N>.json and deleting it; readers hide N meanwhile.
 inline constexpr const char* kPushJournalPrefix = ".push-";
 std::string PushJournalPath(const std::string& root, int64_t episode_index);
+// Episode numbers with a push journal present (pushes interrupted before they finished N).
+std::vector<int64_t> PushJournals(FileSystem* fs, const std::string& root);
 
 // Episode numbers readers must hide: a commit or a push journal is present.
 std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root);

@@ -221,21 +221,6 @@ struct Pusher {
   }
 };
 
-// Episodes an interrupted push left hidden at the destination.
-std::set<int64_t> InterruptedPushes(FileSystem* dest, const std::string& dest_root) {
-  std::set<int64_t> out;
-  auto entries = dest->ListDir(JoinPath(dest_root, "meta"));
-  if (!entries.ok()) return out;
-  const std::string prefix = internal::kPushJournalPrefix;
-  for (const DirEntry& e : *entries) {
-    if (!e.name.starts_with(prefix) || !e.name.ends_with(".json")) continue;
-    const std::string digits = e.name.substr(prefix.size(), e.name.size() - prefix.size() - 5);
-    if (!digits.empty() && digits.size() <= 18 && digits.find_first_not_of("0123456789") == std::string::npos)
-      out.insert(std::stoll(digits));
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<PushReport> PushTask(const std::string& task_root, FileSystem* dest, const std::string& dest_root,
@@ -252,7 +237,8 @@ Result<PushReport> PushTask(const std::string& task_root, FileSystem* dest, cons
     REEL_RETURN_IF_ERROR(dest->CreateDirs(JoinPath(dest_root, "meta")));
     REEL_ASSIGN_OR_RETURN(lock, PushLock::Acquire(dest, dest_root, options.lock_lease_s));
   }
-  const std::set<int64_t> interrupted = InterruptedPushes(dest, dest_root);
+  const std::vector<int64_t> journals = internal::PushJournals(dest, dest_root);
+  const std::set<int64_t> interrupted(journals.begin(), journals.end());
   for (size_t i = 0; i < episodes.size(); ++i) {
     REEL_RETURN_IF_ERROR(p.PushEpisode(episodes[i], interrupted));
     if (lock) REEL_RETURN_IF_ERROR(lock->Renew());
