@@ -38,6 +38,7 @@
 
 #include "reel/fs.h"
 #include "reel/progress.h"
+#include "reel/push.h"
 #include "reel/status.h"
 
 namespace reel {
@@ -153,5 +154,18 @@ struct ImportReport {
 // result like any task.
 Result<ImportReport> ImportDataset(const std::string& source, const std::string& task_root,
                                    const ImportOptions& options = {});
+
+// ImportDataset into a task on an object store (`store` and `root` as OpenLocation gives
+// them, reel/object_store.h), created if missing. An object store has no rename and no
+// lock, so the import runs as a staged change (reel/push.h ChangeStoredTask): under the
+// task's push lock, into a local staging directory that reads through to the stored task
+// (numbering, tasks.jsonl, the identical-episode check and the info/stats merge see the
+// stored task), and the new episodes are then pushed with the publishing protocol of
+// docs/storage.md, so a reader never sees a torn one. `source` is local (options.fs is
+// unused); options.task_name defaults to the last component of `root`. `pushed`, when
+// given, receives the push's report. Errors: ImportDataset's and ChangeStoredTask's;
+// messages name the stored task, not the staging directory.
+Result<ImportReport> ImportDatasetToStore(const std::string& source, FileSystem* store, const std::string& root,
+                                          const ImportOptions& options = {}, PushReport* pushed = nullptr);
 
 }  // namespace reel

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct PushOptions {
   // The push lock's lease: a lock older than this (its writer died without releasing it)
   // is taken over. The lease is renewed while the push runs.
   double lock_lease_s = 600;
+  // Push only these episodes (NotFound for one the task lacks); empty = every episode.
+  // The task files (tasks.jsonl, info.json, stats.json) are pushed either way.
+  std::vector<int64_t> episodes;
   ProgressFn progress;  // "episodes pushed" per episode looked at
 };
 
@@ -59,5 +63,27 @@ struct PushReport {
 // destination's I/O errors (the push can be re-run: nothing torn is ever visible).
 Result<PushReport> PushTask(const std::string& task_root, FileSystem* dest, const std::string& dest_root,
                             const PushOptions& options = {});
+
+// Changes a task kept on a store without rename or lock (an object store), the way a local
+// task is changed: under the push lock of `dest_root`, `change(fs, root)` runs the episode
+// transaction (any writer: ImportDataset with ImportOptions::fs = fs, ...) against a local
+// staging directory `root` that reads through to the stored task (`fs` reads every file
+// the staging directory lacks from the store, and writes to the staging directory only),
+// and then every episode whose row the change committed is pushed with the protocol
+// above, followed by the task files it changed. The store's task is the same for the
+// whole change: the lock is held (and renewed) from before the staging directory exists
+// until the push ends, and the staging directory is removed after.
+//
+// A change that fails after committing some episodes still has those pushed (as a local
+// writer keeps its committed episodes); its error is returned after the push.
+// `options.fs` is unused (the staging file system is local) and `options.episodes` is
+// ignored (the change decides); a dry run is refused (Invalid).
+// Errors: AlreadyExists while another push holds the lock; NotSupported while an
+// interrupted push left an episode hidden at the store (re-run that push first: its
+// files are in the task it came from); the change's errors; the store's I/O errors (the
+// push can be completed by running the change again: nothing torn is ever visible).
+using StagedChangeFn = std::function<Status(FileSystem* fs, const std::string& root)>;
+Result<PushReport> ChangeStoredTask(FileSystem* dest, const std::string& dest_root, const StagedChangeFn& change,
+                                    const PushOptions& options = {});
 
 }  // namespace reel

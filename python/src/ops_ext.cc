@@ -151,8 +151,16 @@ void BindImport(nb::module_& m) {
               "number instead of refusing it (CLI --renumber).");
   m.def(
       "import_dataset",
-      [](const std::string& source, const std::string& task, const ImportOptions& options) {
-        ImportReport r = Released([&] { return ImportDataset(source, task, options); });
+      [](const std::string& source, const std::string& task, const ImportOptions& options,
+         const ObjectStoreOptions& storage) {
+        std::optional<PushReport> pushed;
+        std::optional<OpenedLocation> loc;
+        if (IsUri(task)) loc = Unwrap(Locate(task, storage));  // Locate releases the GIL itself
+        ImportReport r = Released([&]() -> Result<ImportReport> {
+          if (!loc) return ImportDataset(source, task, options);
+          pushed.emplace();
+          return ImportDatasetToStore(source, loc->fs.get(), loc->root, options, &*pushed);
+        });
         nb::dict d;
         d["task"] = task;
         d["episodes"] = r.episodes;
@@ -170,10 +178,17 @@ void BindImport(nb::module_& m) {
         }
         d["skipped"] = skipped;
         d["warnings"] = StringList(r.warnings);
+        if (pushed) {
+          nb::dict p;
+          p["files_sent"] = pushed->files_sent;
+          p["bytes_sent"] = pushed->bytes_sent;
+          d["pushed"] = p;
+        }
         return d;
       },
-      "source"_a, "task"_a, "options"_a,
-      "Imports a LeRobot or bundle dataset into the pooled task; the report `reel import --json` prints.");
+      "source"_a, "task"_a, "options"_a, "storage"_a = ObjectStoreOptions(),
+      "Imports a LeRobot or bundle dataset into the pooled task (a directory, or a URI: a staged change "
+      "published with the push protocol); the report `reel import --json` prints.");
 }
 
 void BindPack(nb::module_& m) {
@@ -353,6 +368,8 @@ void BindPush(nb::module_& m) {
   nb::class_<PushOptions>(m, "PushOptions", "reel::PushOptions (include/reel/push.h): `reel push`.")
       .def(nb::init<>())
       .def_rw("dry_run", &PushOptions::dry_run, "Say what would be sent; send nothing (CLI --dry-run).")
+      .def_rw("episodes", &PushOptions::episodes,
+              "Push only these episode numbers; empty = every episode (CLI --episodes).")
       .def_rw("verify", &PushOptions::verify,
               "Compare files already at the destination byte for byte, not by size (CLI --verify).")
       .def_rw("lock_lease_s", &PushOptions::lock_lease_s,

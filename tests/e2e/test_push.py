@@ -108,6 +108,21 @@ def test_push_mirrors_then_sends_nothing(reel_bin, source, tmp_path):
     reel(reel_bin, "check", dest)
 
 
+def test_push_of_chosen_episodes(reel_bin, source, tmp_path):
+    task, _ = source
+    files = episode_files(task, reel_bin)
+    dest = tmp_path / "some"
+    report = json.loads(reel(reel_bin, "push", task, dest, "--episodes", "2,4-5", "--json").stdout)
+    assert report["sent"] == [2, 4, 5] and report["episodes"] == 3
+    sent = {rel for n in (2, 4, 5) for rel in files[n]}
+    task_files = {"meta/tasks.jsonl", "meta/info.json", "meta/stats.json"}
+    assert set(files_of(dest)) == sent | task_files
+    proc = reel(reel_bin, "push", task, dest, "--episodes", "7", ok=2)
+    assert "episode 7 is not in the task" in proc.stderr
+    proc = reel(reel_bin, "push", task, dest, "--episodes", "x", ok=2)
+    assert "--episodes" in proc.stderr
+
+
 def test_only_what_is_missing_is_sent_and_verify_finds_changed_bytes(reel_bin, source, tmp_path):
     task, older = source
     dest = tmp_path / "copy"

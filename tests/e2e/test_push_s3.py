@@ -65,11 +65,11 @@ def s3(reel_bin, tmp_path_factory):
         yield {"client": client, "task": task, "older": older, "files": files}
 
 
-def objects(client, prefix: str) -> dict:
-    """Relative key -> (size, ETag without quotes) under s3://BUCKET/prefix/."""
+def objects(client, prefix: str, bucket: str = BUCKET) -> dict:
+    """Relative key -> (size, ETag without quotes) under s3://bucket/prefix/."""
     out, token = {}, None
     while True:
-        kw = {"Bucket": BUCKET, "Prefix": prefix + "/"}
+        kw = {"Bucket": bucket, "Prefix": prefix + "/"}
         if token:
             kw["ContinuationToken"] = token
         page = client.list_objects_v2(**kw)

@@ -1,6 +1,7 @@
 // reel import: a LeRobot (v2.0/v2.1/v3.x) or bundle dataset into a pooled task, over reel/interop.h.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli.h"
 #include "reel/interop.h"
@@ -14,17 +15,28 @@ struct ImportArgs {
   bool json = false;
   std::string progress = "auto";
   ImportOptions options;
+  ObjectStoreOptions store;
 };
+
+// A local task directory, or a task on an object store (a staged change, then a push).
+Result<ImportReport> Import(ImportArgs& a, std::optional<PushReport>* pushed) {
+  if (!IsUri(a.task)) return ImportDataset(a.source, a.task, a.options);
+  REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenInput(a.task, a.store));
+  pushed->emplace();
+  return ImportDatasetToStore(a.source, loc.fs.get(), loc.root, a.options, &**pushed);
+}
 
 int RunImport(ImportArgs& a) {
   a.options.progress = MakeProgress(a.progress);
-  auto report = ImportDataset(a.source, a.task, a.options);
+  std::optional<PushReport> pushed;
+  auto report = Import(a, &pushed);
   if (!report.ok()) return Fail(report.status());
+  for (std::string& w : report->warnings) w = NameInputs(std::move(w));
   Json skipped = Json::array();
   for (const SkippedEpisode& k : report->skipped)
     skipped.push_back({{"source_episode", k.source_episode}, {"episode_index", k.episode_index}});
   if (a.json) {
-    PrintJson({{"task", a.task},
+    Json out({{"task", a.task},
                {"skipped", skipped},
                {"episodes", report->episodes},
                {"frames", report->frames},
@@ -33,6 +45,8 @@ int RunImport(ImportArgs& a) {
                {"videos_reencoded", report->videos_reencoded},
                {"round_trip", report->round_trip},
                {"warnings", report->warnings}});
+    if (pushed) out["pushed"] = {{"files_sent", pushed->files_sent}, {"bytes_sent", pushed->bytes_sent}};
+    PrintJson(out);
     return kExitOk;
   }
   for (const auto& w : report->warnings) std::cerr << "reel: warning: " << w << "\n";
@@ -40,6 +54,8 @@ int RunImport(ImportArgs& a) {
             << " frames" << (report->round_trip ? " (a reel export: pooled columns restored)" : "")
             << "; videos: " << report->videos_copied << " stream-copied, " << report->videos_reencoded
             << " re-encoded\n";
+  if (pushed)
+    std::cout << a.task << ": published " << pushed->files_sent << " files, " << pushed->bytes_sent << " bytes\n";
   for (const SkippedEpisode& k : report->skipped)
     std::cout << "source episode " << k.source_episode << ": already present as episode " << k.episode_index
               << " (identical rows and videos), skipped\n";
@@ -52,7 +68,11 @@ void AddImportCommand(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ImportArgs>();
   auto* cmd = app.add_subcommand("import", "Import a LeRobot or bundle dataset into a pooled task");
   cmd->add_option("source", a->source, "LeRobot v2.0/v2.1/v3.x or bundle dataset")->required();
-  cmd->add_option("task", a->task, "pooled task directory (created if missing)")->required();
+  cmd->add_option("task", a->task,
+                  "pooled task directory or URI (s3://bucket/path; published with the push protocol of "
+                  "docs/storage.md), created if missing")
+      ->required();
+  AddStoreOptions(cmd, a->store);
   cmd->add_option("--task-name", a->options.task_name, "task_name of a new task (default: the directory's name)");
   cmd->add_flag("--renumber", a->options.renumber,
                 "import an episode that is already in the task with other content under a new number "

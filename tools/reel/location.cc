@@ -1,4 +1,5 @@
 // The object-storage flags every read command shares (docs/storage.md).
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,8 +35,7 @@ std::string NameInputs(std::string message) {
   for (const auto& [root, uri] : Opened()) {
     for (size_t at = message.find(root); at != std::string::npos; at = message.find(root, at + 1)) {
       const size_t end = at + root.size();
-      const bool whole = end == message.size() || message[end] == '/' || message[end] == ':' ||
-                         message[end] == ' ' || message[end] == '"';
+      const bool whole = end == message.size() || std::string_view("/: \";,)").find(message[end]) != std::string_view::npos;
       // Only a path that starts a word: "s3://b/task" (already a URI) and "/x/b/task" stay.
       const bool starts = at == 0 || message[at - 1] == ' ' || message[at - 1] == '"' || message[at - 1] == '\'';
       if (!whole || !starts) continue;

@@ -11,6 +11,7 @@ namespace {
 
 struct PushArgs {
   std::string task, destination;
+  std::string episodes;  // "1,3,5-9"; "" = all
   bool json = false;
   std::string progress = "auto";
   PushOptions options;
@@ -25,6 +26,11 @@ Json ReportJson(const PushReport& r) {
 }
 
 int RunPush(PushArgs& a) {
+  if (!a.episodes.empty()) {
+    auto episodes = ParseListFlag("--episodes", a.episodes, true);
+    if (!episodes.ok()) return UsageFail(episodes.status().message());
+    a.options.episodes = *episodes;
+  }
   a.options.progress = MakeProgress(a.progress);
   auto dest = OpenInput(a.destination, a.store);
   if (!dest.ok()) return Fail(dest.status());
@@ -54,6 +60,8 @@ void AddPushCommand(CLI::App& app, int& exit_code) {
   push->add_option("task", a->task, "local task directory")->required();
   push->add_option("destination", a->destination, "where the copy lives: a URI (s3://bucket/prefix/task) or a directory")
       ->required();
+  push->add_option("--episodes", a->episodes,
+                   "push only these episodes, e.g. 1,3,5-9 (default: all); the task files go either way");
   push->add_flag("--dry-run", a->options.dry_run, "say what would be sent; send nothing");
   push->add_flag("--verify", a->options.verify, "compare files already there byte for byte, not by size");
   push->add_option("--lock-lease", a->options.lock_lease_s,

@@ -121,6 +121,10 @@ std::vector<int64_t> PushJournals(FileSystem* fs, const std::string& root) {
   return JournalNumbers(MetaEntries(fs, root), kPushJournalPrefix);
 }
 
+std::string ChangeJournalPath(const std::string& root) {
+  return JoinPath(root, "meta/" + std::string(kPushJournalPrefix) + "change.json");
+}
+
 std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root) {
   const std::vector<DirEntry> entries = MetaEntries(fs, root);
   std::vector<int64_t> out = JournalNumbers(entries, ".commit-");

@@ -42,6 +42,9 @@ inline constexpr const char* kPushJournalPrefix = ".push-";
 std::string PushJournalPath(const std::string& root, int64_t episode_index);
 // Episode numbers with a push journal present (pushes interrupted before they finished N).
 std::vector<int64_t> PushJournals(FileSystem* fs, const std::string& root);
+// A staged change (reel/push.h ChangeStoredTask) commits at meta/.push-change.json: the
+// new task files and the episodes they count, written once every episode was sent.
+std::string ChangeJournalPath(const std::string& root);
 
 // Episode numbers readers must hide: a commit or a push journal is present.
 std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root);

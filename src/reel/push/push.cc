@@ -4,117 +4,32 @@
 #include <arrow/buffer.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/result.h>
-#include <signal.h>
-#include <unistd.h>
 
-#include <cerrno>
-
-#include <chrono>
-#include <ctime>
-#include <map>
-#include <random>
+#include <algorithm>
+#include <array>
+#include <optional>
 #include <set>
 
 #include "io/same_bytes.h"
 #include "layout/journal.h"
+#include "push/push_internal.h"
 #include "reel/task.h"
 #include "util/json_util.h"
+#include "util/time_util.h"
 
 namespace reel {
 namespace {
 
 using internal::Json;
+using internal::PushLock;
 
-constexpr const char* kLockRel = "meta/.push-lock.json";
 constexpr int64_t kCopyChunk = int64_t{8} << 20;  // 8 MiB per read/append
+// The task files, in the order a push replaces them (contract §3-§5).
+constexpr std::array<const char*, 3> kTaskFiles = {"meta/tasks.jsonl", "meta/info.json", "meta/stats.json"};
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+bool IsTaskFile(const std::string& rel) {
+  return std::find(kTaskFiles.begin(), kTaskFiles.end(), rel) != kTaskFiles.end();
 }
-
-std::string IsoUtc(double seconds) {
-  const std::time_t t = static_cast<std::time_t>(seconds);
-  char buf[32];
-  std::tm tm{};
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-  return buf;
-}
-
-// ---- the push lock --------------------------------------------------------------------------
-//
-// Object stores offer no flock and arrow::fs no conditional PUT, so the lock is a lease
-// object: refused while another holder's lease is live, taken over once it expired, and
-// read back after writing so that of two pushes racing for it at most the last writer
-// goes on (docs/storage.md "One writer").
-
-class PushLock {
- public:
-  static Result<std::unique_ptr<PushLock>> Acquire(FileSystem* fs, const std::string& root, double lease_s) {
-    std::unique_ptr<PushLock> lock(new PushLock(fs, JoinPath(root, kLockRel), lease_s));
-    REEL_RETURN_IF_ERROR(lock->CheckFree());
-    REEL_RETURN_IF_ERROR(lock->Write());
-    REEL_ASSIGN_OR_RETURN(Json back, lock->Read());
-    if (back.value("holder", "") != lock->holder_)
-      return Status::AlreadyExists(lock->path_ + ": another push took the lock at the same moment (" +
-                                   back.value("holder", "?") + "); one writer per task");
-    lock->held_ = true;
-    return lock;
-  }
-  // Releases the lock, only when this push holds it (never another writer's).
-  ~PushLock() {
-    if (held_) (void)fs_->RemoveFile(path_);
-  }
-
-  // Renews the lease when half of it has passed.
-  Status Renew() { return Now() - written_at_ > lease_s_ / 2 ? Write() : Status::OK(); }
-
- private:
-  PushLock(FileSystem* fs, std::string path, double lease_s) : fs_(fs), path_(std::move(path)), lease_s_(lease_s) {
-    char host[256] = {0};
-    (void)::gethostname(host, sizeof host - 1);
-    holder_ = std::string(host) + ":" + std::to_string(::getpid()) + ":" + std::to_string(std::random_device{}());
-  }
-
-  Result<Json> Read() {
-    REEL_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(path_));
-    REEL_ASSIGN_OR_RETURN(Json doc, internal::ParseJson(text, path_, {.max_bytes = 64 << 10, .max_depth = 4}));
-    if (!doc.is_object()) return Status::Invalid(path_ + ": the push lock is not a JSON object");
-    return doc;
-  }
-
-  Status CheckFree() {
-    REEL_ASSIGN_OR_RETURN(FileInfo st, fs_->Stat(path_));
-    if (st.type == FileType::kNotFound) return Status::OK();
-    auto doc = Read();
-    if (!doc.ok()) return Status::OK();  // unreadable: a lock that was never completed
-    const double expires = doc->value("expires_at", 0.0);
-    if (expires > Now() && !HolderIsGone(doc->value("holder", "")))
-      return Status::AlreadyExists(path_ + ": the task is being pushed by " + doc->value("holder", "?") +
-                                   " (its lease runs until " + IsoUtc(expires) + "); one writer per task");
-    return Status::OK();  // an expired lease: its writer died
-  }
-
-  // A holder on this host whose process is gone (killed): its lease is void.
-  static bool HolderIsGone(const std::string& holder) {
-    char host[256] = {0};
-    (void)::gethostname(host, sizeof host - 1);
-    const std::string mine = std::string(host) + ":";
-    if (!holder.starts_with(mine)) return false;
-    const pid_t pid = static_cast<pid_t>(std::atoll(holder.c_str() + mine.size()));
-    return pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
-  }
-
-  Status Write() {
-    written_at_ = Now();
-    Json doc = {{"holder", holder_}, {"written_at", written_at_}, {"expires_at", written_at_ + lease_s_}};
-    return WriteFileSynced(fs_, path_, internal::Dump(doc, -1));
-  }
-
-  FileSystem* fs_;
-  std::string path_, holder_;
-  double lease_s_ = 600, written_at_ = 0;
-  bool held_ = false;  // written and read back as ours
-};
 
 // ---- copying files ------------------------------------------------------------------------
 
@@ -147,6 +62,7 @@ struct Pusher {
   FileSystem* dest;
   const std::string& dest_root;
   const PushOptions& options;
+  bool staged;  // journals say "staged": a staged change's new episodes (ChangeStoredTask)
   PushReport report;
 
   // True when the destination holds `rel` whole: same size (and bytes with verify).
@@ -174,7 +90,9 @@ struct Pusher {
     return files;
   }
 
-  Status PushEpisode(const EpisodeEntry& e, const std::set<int64_t>& interrupted) {
+  // Sends what N lacks at the destination under N's journal. The journal is deleted after
+  // (N is published), unless `hold`: a staged change publishes its episodes together.
+  Status PushEpisode(const EpisodeEntry& e, const std::set<int64_t>& interrupted, bool hold) {
     const std::vector<std::string> files = EpisodeFiles(e);
     std::vector<std::string> missing;
     for (const std::string& rel : files) {
@@ -194,60 +112,196 @@ struct Pusher {
     }
     // The journal first: from here until it is deleted, readers hide N.
     const std::string journal = internal::PushJournalPath(dest_root, e.episode_index);
-    Json doc = {{"episode_index", e.episode_index}, {"files", files}, {"written_at", Now()}};
+    Json doc = {{"episode_index", e.episode_index}, {"files", files}, {"written_at", internal::UnixNow()}};
+    if (staged) doc["staged"] = true;
     REEL_RETURN_IF_ERROR(WriteFileSynced(dest, journal, internal::Dump(doc, -1)));
     for (const std::string& rel : missing) REEL_RETURN_IF_ERROR(Send(rel));
-    return dest->RemoveFile(journal);
+    return hold ? Status::OK() : dest->RemoveFile(journal);
   }
 
-  // Shards, then tasks.jsonl, info.json, stats.json: each replaced whole when it differs.
-  Status PushTaskFiles(const std::vector<EpisodeEntry>& episodes) {
+  // Shards, then tasks.jsonl, info.json, stats.json: those that differ at the destination.
+  Result<std::vector<std::string>> ChangedTaskFiles(const std::vector<EpisodeEntry>& episodes) {
     std::set<std::string> shards;
     for (const EpisodeEntry& e : episodes)
       if (e.row_source == RowSource::kLegacyShard) shards.insert(e.row_path);
     std::vector<std::string> files(shards.begin(), shards.end());
-    for (const char* rel : {"meta/tasks.jsonl", "meta/info.json", "meta/stats.json"}) {
+    for (const char* rel : kTaskFiles) {
       REEL_ASSIGN_OR_RETURN(FileInfo st, local->Stat(JoinPath(task_root, rel)));
       if (st.type == FileType::kFile) files.push_back(rel);
     }
+    std::vector<std::string> changed;
     for (const std::string& rel : files) {
       REEL_ASSIGN_OR_RETURN(bool same,
                             internal::SameBytesAcross(local, JoinPath(task_root, rel), dest, JoinPath(dest_root, rel)));
-      if (same) continue;
+      if (!same) changed.push_back(rel);
+    }
+    return changed;
+  }
+
+  // Each task file that differs, replaced whole.
+  Status PushTaskFiles(const std::vector<EpisodeEntry>& episodes) {
+    REEL_ASSIGN_OR_RETURN(std::vector<std::string> changed, ChangedTaskFiles(episodes));
+    for (const std::string& rel : changed) {
       report.task_files_sent.push_back(rel);
       REEL_RETURN_IF_ERROR(Send(rel));
     }
     return Status::OK();
   }
+
+  // A staged change's commit, after its episodes were sent hidden under their journals:
+  // the change journal records the new task files (the commit point: from here a later
+  // writer rolls the change forward, before it the episodes are rolled back), the task
+  // files are written, the episodes' journals deleted (they appear together, with task
+  // files that already count them), and the change journal last.
+  Status CommitStaged(const std::vector<EpisodeEntry>& episodes) {
+    REEL_ASSIGN_OR_RETURN(std::vector<std::string> changed, ChangedTaskFiles(episodes));
+    Json files = Json::object();
+    for (const std::string& rel : changed) {
+      REEL_ASSIGN_OR_RETURN(std::string text, local->ReadFile(JoinPath(task_root, rel)));
+      files[rel] = std::move(text);
+    }
+    Json numbers = Json::array();
+    for (int64_t n : report.sent) numbers.push_back(n);
+    const std::string journal = internal::ChangeJournalPath(dest_root);
+    Json doc = {{"episodes", numbers}, {"files", files}, {"written_at", internal::UnixNow()}};
+    REEL_RETURN_IF_ERROR(WriteFileSynced(dest, journal, internal::Dump(doc, -1)));
+    REEL_RETURN_IF_ERROR(PushTaskFiles(episodes));
+    for (int64_t n : report.sent) REEL_RETURN_IF_ERROR(dest->RemoveFile(internal::PushJournalPath(dest_root, n)));
+    return dest->RemoveFile(journal);
+  }
 };
+
+// The episodes to push: those `wanted` names (NotFound for one the task lacks), or every
+// one when `wanted` is empty and `empty_is_all`.
+Result<std::vector<EpisodeEntry>> Selected(std::vector<EpisodeEntry> all, const std::vector<int64_t>& wanted,
+                                          bool empty_is_all, const std::string& task_root) {
+  if (wanted.empty() && empty_is_all) return all;
+  std::set<int64_t> left(wanted.begin(), wanted.end());
+  std::vector<EpisodeEntry> out;
+  for (EpisodeEntry& e : all)
+    if (left.erase(e.episode_index)) out.push_back(std::move(e));
+  if (!left.empty())
+    return Status::NotFound(task_root + ": episode " + std::to_string(*left.begin()) + " is not in the task");
+  return out;
+}
+
+// A relative path that stays inside the task: no "", "." or ".." component, not absolute.
+bool InsideTask(const std::string& rel) {
+  if (rel.empty() || rel.front() == '/' || rel.size() > 4096) return false;
+  size_t at = 0;
+  while (at <= rel.size()) {
+    const size_t end = std::min(rel.find('/', at), rel.size());
+    const std::string_view part(rel.data() + at, end - at);
+    if (part.empty() || part == "." || part == "..") return false;
+    at = end + 1;
+  }
+  return true;
+}
 
 }  // namespace
 
-Result<PushReport> PushTask(const std::string& task_root, FileSystem* dest, const std::string& dest_root,
-                            const PushOptions& options) {
-  FileSystem* local = options.fs ? options.fs : DefaultFileSystem();
-  if (!dest) return Status::Invalid("push: no destination file system");
+namespace internal {
+
+namespace {
+
+// A staged change killed after its commit point: its task files are written from the
+// change journal, its episodes' journals deleted, the change journal last.
+Status RollForwardChange(FileSystem* dest, const std::string& root) {
+  const std::string path = ChangeJournalPath(root);
+  REEL_ASSIGN_OR_RETURN(FileInfo st, dest->Stat(path));
+  if (st.type == FileType::kNotFound) return Status::OK();
+  REEL_ASSIGN_OR_RETURN(std::string text, dest->ReadFile(path));
+  REEL_ASSIGN_OR_RETURN(Json doc, ParseJson(text, path, {.max_bytes = int64_t{256} << 20, .max_depth = 4}));
+  const auto bad = [&path](const std::string& why) {
+    return Status::Corruption(path + ": " + why + "; the change cannot be rolled forward (remove the file to abandon it)");
+  };
+  if (!doc.is_object() || !doc.contains("files") || !doc["files"].is_object() || !doc.contains("episodes") ||
+      !doc["episodes"].is_array())
+    return bad("not a change journal (an object with \"files\" and \"episodes\")");
+  for (const auto& [rel, content] : doc["files"].items())
+    if (!content.is_string() || !IsTaskFile(rel))
+      return bad("names \"" + rel + "\", which is not a task file");
+  for (const Json& n : doc["episodes"])
+    if (!n.is_number_integer() || n.get<int64_t>() < 1) return bad("lists an episode that is not a number >= 1");
+  for (const auto& [rel, content] : doc["files"].items())
+    REEL_RETURN_IF_ERROR(WriteFileSynced(dest, JoinPath(root, rel), content.get<std::string>()));
+  for (const Json& n : doc["episodes"]) {
+    Status removed = dest->RemoveFile(PushJournalPath(root, n.get<int64_t>()));
+    if (!removed.ok() && removed.code() != StatusCode::kNotFound) return removed;
+  }
+  return dest->RemoveFile(path);
+}
+
+// A staged change killed before its commit point: the files its journals list belong to
+// new episodes that exist nowhere else, so they go, the row first and the journal last.
+Result<std::vector<int64_t>> RollBackStagedEpisodes(FileSystem* dest, const std::string& root) {
+  std::vector<int64_t> others;
+  for (int64_t n : PushJournals(dest, root)) {
+    const std::string path = PushJournalPath(root, n);
+    REEL_ASSIGN_OR_RETURN(std::string text, dest->ReadFile(path));
+    REEL_ASSIGN_OR_RETURN(Json doc, ParseJson(text, path, {.max_bytes = 1 << 20, .max_depth = 4}));
+    bool staged = false;
+    std::vector<std::string> files;
+    if (!doc.is_object() || !GetBool(doc, "staged", path, staged).ok() || !staged ||
+        !GetStringList(doc, "files", path, files).ok()) {
+      others.push_back(n);
+      continue;
+    }
+    for (const std::string& rel : files)
+      if (!InsideTask(rel))
+        return Status::Invalid(path + ": lists \"" + rel + "\", which is not a file inside the task; "
+                               "nothing was rolled back");
+    for (auto it = files.rbegin(); it != files.rend(); ++it) {
+      Status st = dest->RemoveFile(JoinPath(root, *it));
+      if (!st.ok() && st.code() != StatusCode::kNotFound) return st;
+    }
+    REEL_RETURN_IF_ERROR(dest->RemoveFile(path));
+  }
+  return others;
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> RecoverStagedPushes(FileSystem* dest, const std::string& root) {
+  REEL_RETURN_IF_ERROR(RollForwardChange(dest, root));
+  return RollBackStagedEpisodes(dest, root);
+}
+
+Result<PushReport> PushWithLock(const std::string& task_root, FileSystem* local, FileSystem* dest,
+                                const std::string& dest_root, const PushOptions& options, PushLock* lock,
+                                std::optional<std::vector<int64_t>> staged) {
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {local, 4}));
-  REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
-  Pusher p{task_root, local, dest, dest_root, options, {}};
+  REEL_ASSIGN_OR_RETURN(auto listed, task->ListEpisodes());
+  REEL_ASSIGN_OR_RETURN(auto episodes, Selected(std::move(listed), staged ? *staged : options.episodes, !staged, task_root));
+  Pusher p{task_root, local, dest, dest_root, options, staged.has_value(), {}};
   p.report.episodes = static_cast<int64_t>(episodes.size());
   p.report.dry_run = options.dry_run;
-  std::unique_ptr<PushLock> lock;
-  if (!options.dry_run) {
-    REEL_RETURN_IF_ERROR(dest->CreateDirs(JoinPath(dest_root, "meta")));
-    REEL_ASSIGN_OR_RETURN(lock, PushLock::Acquire(dest, dest_root, options.lock_lease_s));
-  }
-  const std::vector<int64_t> journals = internal::PushJournals(dest, dest_root);
+  const std::vector<int64_t> journals = PushJournals(dest, dest_root);
   const std::set<int64_t> interrupted(journals.begin(), journals.end());
   for (size_t i = 0; i < episodes.size(); ++i) {
-    REEL_RETURN_IF_ERROR(p.PushEpisode(episodes[i], interrupted));
+    REEL_RETURN_IF_ERROR(p.PushEpisode(episodes[i], interrupted, staged.has_value()));
     if (lock) REEL_RETURN_IF_ERROR(lock->Renew());
     if (options.progress)
       options.progress({"episodes pushed", static_cast<int64_t>(i + 1), static_cast<int64_t>(episodes.size()),
                         "episode " + std::to_string(episodes[i].episode_index)});
   }
-  REEL_RETURN_IF_ERROR(p.PushTaskFiles(episodes));
+  REEL_RETURN_IF_ERROR(staged ? p.CommitStaged(episodes) : p.PushTaskFiles(episodes));
   return std::move(p.report);
+}
+
+}  // namespace internal
+
+Result<PushReport> PushTask(const std::string& task_root, FileSystem* dest, const std::string& dest_root,
+                            const PushOptions& options) {
+  FileSystem* local = options.fs ? options.fs : DefaultFileSystem();
+  if (!dest) return Status::Invalid("push: no destination file system");
+  std::unique_ptr<PushLock> lock;
+  if (!options.dry_run) {
+    REEL_RETURN_IF_ERROR(dest->CreateDirs(JoinPath(dest_root, "meta")));
+    REEL_ASSIGN_OR_RETURN(lock, PushLock::Acquire(dest, dest_root, options.lock_lease_s));
+    REEL_RETURN_IF_ERROR(internal::RecoverStagedPushes(dest, dest_root).status());
+  }
+  return internal::PushWithLock(task_root, local, dest, dest_root, options, lock.get(), std::nullopt);
 }
 
 }  // namespace reel

@@ -1,9 +1,9 @@
 #include "write/transaction.h"
 
-#include <ctime>
 #include <set>
 
 #include "util/json_util.h"
+#include "util/time_util.h"
 #include "reel/merge.h"
 #include "reel/task.h"
 #include "write/task_files.h"
@@ -11,13 +11,6 @@
 namespace reel::internal {
 
 namespace {
-
-std::string IsoUtcNow() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 // Numbers of live reservations (meta/episodes/.reserved-<N>.reel-<pid>-<k>.tmp).
 std::set<int64_t> LiveReservations(FileSystem* fs, const std::string& root) {
@@ -183,7 +176,7 @@ Status EpisodeTransaction::Abort() {
   Status st;
   if (!reservation_.empty()) {
     // The marker first: whatever happens next, N is offered to the next recording.
-    Json marker = {{"episode_index", n_}, {"freed_at", IsoUtcNow()}};
+    Json marker = {{"episode_index", n_}, {"freed_at", IsoUtc(UnixNow())}};
     st = WriteFileAtomic(fs_, JoinPath(root_, kRecycledPath), Dump(marker, -1));
   }
   RemoveTemps();
