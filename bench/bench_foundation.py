@@ -440,16 +440,38 @@ def cli_ls(binary: str, root: str) -> bytes:
     return subprocess.run([binary, "ls", root, "--json"], check=True, stdout=subprocess.PIPE).stdout
 
 
-def bench_listing(episodes: int, reps: int) -> dict:
+def cli_info(binary: str, root: str) -> bytes:
+    return subprocess.run([binary, "info", root], check=True, stdout=subprocess.PIPE).stdout
+
+
+def drop_page_cache() -> bool:
+    """Empties the page cache (root only): the next read of every file comes from the disk."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def bench_listing(episodes: int, reps: int, all_peers: bool, cold: bool) -> dict:
     RESULTS.mkdir(parents=True, exist_ok=True)
     task = str(generate_task(RESULTS, episodes))
     binary = reel_bin()
-    print(f"== open + list: {episodes} episodes, {reps} interleaved rounds "
+    peers = ["peer", "peer_2t", "peer_pf", "peer_pf_2t"] if all_peers else ["peer_pf_2t"]
+    print(f"== open + list: {episodes} episodes, {reps} interleaved rounds, peers {peers} "
           f"(CLI: {binary or 'not found, skipped'})", flush=True)
 
-    # Agreement first: the whole list of dicts, field by field.
-    got = reel.open(task).episodes()
-    want = peer_episodes(task)
+    # Agreement first: the whole list of dicts, field by field, with and without the index.
+    index = Path(task) / "meta/.episode_index.parquet"
+    index.unlink(missing_ok=True)
+    got = reel.open(task, episode_index="off").episodes()
+    assert not index.exists(), "episode_index='off' writes nothing"
+    assert reel.open(task).episodes() == got and index.exists(), "the first listing writes the index"
+    assert reel.open(task).episodes() == got, "a listing through the index agrees"
+    how = {"peer": (0, "read_table"), "peer_2t": (2, "read_table"), "peer_pf": (0, "parquet_file"),
+           "peer_pf_2t": (2, "parquet_file")}
+    want = peer_episodes(task, *how[peers[-1]])
     assert len(got) == len(want) == episodes, (len(got), len(want), episodes)
     assert [e["length"] for e in got] == [episode_length(n) for n in range(1, episodes + 1)]
     assert all(e["columns"] == ["episode_index", "frame_index", "timestamp", "task_index", "wall_time",
@@ -459,9 +481,8 @@ def bench_listing(episodes: int, reps: int) -> dict:
             if a != b:
                 raise AssertionError(f"reel and peer differ:\n reel {a}\n peer {b}")
         raise AssertionError("reel and peer differ")
-    assert peer_episodes(task, threads=2) == want
-    assert peer_episodes(task, how="parquet_file") == want
-    assert peer_episodes(task, threads=2, how="parquet_file") == want
+    for p in peers[:-1]:
+        assert peer_episodes(task, *how[p]) == want
     if binary:
         cli = json.loads(cli_ls(binary, task))["episodes"]
         assert cli == got, "reel ls --json differs from reel.open().episodes()"
@@ -469,18 +490,28 @@ def bench_listing(episodes: int, reps: int) -> dict:
 
     funcs: dict[str, Callable[[], Any]] = {
         "reel": lambda: reel.open(task).episodes(),
-        "peer": lambda: peer_episodes(task),
-        "peer_2t": lambda: peer_episodes(task, threads=2),
-        "peer_pf": lambda: peer_episodes(task, how="parquet_file"),
-        "peer_pf_2t": lambda: peer_episodes(task, threads=2, how="parquet_file"),
+        "reel_off": lambda: reel.open(task, episode_index="off").episodes(),
     }
+    for p in peers:
+        funcs[p] = (lambda p=p: peer_episodes(task, *how[p]))
     if binary:
+        funcs["cli_info"] = lambda: cli_info(binary, task)
         funcs["cli"] = lambda: cli_ls(binary, task)
     times = interleaved(funcs, reps, "list")
-    res = {"episodes": episodes, "reps": reps, "times": times, "cli": binary,
-           "files": 3 * episodes}
+    res = {"episodes": episodes, "reps": reps, "times": times, "cli": binary, "files": 3 * episodes}
     for name, ts in times.items():
         res[name] = {"best_s": best(ts), "median_s": med(ts)}
+    if cold:
+        res["cold"] = {}
+        for name, fn in funcs.items():
+            if not drop_page_cache():
+                print("   (cold: cannot drop the page cache, not root; skipped)", flush=True)
+                res.pop("cold")
+                break
+            t0 = time.perf_counter()
+            fn()
+            res["cold"][name] = time.perf_counter() - t0
+            print(f"   cold {name}: {res['cold'][name]:.3f} s", flush=True)
     return res
 
 
@@ -550,11 +581,13 @@ def render(info: dict, fm: dict | None, ls: dict | None, load_end: str) -> str:
             f"## Open + list a task of {e:,} episodes ({ls['files']:,} files; warm page cache, "
             f"best / median of {ls['reps']}, listings identical)",
             "",
-            "| lister | best s | median s | peer/reel time (best / median) |",
-            "|---|---:|---:|---:|",
+            "| lister | best s | median s | peer/reel time (best / median) |" + (" cold s |" if "cold" in ls else ""),
+            "|---|---:|---:|---:|" + ("---:|" if "cold" in ls else ""),
         ]
         rb, rm = ls["reel"]["best_s"], ls["reel"]["median_s"]
-        labels = (("reel.open(p).episodes()", "reel"),
+        labels = (("reel.open(p).episodes() (episode index)", "reel"),
+                  ("reel.open(p, episode_index=\"off\").episodes() (every file read)", "reel_off"),
+                  ("`reel info` (process)", "cli_info"),
                   ("peer: scandir + pq.read_table/read_schema, serial", "peer"),
                   ("peer: scandir + pq.read_table/read_schema, ThreadPoolExecutor(2)", "peer_2t"),
                   ("peer: scandir + pq.ParquetFile, serial", "peer_pf"),
@@ -565,13 +598,17 @@ def render(info: dict, fm: dict | None, ls: dict | None, load_end: str) -> str:
                 continue
             x = ls[key]
             ratio = "(reference)" if key == "reel" else f"{x['best_s'] / rb:.2f}x / {x['median_s'] / rm:.2f}x"
-            out.append(f"| {label} | {x['best_s']:.3f} | {x['median_s']:.3f} | {ratio} |")
+            cold = ls.get("cold", {}).get(key)
+            out.append(f"| {label} | {x['best_s']:.3f} | {x['median_s']:.3f} | {ratio} |"
+                       + (f" {cold:.3f} |" if "cold" in ls else ""))
         out.append("")
-        out.append("peer/reel > 1: reel is faster.")
+        out.append("peer/reel > 1: reel is faster."
+                   + (" Last column: one run each right after dropping the page cache (cold)." if "cold" in ls else ""))
         out.append("")
-        out.append(f"Per episode, best: reel {rb / e * 1e6:.0f} µs; "
-                   f"peer read_table serial {ls['peer']['best_s'] / e * 1e6:.0f} µs; "
-                   f"peer ParquetFile serial {ls['peer_pf']['best_s'] / e * 1e6:.0f} µs.")
+        peer_key = "peer_pf_2t" if "peer_pf_2t" in ls else "peer"
+        out.append(f"Per episode, best: reel {rb / e * 1e6:.1f} µs with the index, "
+                   f"{ls['reel_off']['best_s'] / e * 1e6:.0f} µs without; "
+                   f"best peer ({peer_key}) {ls[peer_key]['best_s'] / e * 1e6:.0f} µs.")
         out.append("")
     return "\n".join(out)
 
@@ -580,7 +617,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--frames", type=int, default=64, help="force-matrix frames per decode call")
     ap.add_argument("--decode-reps", type=int, default=7)
-    ap.add_argument("--episodes", type=int, default=10_000)
+    ap.add_argument("--episodes", type=int, default=100_000,
+                    help="episodes of the synthetic task (generated once, ~13 min for 100,000)")
+    ap.add_argument("--all-peers", action="store_true",
+                    help="run every Python peer (default: the strongest, pq.ParquetFile on 2 threads)")
+    ap.add_argument("--cold", action="store_true", help="also one cold-cache run per side (root only)")
     ap.add_argument("--reps", type=int, default=3, help="rounds of the listing benchmark")
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--only", choices=("decode", "list"), help="run one benchmark only")
@@ -597,7 +638,7 @@ def main() -> int:
     print(f"reel {info['reel']} ({reel._core.__file__}); {info['nproc']} CPUs, {info['cpu']}; "
           f"load {info['load']}", flush=True)
     fm = bench_force_matrix(args.frames, args.decode_reps, args.seed) if args.only != "list" else None
-    ls = bench_listing(args.episodes, args.reps) if args.only != "decode" else None
+    ls = bench_listing(args.episodes, args.reps, args.all_peers, args.cold) if args.only != "decode" else None
     load_end = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     text = render(info, fm, ls, load_end)
     print()

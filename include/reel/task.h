@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,12 +33,20 @@ class RecordBatchReader;
 
 namespace reel {
 
+enum class EpisodeIndexMode { kUpdate, kRead, kOff };
+
 struct TaskOptions {
   // File system to read through; null = DefaultFileSystem().
   FileSystem* fs = nullptr;
   // Threads used to read many small metadata files (episodes rows, footers);
   // 0 = hardware concurrency, at least 2.
   int io_threads = 0;
+  // The episode index (meta/.episode_index.parquet, a validated cache of the episodes
+  // rows and data footers; docs/architecture.md) when many episodes' rows or schemas are
+  // read at once: kUpdate uses it and rewrites it when it was missing or stale (a dotfile;
+  // the task's data and metadata are never written), kRead uses it without writing, kOff
+  // reads every file (the index-free path, which the index must always agree with).
+  EpisodeIndexMode episode_index = EpisodeIndexMode::kUpdate;
 };
 
 enum class RowSource { kEpisodeFile, kLegacyShard, kMissing };
@@ -53,8 +62,13 @@ struct EpisodeEntry {
   std::string row_path;  // episodes file or legacy shard holding the row
 };
 
+namespace internal {
+class EpisodeIndex;
+}
+
 class Task {
  public:
+  ~Task();
   // Errors: those of DetectFormat, plus NotSupported when the directory holds
   // another format (LeRobot, bundle, legacy v1.0), Invalid for an info.json
   // whose keys have the wrong types or whose templates do not parse.
@@ -108,6 +122,9 @@ class Task {
  private:
   Task() = default;
   Result<std::vector<std::pair<int64_t, std::string>>> ScanLegacyShards() const;
+  // ReadEpisodeRows without the index: every row file read.
+  std::vector<Result<EpisodeRow>> ReadRowFiles(const std::vector<EpisodeEntry>& episodes,
+                                               const std::vector<std::string>& columns) const;
   // True when episode e, listed without an episodes row, has one now (it was being
   // published while it was listed).
   bool RowAppeared(const EpisodeEntry& e) const;
@@ -117,6 +134,11 @@ class Task {
   int io_threads_ = 2;
   InfoJson info_;
   std::unique_ptr<PathTemplate> data_template_, video_template_, episodes_template_;
+  // The episode index, loaded on first use by a batch read (null when off).
+  internal::EpisodeIndex* Index() const;
+  EpisodeIndexMode index_mode_ = EpisodeIndexMode::kUpdate;
+  mutable std::once_flag index_once_;
+  mutable std::unique_ptr<internal::EpisodeIndex> index_;
 };
 
 // Reads a whole parquet file through `fs`. Errors name the path: Corruption for

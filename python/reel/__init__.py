@@ -107,7 +107,8 @@ def read_file(path: str, storage_options: dict[str, Any] | None = None) -> bytes
 
 
 class Task:
-    """A pooled_episodes_v1 task opened for reading. Reading never writes."""
+    """A pooled_episodes_v1 task opened for reading. Reading never changes the task; it may
+    refresh the task's episode index, a cache dotfile (see :func:`open`, ``episode_index``)."""
 
     def __init__(self, core: _core.Task, root: str | None = None,
                  storage_options: dict[str, Any] | None = None):
@@ -389,7 +390,8 @@ class VideoReader:
                 f"{i['frames']} frames at {i['fps']:g} fps{', closed' if self.closed else ''})")
 
 
-def open(path: str, storage_options: dict[str, Any] | None = None) -> "Task | Dataset":  # noqa: A001
+def open(path: str, storage_options: dict[str, Any] | None = None,  # noqa: A001
+         episode_index: str = "update") -> "Task | Dataset":
     """Opens the dataset at ``path``: a :class:`Dataset` for LeRobot v2.x / v3.x and bundle
     datasets (by :func:`detect_format`), a :class:`Task` for anything else (a pooled task, or
     the error Task's open raises).
@@ -399,10 +401,15 @@ def open(path: str, storage_options: dict[str, Any] | None = None) -> "Task | Da
     as the CLI's flags do: ``{"endpoint_url": "http://127.0.0.1:9000", "region": ...,
     "anonymous": False, "connect_timeout_s": 5, "request_timeout_s": 30, "max_attempts": 3}``;
     missing keys come from $AWS_ENDPOINT_URL(_S3), $AWS_REGION / $AWS_DEFAULT_REGION and
-    $AWS_ACCESS_KEY_ID / $AWS_SECRET_ACCESS_KEY (docs/storage.md)."""
+    $AWS_ACCESS_KEY_ID / $AWS_SECRET_ACCESS_KEY (docs/storage.md).
+
+    ``episode_index`` (a task): listing many episodes uses the task's episode index, a
+    validated cache of the episodes rows and data footers (``meta/.episode_index.parquet``):
+    "update" (default) also rewrites it when it was missing or stale, "read" never writes it,
+    "off" reads every file."""
     p = os.fspath(path) if hasattr(path, "__fspath__") else str(path)
     so = _storage(storage_options)
     if _core.is_foreign(p, so):
         return Dataset(p, storage_options=storage_options)
-    return Task(_core.Task.open(p, so), root=p.rstrip("/") if _core.is_uri(p) else p,
+    return Task(_core.Task.open(p, so, episode_index), root=p.rstrip("/") if _core.is_uri(p) else p,
                 storage_options=storage_options)

@@ -197,7 +197,13 @@ NB_MODULE(_core, m) {
   task_cls
       .def_static(
           "open",
-          [](const std::string& path, const ObjectStoreOptions& storage) {
+          [](const std::string& path, const ObjectStoreOptions& storage, const std::string& episode_index) {
+            static const std::map<std::string, EpisodeIndexMode> modes = {
+                {"update", EpisodeIndexMode::kUpdate}, {"read", EpisodeIndexMode::kRead}, {"off", EpisodeIndexMode::kOff}};
+            auto mode = modes.find(episode_index);
+            if (mode == modes.end())
+              RaiseStatus(Status::Invalid("episode_index must be \"update\", \"read\" or \"off\", not \"" +
+                                          episode_index + "\""));
             Result<std::unique_ptr<Task>> t = Status::OK();
             {
               nb::gil_scoped_release release;
@@ -205,13 +211,15 @@ NB_MODULE(_core, m) {
                 REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
                 TaskOptions options;
                 options.fs = loc.fs.get();  // lives until process exit (object_store.h)
+                options.episode_index = mode->second;
                 return Task::Open(loc.root, options);
               }();
             }
             return Unwrap(std::move(t));
           },
-          "path"_a, "storage"_a = ObjectStoreOptions(),
-          "Opens a task at a path or URI (s3://bucket/path; `storage` says how to reach it).")
+          "path"_a, "storage"_a = ObjectStoreOptions(), "episode_index"_a = "update",
+          "Opens a task at a path or URI (s3://bucket/path; `storage` says how to reach it); "
+          "episode_index: \"update\", \"read\" or \"off\" (TaskOptions::episode_index).")
       .def(
           "read_file",
           [](const Task& t, const std::string& relative) -> nb::object {

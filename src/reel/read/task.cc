@@ -12,6 +12,7 @@
 #include "io/parquet_io.h"
 #include "util/parallel.h"
 #include "layout/journal.h"
+#include "read/episode_index.h"
 
 namespace reel {
 
@@ -76,6 +77,7 @@ Result<std::unique_ptr<Task>> Task::Open(const std::string& root, const TaskOpti
   std::unique_ptr<Task> task(new Task());
   task->root_ = root;
   task->fs_ = fs;
+  task->index_mode_ = options.episode_index;
   task->io_threads_ = options.io_threads > 0
                           ? options.io_threads
                           : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
@@ -253,7 +255,66 @@ Result<EpisodeRow> Task::ReadEpisodeRow(const EpisodeEntry& episode) const {
   return std::move(ReadEpisodeRows({episode}).front());
 }
 
+Task::~Task() = default;
+
+internal::EpisodeIndex* Task::Index() const {
+  if (index_mode_ == EpisodeIndexMode::kOff) return nullptr;
+  std::call_once(index_once_, [this] { index_ = internal::EpisodeIndex::Load(fs_, root_); });
+  return index_.get();
+}
+
+namespace {
+
+// Batches smaller than this read their files: loading the index of a large task would
+// cost more than it saves (one episode's row, `reel show N`).
+constexpr size_t kIndexMinEpisodes = 32;
+
+// Erases from missing_columns the columns a narrowed read did not ask for.
+void KeepWanted(EpisodeRow& row, const std::vector<std::string>& wanted) {
+  if (wanted.empty()) return;
+  std::erase_if(row.missing_columns,
+                [&](const std::string& c) { return std::find(wanted.begin(), wanted.end(), c) == wanted.end(); });
+}
+
+}  // namespace
+
 std::vector<Result<EpisodeRow>> Task::ReadEpisodeRows(
+    const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns) const {
+  internal::EpisodeIndex* index = episodes.size() >= kIndexMinEpisodes ? Index() : nullptr;
+  std::vector<std::optional<internal::FileStamp>> stamps(episodes.size());
+  std::vector<std::optional<EpisodeRow>> cached(episodes.size());
+  if (index)
+    internal::ParallelFor(static_cast<int64_t>(episodes.size()), io_threads_, [&](int64_t i) {
+      const EpisodeEntry& e = episodes[i];
+      if (e.row_source != RowSource::kEpisodeFile) return;
+      stamps[i] = internal::StampOf(fs_, root_, e.row_path);
+      if (stamps[i]) cached[i] = index->Row(e.episode_index, *stamps[i]);
+    });
+  std::vector<EpisodeEntry> misses;
+  for (size_t i = 0; i < episodes.size(); ++i)
+    if (!cached[i]) misses.push_back(episodes[i]);
+  // A miss is read whole when the index is on, so that it can be remembered.
+  std::vector<Result<EpisodeRow>> read = ReadRowFiles(misses, index ? std::vector<std::string>{} : columns);
+  std::vector<Result<EpisodeRow>> out;
+  out.reserve(episodes.size());
+  std::vector<std::string> wanted = columns;
+  if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), "episode_index") == wanted.end())
+    wanted.push_back("episode_index");
+  for (size_t i = 0, m = 0; i < episodes.size(); ++i) {
+    if (!cached[i]) {
+      Result<EpisodeRow>& r = read[m++];
+      if (r.ok() && stamps[i]) index->PutRow(episodes[i].episode_index, *stamps[i], *r);
+      out.push_back(std::move(r));
+    } else {
+      out.emplace_back(std::move(*cached[i]));
+    }
+    if (out.back().ok()) KeepWanted(*out.back(), wanted);
+  }
+  if (index && index_mode_ == EpisodeIndexMode::kUpdate) (void)index->SaveIfChanged(fs_, root_);
+  return out;
+}
+
+std::vector<Result<EpisodeRow>> Task::ReadRowFiles(
     const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns) const {
   std::vector<std::string> wanted = columns;
   if (!wanted.empty() &&
@@ -310,9 +371,24 @@ Result<std::shared_ptr<arrow::Schema>> Task::ReadDataSchema(const EpisodeEntry& 
 
 std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemas(
     const std::vector<EpisodeEntry>& episodes) const {
+  internal::EpisodeIndex* index = episodes.size() >= kIndexMinEpisodes ? Index() : nullptr;
   std::vector<Result<std::shared_ptr<arrow::Schema>>> out(episodes.size(), Status::OK());
-  internal::ParallelFor(static_cast<int64_t>(episodes.size()), io_threads_,
-                        [&](int64_t i) { out[i] = ReadDataSchema(episodes[i]); });
+  internal::ParallelFor(static_cast<int64_t>(episodes.size()), io_threads_, [&](int64_t i) {
+    const EpisodeEntry& e = episodes[i];
+    std::optional<internal::FileStamp> stamp;
+    if (index && !e.data_path.empty()) {
+      stamp = internal::StampOf(fs_, root_, e.data_path);
+      if (stamp) {
+        if (auto schema = index->DataSchema(e.episode_index, *stamp)) {
+          out[i] = std::move(schema);
+          return;
+        }
+      }
+    }
+    out[i] = ReadDataSchema(e);
+    if (stamp && out[i].ok()) index->PutDataSchema(e.episode_index, *stamp, *out[i]);
+  });
+  if (index && index_mode_ == EpisodeIndexMode::kUpdate) (void)index->SaveIfChanged(fs_, root_);
   return out;
 }
 

@@ -1,0 +1,196 @@
+"""The episode index (meta/.episode_index.parquet): a validated cache of the episodes rows and
+data footers, never the truth (docs/architecture.md "The episode index").
+
+The task is written here with pyarrow alone (no reel), 40 episodes so that listings use the index
+(batches of 32 or more); the expected values come from the same pyarrow tables. Every case
+compares `reel ls --json` and `reel.open(...).episodes()` with them: no index, the index as
+written, deleted, corrupted, of another version, stale because pyarrow appended episodes or
+rewrote a row in place, and an episode's data removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from .cli_run import reel
+
+FPS = 30
+INDEX = "meta/.episode_index.parquet"
+COLUMNS = ["episode_index", "frame_index", "timestamp", "task_index", "action"]
+ROW_SCHEMA = pa.schema([
+    ("episode_index", pa.int64()), ("task_index", pa.int64()), ("start_frame_index", pa.int64()),
+    ("end_frame_index", pa.int64()), ("length", pa.int64()), ("created_at", pa.float64()),
+    ("duration_sec", pa.float64()), ("drop_stats", pa.string()), ("video_codec", pa.string()),
+    ("calibration", pa.string()), ("force_matrix_specs", pa.string()),
+])
+
+
+def paths(n: int) -> tuple[str, str]:
+    c, f = (n - 1) // 1000, (n - 1) % 1000
+    return f"data/chunk-{c:03d}/episode-{f:03d}.parquet", f"meta/episodes/chunk-{c:03d}/episode-{f:03d}.parquet"
+
+
+def write_episode(task: Path, n: int, length: int, extra_column: bool = False) -> None:
+    data, row = paths(n)
+    cols = {"episode_index": pa.array([n] * length, pa.int64()), "frame_index": pa.array(range(length), pa.int64()),
+            "timestamp": pa.array([i / FPS for i in range(length)], pa.float32()),
+            "task_index": pa.array([0] * length, pa.int64()),
+            "action": pa.FixedSizeListArray.from_arrays(pa.array([0.0] * length, pa.float32()), 1)}
+    if extra_column:
+        cols["observation.extra"] = pa.array([1.0] * length, pa.float64())
+    (task / data).parent.mkdir(parents=True, exist_ok=True)
+    (task / row).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(cols), task / data)
+    values = [[n], [0], [0], [length - 1], [length], [1.79e9 + n], [length / FPS],
+              ["{}"], ['{"cam": "h264"}'], [json.dumps({"episode": n})], ["{}"]]
+    pq.write_table(pa.Table.from_arrays([pa.array(v, f.type) for v, f in zip(values, ROW_SCHEMA)],
+                                        schema=ROW_SCHEMA), task / row)
+
+
+def expected(task: Path) -> dict:
+    """N -> (length, duration_sec, data columns or None), read with pyarrow from the files."""
+    out = {}
+    for row in sorted((task / "meta/episodes").rglob("episode-*.parquet")):
+        t = pq.read_table(row)
+        n = t["episode_index"][0].as_py()
+        data = task / paths(n)[0]
+        out[n] = (t["length"][0].as_py(), t["duration_sec"][0].as_py(),
+                  pq.read_schema(data).names if data.exists() else None)
+    return out
+
+
+def listed(reel_bin: str, task: Path) -> dict:
+    eps = json.loads(reel(reel_bin, "ls", task, "--json").stdout)["episodes"]
+    return {e["episode_index"]: (e["length"], e["duration_sec"], e["columns"] if e["has_data"] else None)
+            for e in eps}
+
+
+def python_listed(reel_mod, task: Path) -> dict:
+    return {e["episode_index"]: (e["length"], e["duration_sec"], e["columns"] if e["has_data"] else None)
+            for e in reel_mod.open(str(task)).episodes()}
+
+
+@pytest.fixture()
+def task(tmp_path):
+    root = tmp_path / "task"
+    for n in range(1, 41):
+        write_episode(root, n, 20 + n % 7, extra_column=n % 5 == 0)
+    info = {"format": "pooled_episodes_v1", "chunks_size": 1000, "codebase_version": "v3.0", "fps": FPS,
+            "data_path": "data/chunk-{c:03d}/episode-{f:03d}.parquet",
+            "video_path": "videos/chunk-{c:03d}/{image_key}/episode-{f:03d}.{ext}",
+            "episodes_path": "meta/episodes/chunk-{c:03d}/episode-{f:03d}.parquet",
+            "task_name": "pick", "video": False, "features": {"action": {"dtype": "float32", "shape": [1]}},
+            "total_episodes": 40}
+    (root / "meta/info.json").write_text(json.dumps(info))
+    (root / "meta/tasks.jsonl").write_text('{"task_index": 0, "task": "pick"}\n')
+    return root
+
+
+def test_the_index_is_written_and_agrees(reel_bin, reel_mod, task):
+    want = expected(task)
+    assert not (task / INDEX).exists()
+    assert listed(reel_bin, task) == want
+    assert (task / INDEX).is_file(), "the first listing of 40 episodes writes the index"
+    index = pq.read_table(task / INDEX)
+    assert sorted(index["episode_index"].to_pylist()) == list(range(1, 41))
+    assert listed(reel_bin, task) == want
+    assert python_listed(reel_mod, task) == want
+    # A dotfile: not part of the task. (This hand-made task breaks other rules; the findings
+    # must be the same with and without the index.)
+    with_index = reel(reel_bin, "check", task, "--json", ok=1).stdout
+    assert ".episode_index" not in with_index
+    (task / INDEX).unlink()
+    assert reel(reel_bin, "check", task, "--json", ok=1).stdout == with_index
+
+
+def test_a_hit_is_served_from_the_index(reel_bin, task):
+    """White box: a row rewritten with the same size and modification time is not re-read (the
+    index's one blind spot, which reel's own writers never hit: they rename a new file in)."""
+    listed(reel_bin, task)
+    _, row = paths(7)
+    st = os.stat(task / row)
+    t = pq.read_table(task / row)
+    t = t.set_column(4, "length", pa.array([t["length"][0].as_py() + 1], pa.int64()))  # same size
+    pq.write_table(t, task / row)
+    assert os.stat(task / row).st_size == st.st_size
+    os.utime(task / row, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert listed(reel_bin, task)[7][0] == expected(task)[7][0] - 1, "the remembered length"
+    os.utime(task / row, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert listed(reel_bin, task) == expected(task), "another mtime: read again"
+
+
+@pytest.mark.parametrize("damage", ["deleted", "garbage", "truncated", "empty", "other_version", "other_columns"])
+def test_a_damaged_index_is_rebuilt(reel_bin, reel_mod, task, damage):
+    want = expected(task)
+    listed(reel_bin, task)
+    path = task / INDEX
+    if damage == "deleted":
+        path.unlink()
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(4096))
+    elif damage == "truncated":
+        path.write_bytes(path.read_bytes()[:-100])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "other_version":
+        t = pq.read_table(path)
+        t = t.replace_schema_metadata({"reel.episode_index": "999"})
+        t = t.set_column(t.schema.get_field_index("length"), "length", pa.array([1] * t.num_rows, pa.int64()))
+        pq.write_table(t, path)
+    else:
+        pq.write_table(pa.table({"episode_index": pa.array([1], pa.int64())}).replace_schema_metadata(
+            {"reel.episode_index": "1"}), path)
+    assert listed(reel_bin, task) == want
+    assert python_listed(reel_mod, task) == want
+    assert pq.read_table(task / INDEX).num_rows == 40, "rewritten whole"
+
+
+def test_a_stale_index_sees_what_pyarrow_wrote(reel_bin, reel_mod, task):
+    listed(reel_bin, task)
+    write_episode(task, 41, 33, extra_column=True)  # appended the way another writer would
+    write_episode(task, 42, 12)
+    write_episode(task, 3, 55)                      # a row and data rewritten in place
+    (task / paths(9)[0]).unlink()                   # data removed (deleted after upload)
+    want = expected(task)
+    assert want[41][0] == 33 and want[3][0] == 55 and want[9][2] is None
+    assert listed(reel_bin, task) == want
+    assert python_listed(reel_mod, task) == want
+    index = pq.read_table(task / INDEX).to_pylist()
+    by_n = {r["episode_index"]: r for r in index}
+    assert by_n[41]["length"] == 33 and by_n[3]["length"] == 55, "refreshed by the listing"
+
+
+def test_an_unwritable_task_is_listed_without_an_index(reel_bin, task):
+    if os.geteuid() == 0:
+        pytest.skip("root writes into a read-only directory")
+    meta = task / "meta"
+    meta.chmod(0o555)
+    try:
+        assert listed(reel_bin, task) == expected(task)
+        assert not (task / INDEX).exists()
+    finally:
+        meta.chmod(0o755)
+
+
+def test_python_modes(reel_mod, task):
+    want = expected(task)
+    assert python_listed_mode(reel_mod, task, "off") == want and not (task / INDEX).exists()
+    assert python_listed_mode(reel_mod, task, "read") == want and not (task / INDEX).exists()
+    assert python_listed_mode(reel_mod, task, "update") == want and (task / INDEX).exists()
+    write_episode(task, 41, 30)
+    before = (task / INDEX).read_bytes()
+    assert python_listed_mode(reel_mod, task, "read") == expected(task)
+    assert (task / INDEX).read_bytes() == before, "'read' uses a stale index without rewriting it"
+    with pytest.raises(reel_mod.InvalidError, match="episode_index"):
+        reel_mod.open(str(task), episode_index="sometimes")
+
+
+def python_listed_mode(reel_mod, task: Path, mode: str) -> dict:
+    return {e["episode_index"]: (e["length"], e["duration_sec"], e["columns"] if e["has_data"] else None)
+            for e in reel_mod.open(str(task), episode_index=mode).episodes()}
