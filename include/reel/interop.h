@@ -1,9 +1,13 @@
 // Interop: pooled_episodes_v1 tasks to and from LeRobot (v2.1, v3.0) and the
 // bundle format (../shared/seeds/004_*).
 //
-// Export never writes into the task. The output directory must not exist; it is
-// built under a dotfile sibling and renamed into place at the end (bundles: each
-// ep_<id>/ appears by its own rename), so a crash leaves no half dataset behind.
+// Export never writes into the task. The task is read through its own FileSystem
+// (Task::fs(): a local disk or an object store), the output written through
+// ExportOptions::output_fs. The output directory must not exist (or, with
+// replace_existing, must hold a dataset); how it then appears is ExportPublish's choice:
+// renamed into place (local disks), or uploaded file by file, the dataset's marker file
+// last (object stores, which have no rename). Either way a reader (LeRobot, DetectFormat,
+// `reel info`) never takes a half-written output for a dataset.
 //
 // What a pooled column becomes is decided by an ExportMapping (docs/interop.md
 // has the table): fixed-size float columns named in `state_columns` are joined
@@ -53,6 +57,24 @@ const char* ExportFormatName(ExportFormat format);
 // What happens to one variable-length (list) pooled column.
 enum class ListRule { kLast, kDrop };
 
+// How a finished export reaches out_dir (docs/storage.md "Export to a URI").
+enum class ExportPublish {
+  // Built in a dotfile directory beside out_dir through ExportOptions::output_fs and
+  // renamed into place (bundles: each ep_<id>/ appears by its own rename too): atomic, a
+  // crash leaves no half dataset behind. Needs Rename and CreateUniqueDir: a local disk.
+  kRename,
+  // Built whole in a local scratch directory ($TMPDIR, through DefaultFileSystem(): it
+  // needs room for the whole export), then copied into out_dir through output_fs file by
+  // file in path order, the dataset's marker file last (LeRobot meta/info.json, bundle
+  // manifest.json): readers see no dataset until every other file is complete. For
+  // stores without rename (object stores). An upload that fails removes the files it
+  // sent (best effort); one that is killed leaves them, without a marker. With
+  // replace_existing, the old export is removed only once the new one is staged: its
+  // markers first, then its other files, then the new upload; not atomic, so a reader
+  // in between sees no dataset, never a mix.
+  kUpload,
+};
+
 struct ExportMapping {
   // Fixed-size float columns joined, in this order, into observation.state.
   // Unset = every fixed-size float32 `observation.*` column whose name ends in
@@ -83,10 +105,14 @@ struct ExportOptions {
   std::vector<int64_t> episodes;
   // false: an existing out_dir is refused (AlreadyExists). true: an existing dataset
   // directory (meta/info.json or manifest.json) or empty directory is replaced, only once
-  // the new export is complete; anything else is still refused.
+  // the new export is complete (see ExportPublish for how); anything else is still refused.
   bool replace_existing = false;
-  ProgressFn progress;       // "episodes exported", per episode; empty = none
-  FileSystem* fs = nullptr;  // null = DefaultFileSystem()
+  // "episodes exported" per episode; with kUpload then "files uploaded" per file. Empty = none.
+  ProgressFn progress;
+  // Where out_dir is written: a local disk for kRename, any FileSystem (an object store,
+  // OpenLocation) for kUpload. Not owned; null = DefaultFileSystem().
+  FileSystem* output_fs = nullptr;
+  ExportPublish publish = ExportPublish::kRename;
 };
 
 struct ExportReport {
@@ -99,8 +125,12 @@ struct ExportReport {
   std::vector<std::string> warnings;   // e.g. "action is the pooled placeholder"
 };
 
-// Exports the task's episodes to `out_dir` (which must not exist unless
-// options.replace_existing). Built in a staging directory beside it and renamed into place.
+// Exports the task's episodes to `out_dir` on options.output_fs (which must not exist
+// unless options.replace_existing), published as options.publish says. ExportReport::
+// out_dir is the absolute path (kRename) or `out_dir` as given (kUpload). Errors:
+// AlreadyExists for an output that may not be replaced; Invalid for an output inside the
+// task (or holding it, with replace_existing) on the task's own file system; those of
+// reading the task, writing and (kUpload) uploading.
 Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
                                 const ExportOptions& options = {});
 

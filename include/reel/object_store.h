@@ -16,8 +16,9 @@
 // Writes: NewWritableFile streams to the object, which appears whole at Close()
 // (multipart upload); Sync() flushes nothing durable. There is no rename and no
 // lock: Rename() and LockFile() return NotSupported, SyncDir() is a no-op. Writers
-// that need atomic publication (the recorder, import, export's final rename) do not
-// run on an object store.
+// that need atomic publication (the recorder, import) do not run on an object store;
+// `reel push` and export (ExportPublish::kUpload) publish by writing a marker object
+// last instead (docs/storage.md).
 //
 // Thread safety: OpenLocation may be called from any thread. The object-store
 // FileSystem is safe for concurrent use (Arrow's file systems are), and its
@@ -95,6 +96,11 @@ class ObjectStoreFileSystem final : public FileSystem {
   // OK: nothing to make durable (an object is durable once its upload completed).
   Status SyncDir(const std::string& path) override;
   Status RemoveFile(const std::string& path) override;
+  // Directories are implicit: one goes with its last object, so RemoveAll (reel/fs.h)
+  // needs only RemoveFile. NotFound when nothing is below `path` any more (the usual
+  // case); an empty marker object "path/" (written by other tools) is deleted; IOError
+  // when objects remain below it; NotSupported for a bucket.
+  Status RemoveDir(const std::string& path) override;
   Status CreateDirs(const std::string& path) override;
   // NotSupported: object stores have no lock.
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;

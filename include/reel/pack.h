@@ -30,7 +30,17 @@ namespace reel {
 // ---- packing (client side) ----------------------------------------------------
 
 struct PackOptions {
-  FileSystem* fs = nullptr;  // null = DefaultFileSystem()
+  // Where the task is read: its files, and the videos `precompress` decodes. Only read
+  // (Stat, ListDir, ReadFile, OpenRandomAccess), so any FileSystem will do: a local disk
+  // or an object store (OpenLocation, reel/object_store.h). Not owned; null =
+  // DefaultFileSystem().
+  FileSystem* task_fs = nullptr;
+  // Where the zip is written: zip_path's directory is checked, the zip is written as a
+  // dotfile temp beside zip_path and renamed over it, so it needs Rename (a local disk).
+  // Pack's scratch files (a legacy row's single-row slice, the re-encoded videos) are
+  // written to a scratch directory in $TMPDIR through it and read back from it into the
+  // zip. Not owned; null = DefaultFileSystem().
+  FileSystem* output_fs = nullptr;
   // Re-encode RGB .mp4 videos that are not already HEVC to HEVC (hvc1, yuv420p) at
   // `precompress_crf` before packing (contract §8 "上传预压缩"). Depth videos are
   // never re-encoded, nor is a video that is already HEVC.
@@ -65,10 +75,10 @@ int64_t UploadEpisodeIndex(int64_t episode_index);
 // "<task>_ep{(N-1)%1000:06d}.zip", the reference's display name for the slice.
 std::string DefaultSliceName(const std::string& task_name, int64_t episode_index);
 
-// Writes the slice of episode N of the pooled task at `task_root` to `zip_path`,
-// atomically (a dotfile temp beside it, fsynced, renamed). Errors: NotFound when N has
-// no data parquet or no episodes row (e.g. deleted after upload), or a task file is
-// missing; the task directory is never modified.
+// Writes the slice of episode N of the pooled task at `task_root` (on options.task_fs)
+// to `zip_path` (on options.output_fs), atomically (a dotfile temp beside it, fsynced,
+// renamed). Errors: NotFound when N has no data parquet or no episodes row (e.g.
+// deleted after upload), or a task file is missing; the task is never modified.
 Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_index,
                                const std::string& zip_path, const PackOptions& options = {});
 

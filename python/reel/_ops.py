@@ -17,6 +17,11 @@ from . import _core
 from ._storage import storage as _storage
 
 
+def _location(path_or_uri: str | os.PathLike) -> str:
+    """A path (os.PathLike or str) or a URI string, as the core takes it."""
+    return os.fspath(path_or_uri) if hasattr(path_or_uri, "__fspath__") else str(path_or_uri)
+
+
 def options(cls: type, what: str, kwargs: dict[str, Any], o=None):
     """An instance of the bound options struct ``cls`` (or ``o``) with ``kwargs`` set as its fields."""
     o = cls() if o is None else o
@@ -38,17 +43,21 @@ def options_repr(o) -> str:
     return f"reel.{type(o).__name__}({', '.join(f'{k}={getattr(o, k)!r}' for k in option_fields(type(o)))})"
 
 
-def export(task: str | os.PathLike, out_dir: str | os.PathLike, **kwargs: Any) -> dict[str, Any]:
+def export(task: str | os.PathLike, out_dir: str | os.PathLike, storage_options: dict | None = None,
+           **kwargs: Any) -> dict[str, Any]:
     """Exports a pooled task to LeRobot v3.0 (default), v2.1 or bundles (``reel export``).
 
+    ``task`` and ``out_dir`` are paths or URIs (``s3://bucket/prefix``); ``storage_options`` (as
+    for :func:`reel.open`) reaches both. A URI output is staged locally and uploaded with its
+    ``meta/info.json`` (bundles: ``manifest.json``) last (docs/storage.md "Export to a URI").
     Keywords are the fields of :class:`reel.ExportOptions`: format ("lerobot-v3",
     "lerobot-v2.1", "bundle"), state_columns, action_columns, list_rules ({column: "last" |
     "drop"}), drop_columns, include_depth, image_prefix, depth_prefix, robot_type,
     data_files_size_in_mb, video_files_size_in_mb, chunks_size, episodes, replace_existing
-    (``--force``: without it an existing ``out_dir`` is refused). Returns {out_dir, format, episodes, frames, videos_copied, videos_reencoded,
-    features, warnings}."""
+    (``--force``: without it an existing ``out_dir`` is refused). Returns {out_dir, format,
+    episodes, frames, videos_copied, videos_reencoded, features, warnings}."""
     o = options(_core.ExportOptions, "export", kwargs)
-    return _core.export_task(os.fspath(task), os.fspath(out_dir), o)
+    return _core.export_task(_location(task), _location(out_dir), o, _storage(storage_options))
 
 
 def import_dataset(source: str | os.PathLike, task: str | os.PathLike, storage_options: dict | None = None,
@@ -69,15 +78,17 @@ def import_dataset(source: str | os.PathLike, task: str | os.PathLike, storage_o
 
 
 def pack(task: str | os.PathLike, episode_index: int, zip_path: str | os.PathLike | None = None,
-         **kwargs: Any) -> dict[str, Any]:
-    """Writes the upload zip slice of episode N (contract §9, ``reel pack``); ``zip_path``
-    defaults to ./<task>_ep{(N-1)%1000:06d}.zip. Keywords: the fields of
+         storage_options: dict | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Writes the upload zip slice of episode N (contract §9, ``reel pack``) to a local zip;
+    ``zip_path`` defaults to ./<task>_ep{(N-1)%1000:06d}.zip. ``task`` is a path or a URI
+    (``s3://bucket/prefix/task``, reached with ``storage_options`` as for :func:`reel.open`). Keywords: the fields of
     :class:`reel.PackOptions` (precompress, precompress_crf, precompress_preset,
     precompress_threads, replace_existing: without it an existing file is refused; with it only a
     zip is replaced). Returns {zip_path, episode_index, upload_episode_index, zip_bytes,
     entries: [{arcname, size, recompressed}]}."""
     o = options(_core.PackOptions, "pack", kwargs)
-    return _core.pack_episode(os.fspath(task), int(episode_index), "" if zip_path is None else os.fspath(zip_path), o)
+    return _core.pack_episode(_location(task), int(episode_index), "" if zip_path is None else os.fspath(zip_path), o,
+                              _storage(storage_options))
 
 
 def push(task: str | os.PathLike, destination: str | os.PathLike, storage_options: dict | None = None,

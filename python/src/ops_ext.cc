@@ -20,6 +20,7 @@
 #include "reel/push.h"
 #include "reel/check.h"
 #include "reel/interop.h"
+#include "reel/object_store.h"
 #include "reel/pack.h"
 #include "reel/recorder.h"
 #include "reel/simulate.h"
@@ -121,11 +122,22 @@ void BindExport(nb::module_& m) {
 
   m.def(
       "export_task",
-      [](const std::string& task, const std::string& out_dir, const ExportOptions& options) {
+      [](const std::string& task, const std::string& out_dir, const ExportOptions& options,
+         const ObjectStoreOptions& storage) {
+        // As the CLI: the task read through its location's file system, a URI output uploaded
+        // with the marker file last (ExportPublish::kUpload), a local one renamed into place.
+        OpenedLocation src = Unwrap(Locate(task, storage));
+        OpenedLocation out = Unwrap(Locate(out_dir, storage));
+        ExportOptions o = options;
+        o.output_fs = out.fs.get();
+        o.publish = out.object_store ? ExportPublish::kUpload : ExportPublish::kRename;
         ExportReport r = Released([&]() -> Result<ExportReport> {
-          REEL_ASSIGN_OR_RETURN(auto t, Task::Open(task));
-          return ExportTask(*t, out_dir, options);
+          TaskOptions to;
+          to.fs = src.fs.get();
+          REEL_ASSIGN_OR_RETURN(auto t, Task::Open(src.root, to));
+          return ExportTask(*t, out.root, o);
         });
+        if (out.object_store) r.out_dir = out.display;
         nb::dict d;
         d["out_dir"] = r.out_dir;
         d["format"] = ExportFormatName(options.format);
@@ -137,8 +149,9 @@ void BindExport(nb::module_& m) {
         d["warnings"] = StringList(r.warnings);
         return d;
       },
-      "task"_a, "out_dir"_a, "options"_a,
-      "Exports the pooled task to `out_dir` (must not exist); the report `reel export --json` prints.");
+      "task"_a, "out_dir"_a, "options"_a, "storage"_a = ObjectStoreOptions(),
+      "Exports the pooled task (a path or URI) to `out_dir` (a path or URI; must not exist unless "
+      "replace_existing), `storage` reaching both; the report `reel export --json` prints.");
 }
 
 void BindImport(nb::module_& m) {
@@ -203,9 +216,16 @@ void BindPack(nb::module_& m) {
       .def_rw("precompress_threads", &PackOptions::precompress_threads, "Encoder threads; 0 = its choice.");
   m.def(
       "pack_episode",
-      [](const std::string& task, int64_t n, const std::string& zip_path, const PackOptions& options) {
-        const std::string out = zip_path.empty() ? DefaultSliceName(TaskDirName(task), n) : zip_path;
-        PackResult r = Released([&] { return PackEpisode(task, n, out, options); });
+      [](const std::string& task, int64_t n, const std::string& zip_path, const PackOptions& options,
+         const ObjectStoreOptions& storage) {
+        // The task read through its location's file system; the zip written locally.
+        OpenedLocation src = Unwrap(Locate(task, storage));
+        const std::string name = src.object_store ? BaseName(src.root) : TaskDirName(task);
+        const std::string out = zip_path.empty() ? DefaultSliceName(name, n) : zip_path;
+        PackOptions o = options;
+        o.task_fs = src.fs.get();
+        o.output_fs = DefaultFileSystem();
+        PackResult r = Released([&] { return PackEpisode(src.root, n, out, o); });
         nb::list entries;
         for (const PackedEntry& e : r.entries) {
           nb::dict x;
@@ -222,9 +242,9 @@ void BindPack(nb::module_& m) {
         d["entries"] = entries;
         return d;
       },
-      "task"_a, "episode_index"_a, "zip_path"_a, "options"_a,
-      "Writes the §9 upload slice of episode N (zip_path \"\" = ./<task>_ep{(N-1)%1000:06d}.zip); "
-      "the report `reel pack --json` prints.");
+      "task"_a, "episode_index"_a, "zip_path"_a, "options"_a, "storage"_a = ObjectStoreOptions(),
+      "Writes the §9 upload slice of episode N of the task (a path, or a URI reached with `storage`) "
+      "to a local zip (zip_path \"\" = ./<task>_ep{(N-1)%1000:06d}.zip); the report `reel pack --json` prints.");
 }
 
 // UploadOptions::progress for a Python callable: called with the GIL from the uploading

@@ -65,6 +65,35 @@ def moto_server(extra_env: dict[str, str] | None = None):
             proc.wait(timeout=10)
 
 
+@contextlib.contextmanager
+def s3_environment(endpoint: str):
+    """For the block: BASE_ENV and AWS_ENDPOINT_URL_S3=endpoint in os.environ (so that reel
+    processes and reel.open reach the server), AWS_ENDPOINT_URL unset; restored after."""
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in BASE_ENV.items():
+            mp.setenv(k, v)
+        mp.setenv("AWS_ENDPOINT_URL_S3", endpoint)
+        mp.delenv("AWS_ENDPOINT_URL", raising=False)
+        yield
+
+
+def list_objects(client, bucket: str, prefix: str) -> list[dict]:
+    """Every object below s3://bucket/prefix/ (boto3's list_objects_v2 entries, all pages),
+    without the empty directory markers Arrow may leave."""
+    out, token = [], None
+    while True:
+        kw = {"Bucket": bucket, "Prefix": prefix + "/"}
+        if token:
+            kw["ContinuationToken"] = token
+        page = client.list_objects_v2(**kw)
+        out += [o for o in page.get("Contents", []) if not o["Key"].endswith("/")]
+        if not page.get("IsTruncated"):
+            return out
+        token = page["NextContinuationToken"]
+
+
 def upload_tree(endpoint: str, local: Path, bucket: str, prefix: str) -> int:
     """Copies every file under `local` to s3://bucket/prefix/<relative path>; returns the count.
     The bucket is created when missing."""

@@ -39,7 +39,7 @@ int RunExport(ExportArgs& a) {
   if (!a.positional_output.empty() && !a.output.empty() && a.positional_output != a.output)
     return UsageFail("two outputs given: \"" + a.positional_output + "\" and -o \"" + a.output + "\"");
   if (a.output.empty()) a.output = a.positional_output;
-  if (a.output.empty()) return UsageFail("export needs an output directory: -o/--output DIR");
+  if (a.output.empty()) return UsageFail("export needs an output directory or URI: -o/--output DIR");
   if (!a.episodes.empty()) {
     auto episodes = ParseListFlag("--episodes", a.episodes, true);
     if (!episodes.ok()) return UsageFail(episodes.status().message());
@@ -66,20 +66,17 @@ int RunExport(ExportArgs& a) {
   task_options.fs = loc->fs.get();
   auto task = Task::Open(loc->root, task_options);
   if (!task.ok()) return Fail(task.status());
-  o.fs = DefaultFileSystem();  // the output is local; the task is read through its own fs
-  if (loc->object_store) {
-    // Video export copies streams through one FileSystem for input and output (StreamConcat).
-    auto episodes = (*task)->ListEpisodes();
-    if (!episodes.ok()) return Fail(episodes.status());
-    for (const EpisodeEntry& e : *episodes)
-      if (!e.videos.empty())
-        return Fail(Status::NotSupported(a.task + ": export of a task with videos reads them from a local "
-                                         "task only (episode " + std::to_string(e.episode_index) +
-                                         " has videos); copy the task locally first"));
-  }
-  auto report = ExportTask(**task, a.output, o);
+  // The task is read through its own file system; the output is written through its own:
+  // a local directory gets the export renamed into place, a URI gets it uploaded with the
+  // marker file last (docs/storage.md "Export to a URI").
+  auto out = OpenInput(a.output, a.store);
+  if (!out.ok()) return Fail(out.status());
+  o.output_fs = out->fs.get();
+  o.publish = out->object_store ? ExportPublish::kUpload : ExportPublish::kRename;
+  auto report = ExportTask(**task, out->root, o);
+  if (report.ok() && out->object_store) report->out_dir = out->display;
   if (!report.ok() && report.status().code() == StatusCode::kAlreadyExists && !o.replace_existing)
-    return UsageFail(report.status().message() + " (--force replaces it)");
+    return UsageFail(NameInputs(report.status().message()) + " (--force replaces it)");
   if (!report.ok()) return Fail(report.status());
   if (a.json) {
     PrintJson({{"out_dir", report->out_dir},
@@ -106,12 +103,16 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ExportArgs>();
   auto* cmd = app.add_subcommand("export", "Export a task to LeRobot v3.0 / v2.1 or bundles");
   cmd->add_option("--to", a->to, "lerobot-v3, lerobot-v2.1 or bundle")->capture_default_str();
-  cmd->add_option("task", a->task, "pooled task directory or URI (s3://bucket/path); the output is local")->required();
+  cmd->add_option("task", a->task, "pooled task directory or URI (s3://bucket/path)")->required();
   AddStoreOptions(cmd, a->store);
-  cmd->add_option("out", a->positional_output, "output directory (the same as -o)");
-  cmd->add_option("-o,--output", a->output, "output directory (must not exist, unless --force)");
+  cmd->add_option("out", a->positional_output, "output directory or URI (the same as -o)");
+  cmd->add_option("-o,--output", a->output,
+                  "output directory, or URI (s3://bucket/path: staged locally, then uploaded with "
+                  "meta/info.json or manifest.json last); must not exist, unless --force");
   cmd->add_flag("--force", a->options.replace_existing,
-                "replace an existing output (a dataset directory or an empty one) once the export succeeded");
+                "replace an existing output (a dataset or an empty directory) once the export succeeded; "
+                "on a URI not atomically: the old marker file, then the old files are deleted, then "
+                "the new export is uploaded, marker last");
   cmd->add_option("--state", a->state,
                   "columns joined into observation.state, comma-separated ('-' = none; default: "
                   "fixed-size float32 observation.*_state and *_force columns)");

@@ -16,24 +16,28 @@ struct PackArgs {
   bool json = false, force = false;
   std::string progress = "auto";
   PackOptions options;
+  ObjectStoreOptions store;
 };
 
-// The task directory's own name, also for "path/to/task/" and ".".
-std::string TaskName(const std::string& task) {
-  std::filesystem::path p = std::filesystem::absolute(task).lexically_normal();
+// The task directory's own name, also for "path/to/task/" and "."; the last part of a URI.
+std::string TaskName(const OpenedLocation& loc) {
+  if (loc.object_store) return BaseName(loc.root);
+  std::filesystem::path p = std::filesystem::absolute(loc.root).lexically_normal();
   if (p.filename().empty()) p = p.parent_path();
   return p.filename().string();
 }
 
 int RunPack(PackArgs& a) {
-  if (IsUri(a.task))
-    return Fail(Status::NotSupported(a.task + ": pack reads a local task (it reads and writes through one "
-                                     "file system, and libzip opens files by path); copy the episode "
-                                     "locally first"));
-  const std::string out = a.output.empty() ? DefaultSliceName(TaskName(a.task), a.episode) : a.output;
+  // The task is read through its own file system (a URI's object store); the zip and the
+  // scratch files are written locally.
+  auto loc = OpenInput(a.task, a.store);
+  if (!loc.ok()) return Fail(loc.status());
+  const std::string out = a.output.empty() ? DefaultSliceName(TaskName(*loc), a.episode) : a.output;
+  a.options.task_fs = loc->fs.get();
+  a.options.output_fs = DefaultFileSystem();
   a.options.replace_existing = a.force;
   a.options.progress = MakeProgress(a.progress);
-  auto packed = PackEpisode(a.task, a.episode, out, a.options);
+  auto packed = PackEpisode(loc->root, a.episode, out, a.options);
   if (!packed.ok()) return Fail(packed.status());
   if (a.json) {
     Json entries = Json::array();
@@ -60,7 +64,9 @@ int RunPack(PackArgs& a) {
 void AddPackCommand(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<PackArgs>();
   auto* pack = app.add_subcommand("pack", "Write the upload zip slice of one episode (contract §9)");
-  pack->add_option("task", a->task, "task directory (local; URIs are refused, see docs/storage.md)")->required();
+  pack->add_option("task", a->task, "task directory or URI (s3://bucket/path); the zip is written locally")
+      ->required();
+  AddStoreOptions(pack, a->store);
   pack->add_option("episode", a->episode, "global episode number N")->required();
   pack->add_option("-o,--output", a->output, "zip to write (default ./<task>_ep{(N-1)%1000:06d}.zip)");
   pack->add_flag("--precompress", a->options.precompress,

@@ -115,10 +115,11 @@ OJson FeaturesJson(const ExportSource& src) {
 
 Status WriteBundles(const ExportSource& src, const std::string& dir, const ExportOptions& options,
                     ExportReport* report) {
-  FileSystem* fs = src.fs;
+  FileSystem* fs = src.out_fs;
   const double fps = src.task->info().fps;
   const std::string& task_name = src.task->info().task_name;
-  REEL_ASSIGN_OR_RETURN(auto scratch, ScratchDir::Create("reel-bundle"));
+  // Re-encoded streams, written and read back through the output's file system.
+  REEL_ASSIGN_OR_RETURN(auto scratch, ScratchDir::Create("reel-bundle", "", fs));
   const std::string episodes_dir = JoinPath(dir, "episodes");
   REEL_RETURN_IF_ERROR(fs->CreateDirs(episodes_dir));
   const OJson features = FeaturesJson(src);
@@ -141,8 +142,8 @@ Status WriteBundles(const ExportSource& src, const std::string& dir, const Expor
     REEL_RETURN_IF_ERROR(WriteSidecar(src, *frames.pooled, JoinPath(tmp, "reel.sidecar.parquet")));
     for (const auto& cam : src.plan.cameras) {
       const std::string out = JoinPath(tmp, cam.key + ".mp4");
-      REEL_ASSIGN_OR_RETURN(bool reencoded, CopyEpisodeVideo(src.fs, src.task->Path(*Lookup(entry.videos, cam.slot)),
-                                                             out, fps, scratch->path()));
+      REEL_ASSIGN_OR_RETURN(bool reencoded, CopyEpisodeVideo(src.task_fs, src.task->Path(*Lookup(entry.videos, cam.slot)),
+                                                             fs, out, fps, scratch->path()));
       ++(reencoded ? report->videos_reencoded : report->videos_copied);
       REEL_RETURN_IF_ERROR(fs->SyncFile(out));
     }

@@ -40,7 +40,7 @@ namespace internal {
 Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& options) {
   ExportSource src;
   src.task = &task;
-  src.fs = task.fs();
+  src.task_fs = task.fs();
   REEL_ASSIGN_OR_RETURN(auto all, task.ListEpisodes());
   if (!options.episodes.empty()) {
     std::set<int64_t> wanted(options.episodes.begin(), options.episodes.end());
@@ -180,9 +180,9 @@ std::string TaskStringOf(const ExportSource& source, size_t i) {
   return source.task->info().task_name;
 }
 
-Result<FeatureStats> CameraStats(FileSystem* fs, const std::string& path, int64_t frames) {
+Result<FeatureStats> CameraStats(FileSystem* task_fs, const std::string& path, int64_t frames) {
   VideoReaderOptions read_options;
-  read_options.fs = fs;
+  read_options.fs = task_fs;
   REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(path, read_options));
   const VideoInfo& info = reader->info();
   const int64_t n = std::min(frames, info.frames);
@@ -211,7 +211,7 @@ Status WriteSidecar(const ExportSource& source, const arrow::Table& pooled, cons
   if (indices.empty()) return Status::OK();
   auto selected = pooled.SelectColumns(indices);
   if (!selected.ok()) return Status::IOError(path + ": " + selected.status().ToString());
-  return WriteParquet(source.fs, path, **selected);
+  return WriteParquet(source.out_fs, path, **selected);
 }
 
 Status WriteJsonFile(FileSystem* fs, const std::string& path, const nlohmann::ordered_json& json,
@@ -261,17 +261,20 @@ nlohmann::ordered_json ReelBlock(const ExportSource& src) {
   return j;
 }
 
-Result<bool> CopyEpisodeVideo(FileSystem* fs, const std::string& input, const std::string& output, double fps,
-                              const std::string& scratch) {
-  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(input, fs));
+Result<bool> CopyEpisodeVideo(FileSystem* input_fs, const std::string& input, FileSystem* output_fs,
+                              const std::string& output, double fps, const std::string& scratch) {
+  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(input, input_fs));
+  // The stream is copied from the input, or from its re-encoded copy in `scratch`.
   std::string from = input;
+  FileSystem* from_fs = input_fs;
   if (!copyable) {
     from = JoinPath(scratch, "reencoded.mp4");
-    REEL_RETURN_IF_ERROR(ReencodeToMp4(input, from, fps, fs));
+    from_fs = output_fs;
+    REEL_RETURN_IF_ERROR(ReencodeToMp4(input_fs, input, output_fs, from, fps));
   }
-  REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(output)));
-  REEL_ASSIGN_OR_RETURN(auto concat, StreamConcat::Open(output, from, fs));
-  REEL_RETURN_IF_ERROR(concat->Append(from).status());
+  REEL_RETURN_IF_ERROR(output_fs->CreateDirs(DirName(output)));
+  REEL_ASSIGN_OR_RETURN(auto concat, StreamConcat::Open(output_fs, output, from_fs, from));
+  REEL_RETURN_IF_ERROR(concat->Append(from_fs, from).status());
   REEL_RETURN_IF_ERROR(concat->Finish());
   return !copyable;
 }
@@ -326,28 +329,46 @@ Status MoveIntoPlace(FileSystem* fs, const std::string& staged, const std::files
   return Status::OK();
 }
 
-}  // namespace
+// `p` absolute, normalized, without a trailing '/'.
+std::filesystem::path Normalized(const std::string& p) {
+  std::filesystem::path out = std::filesystem::absolute(p).lexically_normal();
+  return out.filename().empty() ? out.parent_path() : out;
+}
 
-Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
-                                const ExportOptions& options) {
-  FileSystem* fs = options.fs ? options.fs : task.fs();
-  bool exists = false;
-  REEL_RETURN_IF_ERROR(CheckOutput(fs, out_dir, options.replace_existing, &exists));
-  std::filesystem::path out = std::filesystem::absolute(out_dir).lexically_normal();
-  if (out.filename().empty()) out = out.parent_path();
-  std::filesystem::path root = std::filesystem::absolute(task.root()).lexically_normal();
-  if (root.filename().empty()) root = root.parent_path();
-  const auto rel = out.lexically_relative(root);
-  if (!rel.empty() && *rel.begin() != "..") {
+// Export never writes into the task it reads, and --force never removes it. Paths are
+// compared only on one file system (two file systems never share a file).
+Status CheckNotTheTask(const Task& task, const std::string& out_dir, bool exists) {
+  const std::filesystem::path out = Normalized(out_dir);
+  const std::filesystem::path root = Normalized(task.root());
+  const auto inside = [](const std::filesystem::path& a, const std::filesystem::path& b) {
+    const auto rel = a.lexically_relative(b);
+    return !rel.empty() && *rel.begin() != "..";
+  };
+  if (inside(out, root))
     return Status::Invalid(out.string() + ": is inside the task " + root.string() +
                            "; export never writes into the task it reads");
-  }
-  if (exists && !root.lexically_relative(out).empty() && *root.lexically_relative(out).begin() != "..")
+  if (exists && inside(root, out))
     return Status::Invalid(out.string() + ": holds the task " + root.string() + "; --force would remove it");
-  REEL_ASSIGN_OR_RETURN(auto source, internal::PrepareExport(task, options));
-  source.fs = fs;
-  // Built beside its final place, renamed into it at the end: a crash leaves
-  // only a dotfile directory, never a half dataset under the real name.
+  return Status::OK();
+}
+
+// Writes the export of `source` into the existing empty directory `dir` on source.out_fs.
+Status WriteExport(const internal::ExportSource& source, const std::string& dir, const ExportOptions& options,
+                   ExportReport* report) {
+  if (options.format == ExportFormat::kBundle) {
+    REEL_RETURN_IF_ERROR(internal::WriteBundles(source, dir, options, report));
+  } else {
+    REEL_RETURN_IF_ERROR(internal::WriteLeRobot(source, dir, options, report));
+  }
+  internal::ReportExported(options, source, source.episodes.size());
+  return Status::OK();
+}
+
+// ExportPublish::kRename: built beside its final place, renamed into it at the end, so a
+// crash leaves only a dotfile directory, never a half dataset under the real name.
+Status ExportByRename(internal::ExportSource source, FileSystem* fs, const std::string& out_dir, bool exists,
+                      const ExportOptions& options, ExportReport* report) {
+  const std::filesystem::path out = Normalized(out_dir);
   REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create(
                                           "." + out.filename().string() + ".export",
                                           out.parent_path().string(), fs));
@@ -358,21 +379,50 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
                                                     std::filesystem::perms::others_read |
                                                     std::filesystem::perms::others_exec,
                                ec);
+  source.out_fs = fs;
+  REEL_RETURN_IF_ERROR(WriteExport(source, scratch->path(), options, report));
+  REEL_RETURN_IF_ERROR(fs->SyncDir(scratch->path()));
+  REEL_RETURN_IF_ERROR(MoveIntoPlace(fs, scratch->path(), out, exists));
+  REEL_RETURN_IF_ERROR(fs->SyncDir(out.parent_path().string()));
+  report->out_dir = out.string();
+  return Status::OK();
+}
+
+// ExportPublish::kUpload: the whole export is staged on the local disk first, so the output
+// is touched only once the export itself succeeded; then an existing export is removed
+// (marker first) and the staged files are uploaded (marker last).
+Status ExportByUpload(internal::ExportSource source, FileSystem* fs, const std::string& out_dir, bool exists,
+                      const ExportOptions& options, ExportReport* report) {
+  FileSystem* local = DefaultFileSystem();
+  REEL_ASSIGN_OR_RETURN(auto staging, internal::ScratchDir::Create("reel-export-upload", "", local));
+  source.out_fs = local;
+  REEL_RETURN_IF_ERROR(WriteExport(source, staging->path(), options, report));
+  if (exists) REEL_RETURN_IF_ERROR(internal::RemoveExportForReplace(fs, out_dir));
+  REEL_RETURN_IF_ERROR(internal::UploadExport(local, staging->path(), fs, out_dir,
+                                              internal::DatasetMarker(options.format), options.progress));
+  report->out_dir = out_dir;
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
+                                const ExportOptions& options) {
+  FileSystem* fs = options.output_fs ? options.output_fs : DefaultFileSystem();
+  bool exists = false;
+  REEL_RETURN_IF_ERROR(CheckOutput(fs, out_dir, options.replace_existing, &exists));
+  if (fs == task.fs()) REEL_RETURN_IF_ERROR(CheckNotTheTask(task, out_dir, exists));
+  REEL_ASSIGN_OR_RETURN(auto source, internal::PrepareExport(task, options));
   ExportReport report;
-  report.out_dir = out.string();
   report.warnings = source.warnings;
   for (const auto& w : source.plan.warnings) report.warnings.push_back(w);
   for (const auto& f : source.plan.features) report.features.push_back(f.key);
   for (const auto& c : source.plan.cameras) report.features.push_back(c.key);
-  if (options.format == ExportFormat::kBundle) {
-    REEL_RETURN_IF_ERROR(internal::WriteBundles(source, scratch->path(), options, &report));
+  if (options.publish == ExportPublish::kUpload) {
+    REEL_RETURN_IF_ERROR(ExportByUpload(std::move(source), fs, out_dir, exists, options, &report));
   } else {
-    REEL_RETURN_IF_ERROR(internal::WriteLeRobot(source, scratch->path(), options, &report));
+    REEL_RETURN_IF_ERROR(ExportByRename(std::move(source), fs, out_dir, exists, options, &report));
   }
-  internal::ReportExported(options, source, source.episodes.size());
-  REEL_RETURN_IF_ERROR(fs->SyncDir(scratch->path()));
-  REEL_RETURN_IF_ERROR(MoveIntoPlace(fs, scratch->path(), out, exists));
-  REEL_RETURN_IF_ERROR(fs->SyncDir(out.parent_path().string()));
   return report;
 }
 

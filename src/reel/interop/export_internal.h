@@ -27,7 +27,11 @@ inline std::string Pad(int64_t v, int width) {
 
 struct ExportSource {
   const Task* task = nullptr;
-  FileSystem* fs = nullptr;
+  // The task is read through task_fs (task->fs()); the writers write through out_fs
+  // (ExportOptions::fs, or the local staging directory of an upload). They differ when
+  // the task is on an object store and the export is written locally.
+  FileSystem* task_fs = nullptr;
+  FileSystem* out_fs = nullptr;
   std::vector<EpisodeEntry> episodes;  // exported, in N order
   std::vector<EpisodeRow> rows;        // rows[i] is episodes[i]'s
   std::vector<TaskEntry> tasks;        // the task's tasks.jsonl
@@ -59,9 +63,9 @@ Result<EpisodeFrames> ReadEpisodeFrames(const ExportSource& source, size_t i,
 // when the task has no tasks.jsonl entry for it).
 std::string TaskStringOf(const ExportSource& source, size_t i);
 
-// Stats of a camera over LeRobot's frame sample of one episode's file
-// (depth: the 12-bit code shown as 8-bit gray).
-Result<FeatureStats> CameraStats(FileSystem* fs, const std::string& path, int64_t frames);
+// Stats of a camera over LeRobot's frame sample of one episode's file, read through
+// `task_fs` (depth: the 12-bit code shown as 8-bit gray).
+Result<FeatureStats> CameraStats(FileSystem* task_fs, const std::string& path, int64_t frames);
 
 // The "reel" block of an export's metadata (info.json, manifest.json): the
 // pooled N of each exported episode, how each feature was made, and the pooled
@@ -72,15 +76,36 @@ nlohmann::ordered_json ReelBlock(const ExportSource& source);
 // (nothing when the plan has none).
 Status WriteSidecar(const ExportSource& source, const arrow::Table& pooled, const std::string& path);
 
-// Writes `table` to `path` as parquet (zstd) through `fs`, fsynced.
 // Writes a JSON document (indent 4, as LeRobot does) to `path`, fsynced.
 Status WriteJsonFile(FileSystem* fs, const std::string& path, const nlohmann::ordered_json& json,
                      int indent = 4);
 
-// Copies one episode's camera stream into its own .mp4 (stream copy; re-encoded
-// when the stream cannot go into .mp4). Returns whether it was re-encoded.
-Result<bool> CopyEpisodeVideo(FileSystem* fs, const std::string& input, const std::string& output, double fps,
-                              const std::string& scratch);
+// Copies one episode's camera stream `input` (read through `input_fs`) into its own
+// .mp4 `output` (written through `output_fs`): stream copy, or re-encoded when the
+// stream cannot go into .mp4, the re-encoded copy written to and read back from
+// `scratch` on `output_fs`. Returns whether it was re-encoded.
+Result<bool> CopyEpisodeVideo(FileSystem* input_fs, const std::string& input, FileSystem* output_fs,
+                              const std::string& output, double fps, const std::string& scratch);
+
+// ---- ExportPublish::kUpload (docs/storage.md "Export to a URI") ----------------------------
+
+// The file whose presence makes an export of `format` a dataset for its readers
+// (DetectFormat, LeRobot): "meta/info.json", or "manifest.json" for bundles.
+const char* DatasetMarker(ExportFormat format);
+
+// Removes the export at `out_dir` on `fs` for --force where there is no rename: both
+// possible markers first (readers stop taking it for a dataset), then everything under
+// `out_dir` (RemoveAll). Not atomic: an error leaves part of the old files, never a marker.
+Status RemoveExportForReplace(FileSystem* fs, const std::string& out_dir);
+
+// Copies every regular file under `staged` (on `staged_fs`) to the same relative path
+// under `out_dir` (on `out_fs`) one by one in path order, `marker` (relative) last, so
+// that a reader never sees the marker before every other file is complete. Reports
+// "files uploaded" through `progress`. On error the files already copied are removed
+// (best effort) and the marker was never written. Invalid when `staged` holds no
+// `marker` or holds something other than files and directories.
+Status UploadExport(FileSystem* staged_fs, const std::string& staged, FileSystem* out_fs, const std::string& out_dir,
+                    const std::string& marker, const ProgressFn& progress);
 
 // The exporters, writing into an existing empty directory.
 Status WriteLeRobot(const ExportSource& source, const std::string& dir, const ExportOptions& options,

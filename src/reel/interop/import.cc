@@ -349,7 +349,7 @@ Result<bool> ImportVideo(FileSystem* fs, const ForeignDataset& ds, const Foreign
   const std::string input = JoinPath(ds.root(), span.path);
   REEL_ASSIGN_OR_RETURN(bool copyable, internal::CopyableToMp4(input, fs));
   if (copyable) {
-    Status st = internal::CopySegment(input, span.from_timestamp, ep.length, out, fs);
+    Status st = internal::CopySegment(fs, input, span.from_timestamp, ep.length, fs, out);
     if (st.ok()) st = fs->SyncFile(out);
     if (st.ok()) return false;
     if (st.code() != StatusCode::kNotSupported || depth) return st;

@@ -253,16 +253,19 @@ std::string VideoFilePath(const std::string& dir, const std::string& key, int64_
 Status AppendCameraV3(const ExportSource& src, size_t k, const std::string& source, int64_t n, const std::string& dir,
                       const ExportOptions& options, const std::string& scratch, CameraFiles* camera, OJson* episode_row,
                       ExportReport* report) {
-  FileSystem* fs = src.fs;
+  FileSystem* fs = src.out_fs;
   const double fps = src.task->info().fps;
   const int64_t chunks = options.chunks_size;
   const auto& cam = src.plan.cameras[k];
   OJson& row = *episode_row;
+  // The stream is appended from the task, or from its re-encoded copy in `scratch`.
   std::string input = source;
-  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(source, fs));
+  FileSystem* input_fs = src.task_fs;
+  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(source, src.task_fs));
   if (!copyable) {
     input = JoinPath(scratch, "reencoded-" + std::to_string(k) + ".mp4");
-    REEL_RETURN_IF_ERROR(ReencodeToMp4(source, input, fps, fs));
+    input_fs = fs;
+    REEL_RETURN_IF_ERROR(ReencodeToMp4(src.task_fs, source, fs, input, fps));
     ++report->videos_reencoded;
   } else {
     ++report->videos_copied;
@@ -270,7 +273,7 @@ Status AppendCameraV3(const ExportSource& src, size_t k, const std::string& sour
   CameraFiles& files = *camera;
   bool roll = !files.concat;
   if (files.concat) {
-    REEL_ASSIGN_OR_RETURN(bool same, files.concat->Accepts(input));
+    REEL_ASSIGN_OR_RETURN(bool same, files.concat->Accepts(input_fs, input));
     roll = !same || files.concat->bytes() >= options.video_files_size_in_mb * kMiB;
   }
   if (roll) {
@@ -278,10 +281,10 @@ Status AppendCameraV3(const ExportSource& src, size_t k, const std::string& sour
     ++files.counter;
     files.path = VideoFilePath(dir, cam.key, files.counter, chunks);
     REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(files.path)));
-    REEL_ASSIGN_OR_RETURN(files.concat, StreamConcat::Open(files.path, input, fs));
+    REEL_ASSIGN_OR_RETURN(files.concat, StreamConcat::Open(fs, files.path, input_fs, input));
     files.written.push_back(files.path);
   }
-  REEL_ASSIGN_OR_RETURN(EpisodeSpan span, files.concat->Append(input));
+  REEL_ASSIGN_OR_RETURN(EpisodeSpan span, files.concat->Append(input_fs, input));
   if (span.frames != n) {
     return Status::Invalid(source + ": " + std::to_string(span.frames) + " frames, but the data has " +
                            std::to_string(n) + " rows (contract §8: row i = frame i)");
@@ -367,8 +370,9 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
     report->warnings.push_back("fps " + std::to_string(fps) +
                                " is not an integer; LeRobot expects an integer fps");
   }
-  FileSystem* fs = src.fs;
-  REEL_ASSIGN_OR_RETURN(auto scratch, ScratchDir::Create("reel-export"));
+  FileSystem* fs = src.out_fs;
+  // Re-encoded streams, written and read back through the output's file system.
+  REEL_ASSIGN_OR_RETURN(auto scratch, ScratchDir::Create("reel-export", "", fs));
   const int64_t chunks = options.chunks_size;
 
   std::vector<std::string> tasks;  // exported task strings, by first appearance
@@ -415,11 +419,12 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
     for (size_t k = 0; k < src.plan.cameras.size(); ++k) {
       const auto& cam = src.plan.cameras[k];
       const std::string source = src.task->Path(*Lookup(entry.videos, cam.slot));
-      REEL_ASSIGN_OR_RETURN(stats[cam.key], CameraStats(src.fs, source, n));
+      REEL_ASSIGN_OR_RETURN(stats[cam.key], CameraStats(src.task_fs, source, n));
       if (!v3) {
         const std::string out = JoinPath(dir, "videos/chunk-" + Pad(ep / chunks, 3) + "/" + cam.key +
                                                   "/episode_" + Pad(ep, 6) + ".mp4");
-        REEL_ASSIGN_OR_RETURN(bool reencoded, CopyEpisodeVideo(fs, source, out, fps, scratch->path()));
+        REEL_ASSIGN_OR_RETURN(bool reencoded,
+                              CopyEpisodeVideo(src.task_fs, source, fs, out, fps, scratch->path()));
         ++(reencoded ? report->videos_reencoded : report->videos_copied);
         REEL_RETURN_IF_ERROR(fs->SyncFile(out));
         continue;

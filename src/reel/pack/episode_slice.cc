@@ -10,9 +10,9 @@
 
 namespace reel::internal {
 
-Status WriteSingleRowSlice(FileSystem* fs, const std::string& shard_path, int64_t episode_index,
-                           const std::string& out_path) {
-  REEL_ASSIGN_OR_RETURN(auto table, ReadParquetFile(fs, shard_path));
+Status WriteSingleRowSlice(FileSystem* task_fs, const std::string& shard_path, int64_t episode_index,
+                           FileSystem* out_fs, const std::string& out_path) {
+  REEL_ASSIGN_OR_RETURN(auto table, ReadParquetFile(task_fs, shard_path));
   // Rows are located by the episode_index column, never by position or file name
   // (contract §12); EpisodeRowsFromTable keeps the table's row order.
   REEL_ASSIGN_OR_RETURN(auto rows, EpisodeRowsFromTable(*table, shard_path));
@@ -29,7 +29,7 @@ Status WriteSingleRowSlice(FileSystem* fs, const std::string& shard_path, int64_
                             std::to_string(episode_index));
   auto row = table->Slice(found, 1);
   // store_schema (the default) keeps the shard's Arrow schema, field metadata included.
-  return WriteParquet(fs, out_path, *row, {.row_group_rows = 1});
+  return WriteParquet(out_fs, out_path, *row, {.row_group_rows = 1});
 }
 
 }  // namespace reel::internal

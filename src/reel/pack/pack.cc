@@ -35,9 +35,11 @@ std::string DefaultSliceName(const std::string& task_name, int64_t episode_index
 
 namespace {
 
-// One zip entry: where its bytes come from (absolute) and its name in the zip.
+// One zip entry: where its bytes come from (a task file on the task's file system, or a
+// scratch file on the output's) and its name in the zip.
 struct Source {
   std::string arcname;
+  FileSystem* fs = nullptr;
   std::string path;
   bool recompressed = false;
 };
@@ -46,10 +48,37 @@ std::string EpisodeName(const std::string& root, int64_t n) {
   return root + ": episode " + std::to_string(n);
 }
 
+// Re-encodes the RGB .mp4 videos among the first entries of `out` (e.videos, in order)
+// into `scratch` on `scratch_fs` and points their entries there (pack.h, precompress).
+Status PrecompressVideos(const Task& task, const EpisodeEntry& e, const PackOptions& options,
+                         FileSystem* scratch_fs, const std::string& scratch, std::vector<Source>* out) {
+  const internal::PrecompressOptions po{options.precompress_crf, options.precompress_preset,
+                                        options.precompress_threads, task.fs(), scratch_fs};
+  size_t i = 0;
+  for (const auto& [image_key, rel] : e.videos) {  // (*out)[i] is this video
+    Source& s = (*out)[i];
+    const std::string copy = JoinPath(scratch, "video-" + std::to_string(i++) + ".mp4");
+    // RGB slots are those in info.json cameras (depth never is); the decoder
+    // double-checks the stream itself. .mkv is always depth (FFV1).
+    if (Lookup(task.info().cameras, image_key) != nullptr && rel.ends_with(".mp4")) {
+      auto outcome = internal::PrecompressRgbVideo(s.path, copy, po);
+      if (!outcome.ok()) return outcome.status().WithContext("precompress " + rel);
+      if (*outcome == internal::PrecompressOutcome::kRecompressed) {
+        s.fs = scratch_fs;
+        s.path = copy;
+        s.recompressed = true;
+      }
+    }
+    if (options.progress)
+      options.progress({"videos precompressed", static_cast<int64_t>(i), static_cast<int64_t>(e.videos.size()), rel});
+  }
+  return Status::OK();
+}
+
 // The entries of the slice, in the order of pack.h, generating the single-row
-// episodes slice and the re-encoded videos into `scratch`.
+// episodes slice and the re-encoded videos into `scratch` on `scratch_fs`.
 Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const PackOptions& options,
-                                           const std::string& scratch) {
+                                           FileSystem* scratch_fs, const std::string& scratch) {
   FileSystem* fs = task.fs();
   REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
   REEL_ASSIGN_OR_RETURN(const std::string data_path, task.DataPathOf(n));
@@ -63,13 +92,13 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
 
   // Task files first, as they are on disk; a legacy row's source is its shard for now.
   std::vector<Source> out;
-  for (const auto& [image_key, rel] : e.videos) out.push_back({rel, task.Path(rel), false});
-  out.push_back({e.data_path, task.Path(e.data_path), false});
+  for (const auto& [image_key, rel] : e.videos) out.push_back({rel, fs, task.Path(rel), false});
+  out.push_back({e.data_path, fs, task.Path(e.data_path), false});
   const size_t row_entry = out.size();
-  out.push_back({e.row_source == RowSource::kEpisodeFile ? e.row_path : episodes_path,
+  out.push_back({e.row_source == RowSource::kEpisodeFile ? e.row_path : episodes_path, fs,
                  task.Path(e.row_path), false});
   for (const char* meta : {"meta/info.json", "meta/stats.json", "meta/tasks.jsonl"})
-    out.push_back({meta, task.Path(meta), false});
+    out.push_back({meta, fs, task.Path(meta), false});
 
   // Every file must exist now, before any re-encoding: libzip reads sources only at
   // zip_close, and a missing task file must be an error that names it.
@@ -82,39 +111,20 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
 
   if (e.row_source == RowSource::kLegacyShard) {
     const std::string slice = JoinPath(scratch, "episodes-row.parquet");
-    REEL_RETURN_IF_ERROR(internal::WriteSingleRowSlice(fs, out[row_entry].path, n, slice));
+    REEL_RETURN_IF_ERROR(internal::WriteSingleRowSlice(fs, out[row_entry].path, n, scratch_fs, slice));
+    out[row_entry].fs = scratch_fs;
     out[row_entry].path = slice;
   }
-  if (options.precompress) {
-    const internal::PrecompressOptions po{options.precompress_crf, options.precompress_preset,
-                                          options.precompress_threads, fs};
-    size_t i = 0;
-    for (const auto& [image_key, rel] : e.videos) {  // out[i] is this video
-      Source& s = out[i];
-      const std::string copy = JoinPath(scratch, "video-" + std::to_string(i++) + ".mp4");
-      // RGB slots are those in info.json cameras (depth never is); the decoder
-      // double-checks the stream itself. .mkv is always depth (FFV1).
-      if (Lookup(task.info().cameras, image_key) != nullptr && rel.ends_with(".mp4")) {
-        auto outcome = internal::PrecompressRgbVideo(s.path, copy, po);
-        if (!outcome.ok()) return outcome.status().WithContext("precompress " + rel);
-        if (*outcome == internal::PrecompressOutcome::kRecompressed) {
-          s.path = copy;
-          s.recompressed = true;
-        }
-      }
-      if (options.progress)
-        options.progress({"videos precompressed", static_cast<int64_t>(i), static_cast<int64_t>(e.videos.size()), rel});
-    }
-  }
+  if (options.precompress) REEL_RETURN_IF_ERROR(PrecompressVideos(task, e, options, scratch_fs, scratch, &out));
   return out;
 }
 
-// Writes `sources` as ZIP_STORED entries to `path` (created; must not exist) and syncs
-// it, every byte read and written through `fs`.
+// Writes `sources` as ZIP_STORED entries to `path` (created; must not exist) through `fs`
+// and syncs it; each entry's bytes are read through its own file system.
 Status WriteZip(FileSystem* fs, const std::string& path, const std::vector<Source>& sources) {
   REEL_ASSIGN_OR_RETURN(internal::ZipArchive za, internal::CreateZipForWrite(fs, path));
   for (const Source& s : sources) {
-    auto read = internal::NewZipReadSource(fs, s.path);
+    auto read = internal::NewZipReadSource(s.fs, s.path);
     if (!read.ok()) return read.status().WithContext("cannot read for zip");
     zip_source_t* src = *read;
     const zip_int64_t idx = zip_file_add(za.get(), s.arcname.c_str(), src, ZIP_FL_ENC_UTF_8);
@@ -163,11 +173,10 @@ Status CheckReplaceable(FileSystem* fs, const std::string& zip_path, bool replac
   return Status::OK();
 }
 
-Result<PackResult> PackInto(const Task& task, int64_t n, const std::string& zip_path,
+Result<PackResult> PackInto(const Task& task, int64_t n, FileSystem* fs, const std::string& zip_path,
                             const std::string& temp, const PackOptions& options) {
-  FileSystem* fs = task.fs();
-  REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create("reel-pack"));
-  REEL_ASSIGN_OR_RETURN(auto sources, CollectSources(task, n, options, scratch->path()));
+  REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create("reel-pack", "", fs));
+  REEL_ASSIGN_OR_RETURN(auto sources, CollectSources(task, n, options, fs, scratch->path()));
   REEL_RETURN_IF_ERROR(WriteZip(fs, temp, sources));  // synced by zip_close's commit
 
   PackResult result;
@@ -175,7 +184,7 @@ Result<PackResult> PackInto(const Task& task, int64_t n, const std::string& zip_
   result.episode_index = n;
   result.upload_episode_index = UploadEpisodeIndex(n);
   for (const Source& s : sources) {
-    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(s.path));
+    REEL_ASSIGN_OR_RETURN(FileInfo info, s.fs->Stat(s.path));
     result.entries.push_back({s.arcname, info.size, s.recompressed});
   }
   REEL_ASSIGN_OR_RETURN(FileInfo zip_info, fs->Stat(temp));
@@ -188,11 +197,12 @@ Result<PackResult> PackInto(const Task& task, int64_t n, const std::string& zip_
 
 Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_index,
                                const std::string& zip_path, const PackOptions& options) {
-  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  FileSystem* task_fs = options.task_fs ? options.task_fs : DefaultFileSystem();
+  FileSystem* fs = options.output_fs ? options.output_fs : DefaultFileSystem();
   if (options.precompress && (options.precompress_crf < 0 || options.precompress_crf > 51))
     return Status::Invalid("precompress CRF must be 0..51, got " +
                            std::to_string(options.precompress_crf));
-  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {fs, 0}));
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {task_fs, 0}));
   // Checked up front: libzip would only fail at zip_close, naming its own temp file.
   REEL_ASSIGN_OR_RETURN(FileInfo out_dir, fs->Stat(DirName(zip_path)));
   if (out_dir.type != FileType::kDirectory)
@@ -200,7 +210,7 @@ Result<PackResult> PackEpisode(const std::string& task_root, int64_t episode_ind
   REEL_RETURN_IF_ERROR(CheckReplaceable(fs, zip_path, options.replace_existing));
   const std::string temp = internal::TempPathFor(zip_path, "pack");
   internal::HoldScratchPath(temp, fs);  // an interrupted pack removes it too
-  auto result = PackInto(*task, episode_index, zip_path, temp, options);
+  auto result = PackInto(*task, episode_index, fs, zip_path, temp, options);
   internal::ReleaseScratchPath(temp);
   if (!result.ok()) {
     // The temp (written through the FileSystem by zip_close; a failed write removes it)

@@ -316,7 +316,8 @@ TEST_F(PackTest, FaultsLeaveNoZipNoTempAndNeverTouchTheTask) {
     SCOPED_TRACE(op);
     RecordingFileSystem fs(op);
     PackOptions options;
-    options.fs = &fs;
+    options.task_fs = &fs;  // the task read and the zip written through one recording fs
+    options.output_fs = &fs;
     const std::string zip = JoinPath(tmp_, "x.zip");
     auto packed = PackEpisode(root_, 1, zip, options);  // legacy shard: a generated entry too
     ASSERT_FALSE(packed.ok());

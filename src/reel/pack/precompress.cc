@@ -12,7 +12,7 @@ Result<PrecompressOutcome> PrecompressRgbVideo(const std::string& in_path,
                                                const std::string& out_path,
                                                const PrecompressOptions& options) {
   VideoReaderOptions read_options;
-  read_options.fs = options.fs;
+  read_options.fs = options.input_fs;
   REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(in_path, read_options));
   const VideoInfo info = reader->info();
   // Decided by the stream itself, not only by the slot name: a depth stream must
@@ -28,6 +28,7 @@ Result<PrecompressOutcome> PrecompressRgbVideo(const std::string& in_path,
   eo.preset = options.preset;
   eo.crf = options.crf;
   eo.threads = options.threads;
+  eo.fs = options.output_fs;
   REEL_ASSIGN_OR_RETURN(auto encoder, VideoEncoder::Open(out_path, eo));
 
   // Decode in small batches: bounded memory whatever the episode length.

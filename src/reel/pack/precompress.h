@@ -16,9 +16,10 @@ struct PrecompressOptions {
   int crf = 30;
   std::string preset = "fast";
   int threads = 0;  // 0 = the encoder's choice
-  // Where `in_path` (a task file) is read from; null = DefaultFileSystem(). The copy
-  // is written to the local scratch directory (DefaultFileSystem()).
-  FileSystem* fs = nullptr;
+  // Where `in_path` (a task file) is read from, and where the copy `out_path` (in a
+  // scratch directory) is written. Not owned; null = DefaultFileSystem().
+  FileSystem* input_fs = nullptr;
+  FileSystem* output_fs = nullptr;
 };
 
 enum class PrecompressOutcome {

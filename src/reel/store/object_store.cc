@@ -230,6 +230,20 @@ Status ObjectStoreFileSystem::RemoveFile(const std::string& path) {
   return st.ok() ? Status::OK() : FromArrow(st, "remove", Uri(path));
 }
 
+Status ObjectStoreFileSystem::RemoveDir(const std::string& path) {
+  if (path.find('/') == std::string::npos)
+    return Status::NotSupported(Uri(path) + ": remove directory: reel never removes a bucket");
+  REEL_ASSIGN_OR_RETURN(FileInfo self, Stat(path));
+  if (self.type == FileType::kNotFound) return Status::NotFound(Uri(path) + ": remove directory: no such directory");
+  if (self.type != FileType::kDirectory) return Status::IOError(Uri(path) + ": remove directory: not a directory");
+  REEL_ASSIGN_OR_RETURN(auto entries, ListDir(path));
+  if (!entries.empty()) return Status::IOError(Uri(path) + ": remove directory: not empty");
+  // Only a marker object keeps an empty directory alive; DeleteDir removes it (and would
+  // remove objects written below it since the listing: the one writer rule applies).
+  arrow::Status st = fs_->DeleteDir(path);
+  return st.ok() ? Status::OK() : FromArrow(st, "remove directory", Uri(path));
+}
+
 // Object stores have implicit directories: a key's prefixes exist once the key does, and
 // ListDir and Stat see them through their keys. Arrow's CreateDir would write an empty
 // marker object per level ("data/", "data/chunk-000/"), clutter that nothing reads, so

@@ -76,7 +76,8 @@ Result<UploadOutcome> UploadPacked(HttpSession* http, const std::string& task_ro
   slice.project_id = options.project_id;
 
   PackOptions pack;
-  pack.fs = fs;
+  pack.task_fs = fs;
+  pack.output_fs = fs;
   pack.precompress = options.precompress;
   const std::string zip_path = JoinPath(scratch->path(), DefaultSliceName(slice.name, n));
   auto packed = PackEpisode(task_root, n, zip_path, pack);

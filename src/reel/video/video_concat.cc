@@ -86,7 +86,6 @@ Status OpenMp4Output(FileSystem* fs, const std::string& path, const AVStream& in
 }  // namespace
 
 struct StreamConcat::Impl {
-  FileSystem* fs = nullptr;
   std::string path;
   OutputPtr out;
   AVStream* stream = nullptr;
@@ -99,32 +98,31 @@ struct StreamConcat::Impl {
 StreamConcat::StreamConcat(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 StreamConcat::~StreamConcat() = default;
 
-Result<std::unique_ptr<StreamConcat>> StreamConcat::Open(const std::string& path,
-                                                         const std::string& first_input, FileSystem* fs) {
-  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(fs, first_input));
+Result<std::unique_ptr<StreamConcat>> StreamConcat::Open(FileSystem* output_fs, const std::string& path,
+                                                         FileSystem* input_fs, const std::string& first_input) {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input_fs, first_input));
   if (!Mp4Codec(in.stream->codecpar->codec_id)) {
     return Status::NotSupported(first_input + ": codec " +
                                 avcodec_get_name(in.stream->codecpar->codec_id) +
                                 " cannot be copied into .mp4");
   }
   auto impl = std::make_unique<Impl>();
-  impl->fs = fs;
   impl->path = path;
-  REEL_RETURN_IF_ERROR(OpenMp4Output(fs, path, *in.stream, &impl->out, &impl->stream));
+  REEL_RETURN_IF_ERROR(OpenMp4Output(output_fs, path, *in.stream, &impl->out, &impl->stream));
   impl->params = avcodec_parameters_alloc();
   if (!impl->params) return Status::IOError(path + ": out of memory");
   avcodec_parameters_copy(impl->params, in.stream->codecpar);
   return std::unique_ptr<StreamConcat>(new StreamConcat(std::move(impl)));
 }
 
-Result<bool> StreamConcat::Accepts(const std::string& input) const {
-  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(impl_->fs, input));
+Result<bool> StreamConcat::Accepts(FileSystem* input_fs, const std::string& input) const {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input_fs, input));
   return SameParameters(*impl_->params, *in.stream->codecpar);
 }
 
-Result<EpisodeSpan> StreamConcat::Append(const std::string& input) {
+Result<EpisodeSpan> StreamConcat::Append(FileSystem* input_fs, const std::string& input) {
   Impl& m = *impl_;
-  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(m.fs, input));
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input_fs, input));
   if (!SameParameters(*m.params, *in.stream->codecpar)) {
     return Status::Invalid(input + ": stream parameters differ from " + m.path + "'s");
   }
@@ -193,9 +191,9 @@ int64_t StreamConcat::bytes() const {
   return impl_->out && impl_->out->pb ? avio_tell(impl_->out->pb) : 0;
 }
 
-Status CopySegment(const std::string& input, double from_s, int64_t frames, const std::string& output,
-                   FileSystem* fs) {
-  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(fs, input));
+Status CopySegment(FileSystem* input_fs, const std::string& input, double from_s, int64_t frames,
+                   FileSystem* output_fs, const std::string& output) {
+  REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(input_fs, input));
   AVStream* st = in.stream;
   const AVRational tb = st->time_base;
   const AVRational rate = st->avg_frame_rate.num > 0 ? st->avg_frame_rate : st->r_frame_rate;
@@ -241,7 +239,7 @@ Status CopySegment(const std::string& input, double from_s, int64_t frames, cons
   for (const auto& p : kept) first_pts = std::min(first_pts, p->pts);
   OutputPtr out;
   AVStream* os = nullptr;
-  REEL_RETURN_IF_ERROR(OpenMp4Output(fs, output, *st, &out, &os));
+  REEL_RETURN_IF_ERROR(OpenMp4Output(output_fs, output, *st, &out, &os));
   for (auto& p : kept) {
     const int64_t dts = p->dts == AV_NOPTS_VALUE ? p->pts : p->dts;
     p->pts = av_rescale_q(p->pts - first_pts, tb, os->time_base);
@@ -262,9 +260,10 @@ Result<bool> CopyableToMp4(const std::string& input, FileSystem* fs) {
   return Mp4Codec(in.stream->codecpar->codec_id);
 }
 
-Status ReencodeToMp4(const std::string& input, const std::string& output, double fps, FileSystem* fs) {
+Status ReencodeToMp4(FileSystem* input_fs, const std::string& input, FileSystem* output_fs,
+                     const std::string& output, double fps) {
   VideoReaderOptions read_options;
-  read_options.fs = fs;
+  read_options.fs = input_fs;
   REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(input, read_options));
   const VideoInfo info = reader->info();
   VideoEncoderOptions options;
@@ -274,7 +273,7 @@ Status ReencodeToMp4(const std::string& input, const std::string& output, double
   options.fps = fps;
   options.crf = 18;
   options.threads = 0;
-  options.fs = fs;
+  options.fs = output_fs;
   if (options.kind == VideoKind::kDepthHevc && !HaveHevc12Encoder()) {
     return Status::NotSupported(input + ": depth must be re-encoded for .mp4, and this FFmpeg has "
                                 "no 12-bit HEVC encoder (libx265 with gray12le)");

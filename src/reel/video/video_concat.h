@@ -18,8 +18,11 @@ namespace reel {
 class FileSystem;
 }
 
-// Every file is read and written through a FileSystem (`fs`, not owned; null =
-// DefaultFileSystem()); the output needs WritableFile::WriteAt (mp4 box sizes).
+// Every file is read or written through the FileSystem named beside its path: inputs
+// through `input_fs` (nothing is written there), outputs through `output_fs` (nothing
+// is read there; it must support WritableFile::WriteAt: mp4 box sizes are patched
+// after the payload). The two may differ: an export reads a task on an object store and writes a local
+// staging directory. Not owned; null = DefaultFileSystem().
 namespace reel::internal {
 
 // Where one appended episode lies in the output file.
@@ -31,17 +34,19 @@ struct EpisodeSpan {
 
 class StreamConcat {
  public:
-  // Creates `path` (an .mp4 muxer whatever the name) with the stream
-  // parameters (codec, size, pixel format, extradata) of `first_input`.
-  static Result<std::unique_ptr<StreamConcat>> Open(const std::string& path,
-                                                    const std::string& first_input,
-                                                    FileSystem* fs = nullptr);
+  // Creates `path` through `output_fs` (an .mp4 muxer whatever the name) with the
+  // stream parameters (codec, size, pixel format, extradata) of `first_input`, read
+  // through `input_fs`. Nothing of `first_input` is appended yet.
+  static Result<std::unique_ptr<StreamConcat>> Open(FileSystem* output_fs, const std::string& path,
+                                                    FileSystem* input_fs, const std::string& first_input);
   ~StreamConcat();
 
-  // Whether `input`'s stream has the same parameters, so it can be appended.
-  Result<bool> Accepts(const std::string& input) const;
+  // Whether `input`'s stream (read through `input_fs`) has the same parameters, so it
+  // can be appended. Each input names its own file system: one camera's episodes may
+  // come from the task or, re-encoded, from a scratch directory.
+  Result<bool> Accepts(FileSystem* input_fs, const std::string& input) const;
   // Appends every packet of `input`'s video stream after what is there.
-  Result<EpisodeSpan> Append(const std::string& input);
+  Result<EpisodeSpan> Append(FileSystem* input_fs, const std::string& input);
   // Writes the trailer and closes the file (no fsync: the caller syncs). After an
   // error the file is incomplete; the caller removes it.
   Status Finish();
@@ -60,15 +65,16 @@ class StreamConcat {
 // at 0: one episode out of a LeRobot v3 file. NotSupported when the first of
 // them (in decode order) is not a keyframe, so a copy could not start there;
 // Invalid when fewer than `frames` frames follow `from_s`.
-Status CopySegment(const std::string& input, double from_s, int64_t frames, const std::string& output,
-                   FileSystem* fs = nullptr);
+Status CopySegment(FileSystem* input_fs, const std::string& input, double from_s, int64_t frames,
+                   FileSystem* output_fs, const std::string& output);
 
-// Whether a stream can go into .mp4 as it is (H.264, HEVC, AV1 in .mp4 / .mov).
+// Whether a stream can go into .mp4 as it is (H.264, HEVC, AV1 in .mp4 / .mov). Only
+// reads `input`, through `fs`.
 Result<bool> CopyableToMp4(const std::string& input, FileSystem* fs = nullptr);
 
 // Decodes `input` and encodes it again as .mp4 at `fps`: RGB as H.264 (CRF 18,
 // GOP 2), depth as 12-bit log-code HEVC. Frame count and order are kept.
-Status ReencodeToMp4(const std::string& input, const std::string& output, double fps,
-                     FileSystem* fs = nullptr);
+Status ReencodeToMp4(FileSystem* input_fs, const std::string& input, FileSystem* output_fs,
+                     const std::string& output, double fps);
 
 }  // namespace reel::internal
