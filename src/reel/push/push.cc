@@ -1,15 +1,12 @@
 // PushTask (reel/push.h): the object-storage publishing protocol of docs/storage.md.
 #include "reel/push.h"
 
-#include <arrow/buffer.h>
-#include <arrow/io/interfaces.h>
-#include <arrow/result.h>
-
 #include <algorithm>
 #include <array>
 #include <optional>
 #include <set>
 
+#include "io/copy_file.h"
 #include "io/same_bytes.h"
 #include "layout/journal.h"
 #include "push/push_internal.h"
@@ -23,35 +20,11 @@ namespace {
 using internal::Json;
 using internal::PushLock;
 
-constexpr int64_t kCopyChunk = int64_t{8} << 20;  // 8 MiB per read/append
 // The task files, in the order a push replaces them (contract §3-§5).
 constexpr std::array<const char*, 3> kTaskFiles = {"meta/tasks.jsonl", "meta/info.json", "meta/stats.json"};
 
 bool IsTaskFile(const std::string& rel) {
   return std::find(kTaskFiles.begin(), kTaskFiles.end(), rel) != kTaskFiles.end();
-}
-
-// ---- copying files ------------------------------------------------------------------------
-
-// Copies `from` (local) to `to` (destination) in chunks; the destination object appears
-// when the file is closed.
-Status CopyFile(FileSystem* local, const std::string& from, FileSystem* dest, const std::string& to,
-                int64_t* bytes) {
-  REEL_ASSIGN_OR_RETURN(auto in, local->OpenRandomAccess(from));
-  auto size = in->GetSize();
-  if (!size.ok()) return Status::IOError(from + ": " + size.status().ToString());
-  REEL_RETURN_IF_ERROR(dest->CreateDirs(DirName(to)));
-  REEL_ASSIGN_OR_RETURN(auto out, dest->NewWritableFile(to));
-  for (int64_t at = 0; at < *size; at += kCopyChunk) {
-    auto chunk = in->ReadAt(at, std::min(kCopyChunk, *size - at));
-    if (!chunk.ok()) return Status::IOError(from + ": " + chunk.status().ToString());
-    REEL_RETURN_IF_ERROR(out->Append(std::string_view(reinterpret_cast<const char*>((*chunk)->data()),
-                                                      static_cast<size_t>((*chunk)->size()))));
-  }
-  REEL_RETURN_IF_ERROR(out->Sync());
-  REEL_RETURN_IF_ERROR(out->Close());
-  *bytes += *size;
-  return Status::OK();
 }
 
 // ---- the plan ------------------------------------------------------------------------------
@@ -77,7 +50,10 @@ struct Pusher {
   Status Send(const std::string& rel) {
     ++report.files_sent;
     if (options.dry_run) return Status::OK();
-    return CopyFile(local, JoinPath(task_root, rel), dest, JoinPath(dest_root, rel), &report.bytes_sent);
+    REEL_ASSIGN_OR_RETURN(uint64_t bytes,
+                          internal::CopyFileAcross(local, JoinPath(task_root, rel), dest, JoinPath(dest_root, rel)));
+    report.bytes_sent += static_cast<int64_t>(bytes);
+    return Status::OK();
   }
 
   // Episode N's own files in publishing order: videos, data, then the episodes row (a
