@@ -159,7 +159,9 @@ struct ImportOptions {
   // which imports it under the next free number with a warning.
   bool renumber = false;
   ProgressFn progress;       // "episodes imported", per source episode; empty = none
-  FileSystem* fs = nullptr;  // null = DefaultFileSystem()
+  FileSystem* fs = nullptr;  // the task's; null = DefaultFileSystem()
+  // The dataset's (an object store: OpenLocation's fs, and its root as `source`); null = fs.
+  FileSystem* source_fs = nullptr;
 };
 
 struct SkippedEpisode {
@@ -191,8 +193,9 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
 // task's push lock, into a local staging directory that reads through to the stored task
 // (numbering, tasks.jsonl, the identical-episode check and the info/stats merge see the
 // stored task), and the new episodes are then pushed with the publishing protocol of
-// docs/storage.md, so a reader never sees a torn one. `source` is local (options.fs is
-// unused); options.task_name defaults to the last component of `root`. `pushed`, when
+// docs/storage.md, so a reader never sees a torn one. `source` is read through
+// options.source_fs (null = the local file system; options.fs is unused); options.task_name
+// defaults to the last component of `root`. `pushed`, when
 // given, receives the push's report. Errors: ImportDataset's and ChangeStoredTask's;
 // messages name the stored task, not the staging directory.
 Result<ImportReport> ImportDatasetToStore(const std::string& source, FileSystem* store, const std::string& root,

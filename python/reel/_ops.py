@@ -63,18 +63,18 @@ def export(task: str | os.PathLike, out_dir: str | os.PathLike, storage_options:
 def import_dataset(source: str | os.PathLike, task: str | os.PathLike, storage_options: dict | None = None,
                    **kwargs: Any) -> dict[str, Any]:
     """Imports a LeRobot v2.0/v2.1/v3.x or bundle dataset into a pooled task (``reel import``;
-    the task is created if missing). ``task`` is a directory or a URI (``s3://bucket/prefix/task``,
-    reached with ``storage_options`` as for :func:`reel.open`): on an object store the import
-    runs in a local staging directory that reads through to the stored task and is then
-    published with the push protocol (docs/storage.md), so readers never see a torn episode.
+    the task is created if missing). ``source`` and ``task`` are directories or URIs
+    (``s3://bucket/prefix/task``, both reached with ``storage_options`` as for :func:`reel.open`):
+    on an object store the import runs in a local staging directory that reads through to the
+    stored task and is then published with the push protocol (docs/storage.md), so readers
+    never see a torn episode.
     Keywords: the fields of :class:`reel.ImportOptions` (task_name, renumber). An episode the
     task already holds with identical content is skipped; one whose number it holds with
     different content is refused unless renumber. Returns {task, episodes, frames,
     episode_indices, videos_copied, videos_reencoded, round_trip, skipped: [{source_episode,
     episode_index}], warnings}, and for a URI also pushed: {files_sent, bytes_sent}."""
     o = options(_core.ImportOptions, "import_dataset", kwargs)
-    dest = os.fspath(task) if hasattr(task, "__fspath__") else str(task)
-    return _core.import_dataset(os.fspath(source), dest, o, _storage(storage_options))
+    return _core.import_dataset(_location(source), _location(task), o, _storage(storage_options))
 
 
 def pack(task: str | os.PathLike, episode_index: int, zip_path: str | os.PathLike | None = None,

@@ -167,12 +167,19 @@ void BindImport(nb::module_& m) {
       [](const std::string& source, const std::string& task, const ImportOptions& options,
          const ObjectStoreOptions& storage) {
         std::optional<PushReport> pushed;
-        std::optional<OpenedLocation> loc;
+        std::optional<OpenedLocation> loc, from;
+        ImportOptions o = options;
+        std::string src = source;
         if (IsUri(task)) loc = Unwrap(Locate(task, storage));  // Locate releases the GIL itself
+        if (IsUri(source)) {
+          from = Unwrap(Locate(source, storage));
+          o.source_fs = from->fs.get();
+          src = from->root;
+        }
         ImportReport r = Released([&]() -> Result<ImportReport> {
-          if (!loc) return ImportDataset(source, task, options);
+          if (!loc) return ImportDataset(src, task, o);
           pushed.emplace();
-          return ImportDatasetToStore(source, loc->fs.get(), loc->root, options, &*pushed);
+          return ImportDatasetToStore(src, loc->fs.get(), loc->root, o, &*pushed);
         });
         nb::dict d;
         d["task"] = task;

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from .cli_run import reel
-from .s3_server import BASE_ENV, moto_server
+from .s3_server import BASE_ENV, moto_server, s3_environment, upload_tree
 from .test_push import episode_files, files_of
 from .test_push_s3 import objects as bucket_objects, published
 from .test_recorder_crash import run_killed_after
@@ -68,11 +68,7 @@ def s3(reel_bin, tmp_path_factory):
     reel(reel_bin, "simulate", task, "--count", 3, "--seconds", 1, "--video-size", "96x64", "--seed", 7)
     reel(reel_bin, "export", task, "-o", ds)
     reel(reel_bin, "import", ds, local)
-    with moto_server() as endpoint, pytest.MonkeyPatch.context() as mp:
-        for k, v in BASE_ENV.items():
-            mp.setenv(k, v)
-        mp.setenv("AWS_ENDPOINT_URL_S3", endpoint)
-        mp.delenv("AWS_ENDPOINT_URL", raising=False)
+    with moto_server() as endpoint, s3_environment(endpoint):
         client = boto3.client("s3", endpoint_url=endpoint, region_name=BASE_ENV["AWS_DEFAULT_REGION"])
         client.create_bucket(Bucket=BUCKET)
         yield {"client": client, "endpoint": endpoint, "task": task, "ds": ds, "local": local,
@@ -92,6 +88,17 @@ def test_import_to_s3_equals_the_local_import(reel_bin, s3):
     again = json.loads(reel(reel_bin, "import", s3["ds"], uri, "--json").stdout)
     assert [k["episode_index"] for k in again["skipped"]] == [1, 2, 3], "identical episodes are found at the store"
     assert again["episodes"] == 0 and again["pushed"] == {"files_sent": 0, "bytes_sent": 0}
+
+
+def test_import_of_a_dataset_on_s3(reel_bin, s3, tmp_path):
+    upload_tree(s3["endpoint"], s3["ds"], BUCKET, "datasets/ds")
+    source = f"s3://{BUCKET}/datasets/ds"
+    local = tmp_path / "task"
+    reel(reel_bin, "import", source, local)
+    assert {rel: (local / rel).read_bytes() for rel in files_of(local) if rel != "meta/info.json"} == \
+        {rel: (s3["local"] / rel).read_bytes() for rel in files_of(s3["local"]) if rel != "meta/info.json"}
+    reel(reel_bin, "import", source, f"s3://{BUCKET}/from_s3/task")
+    assert same_as_local(stored(s3["client"], "from_s3/task"), s3["local"]) == []
 
 
 def test_import_into_a_pushed_task_continues_its_numbering(reel_bin, s3):
@@ -166,3 +173,10 @@ def test_python_import_to_s3(reel_mod, s3):
     assert report["episode_indices"] == [1, 2, 3] and report["pushed"]["files_sent"] > 0
     assert same_as_local(stored(s3["client"], "python/task"), s3["local"]) == []
     assert reel_mod.open(uri, storage_options=storage).episodes() == reel_mod.open(str(s3["local"])).episodes()
+
+
+def test_python_import_of_a_dataset_on_s3(reel_mod, s3, tmp_path):
+    upload_tree(s3["endpoint"], s3["ds"], BUCKET, "datasets/py_ds")
+    storage = {"endpoint_url": s3["endpoint"], "region": BASE_ENV["AWS_DEFAULT_REGION"]}
+    report = reel_mod.import_dataset(f"s3://{BUCKET}/datasets/py_ds", tmp_path / "task", storage_options=storage)
+    assert report["episode_indices"] == [1, 2, 3] and "pushed" not in report

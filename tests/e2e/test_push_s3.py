@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from .cli_run import reel
-from .s3_server import BASE_ENV, moto_server
+from .s3_server import BASE_ENV, moto_server, s3_environment
 from .test_push import episode_files, files_of
 from .test_recorder_crash import run_killed_after
 
@@ -55,11 +55,7 @@ def s3(reel_bin, tmp_path_factory):
         if n > 2:
             for rel in rels:
                 (older / rel).unlink()
-    with moto_server() as endpoint, pytest.MonkeyPatch.context() as mp:
-        for k, v in BASE_ENV.items():
-            mp.setenv(k, v)
-        mp.setenv("AWS_ENDPOINT_URL_S3", endpoint)
-        mp.delenv("AWS_ENDPOINT_URL", raising=False)
+    with moto_server() as endpoint, s3_environment(endpoint):
         client = boto3.client("s3", endpoint_url=endpoint, region_name=BASE_ENV["AWS_DEFAULT_REGION"])
         client.create_bucket(Bucket=BUCKET)
         yield {"client": client, "task": task, "older": older, "files": files}

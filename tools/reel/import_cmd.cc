@@ -18,12 +18,19 @@ struct ImportArgs {
   ObjectStoreOptions store;
 };
 
-// A local task directory, or a task on an object store (a staged change, then a push).
+// A local task directory, or a task on an object store (a staged change, then a push);
+// the dataset local or on an object store too.
 Result<ImportReport> Import(ImportArgs& a, std::optional<PushReport>* pushed) {
-  if (!IsUri(a.task)) return ImportDataset(a.source, a.task, a.options);
+  std::string source = a.source;
+  if (IsUri(a.source)) {
+    REEL_ASSIGN_OR_RETURN(OpenedLocation from, OpenInput(a.source, a.store));
+    a.options.source_fs = from.fs.get();
+    source = from.root;
+  }
+  if (!IsUri(a.task)) return ImportDataset(source, a.task, a.options);
   REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenInput(a.task, a.store));
   pushed->emplace();
-  return ImportDatasetToStore(a.source, loc.fs.get(), loc.root, a.options, &**pushed);
+  return ImportDatasetToStore(source, loc.fs.get(), loc.root, a.options, &**pushed);
 }
 
 int RunImport(ImportArgs& a) {
@@ -67,7 +74,7 @@ int RunImport(ImportArgs& a) {
 void AddImportCommand(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ImportArgs>();
   auto* cmd = app.add_subcommand("import", "Import a LeRobot or bundle dataset into a pooled task");
-  cmd->add_option("source", a->source, "LeRobot v2.0/v2.1/v3.x or bundle dataset")->required();
+  cmd->add_option("source", a->source, "LeRobot v2.0/v2.1/v3.x or bundle dataset: a directory or URI")->required();
   cmd->add_option("task", a->task,
                   "pooled task directory or URI (s3://bucket/path; published with the push protocol of "
                   "docs/storage.md), created if missing")

@@ -343,13 +343,14 @@ Result<std::shared_ptr<arrow::Array>> TimestampSeconds(const arrow::Table& frame
 
 // One episode's camera as an .mp4 of its own: stream copy, or (RGB only) decoded
 // and encoded again when the copy cannot start there.
-// Source and target share `fs`; the file is synced when this returns.
-Result<bool> ImportVideo(FileSystem* fs, const ForeignDataset& ds, const ForeignEpisode& ep, const VideoSpan& span,
-                         bool depth, double fps, const std::string& out) {
+// The source is read through `in_fs`, `out` written through `fs`; it is synced when this
+// returns.
+Result<bool> ImportVideo(FileSystem* in_fs, FileSystem* fs, const ForeignDataset& ds, const ForeignEpisode& ep,
+                         const VideoSpan& span, bool depth, double fps, const std::string& out) {
   const std::string input = JoinPath(ds.root(), span.path);
-  REEL_ASSIGN_OR_RETURN(bool copyable, internal::CopyableToMp4(input, fs));
+  REEL_ASSIGN_OR_RETURN(bool copyable, internal::CopyableToMp4(input, in_fs));
   if (copyable) {
-    Status st = internal::CopySegment(fs, input, span.from_timestamp, ep.length, fs, out);
+    Status st = internal::CopySegment(in_fs, input, span.from_timestamp, ep.length, fs, out);
     if (st.ok()) st = fs->SyncFile(out);
     if (st.ok()) return false;
     if (st.code() != StatusCode::kNotSupported || depth) return st;
@@ -537,6 +538,7 @@ void ReportImported(const ImportOptions& options, size_t done, size_t total, int
 // ---- plan: what every episode of one import shares ----------------------------------------
 
 struct ImportPlan {
+  FileSystem* source_fs = nullptr;  // the dataset is read through it (ImportOptions::source_fs)
   std::string source, task_root, task_name;
   std::unique_ptr<ForeignDataset> ds;
   std::vector<ForeignEpisode> episodes;
@@ -576,11 +578,13 @@ struct ImportPlan {
   }
 };
 
-// Opens the source and checks every episode's timestamps against the frame grid, so a
-// dataset that would be cut wrongly is refused before anything is written.
+// Opens the source (through `fs`, the source's) and checks every episode's timestamps
+// against the frame grid, so a dataset that would be cut wrongly is refused before
+// anything is written.
 Result<ImportPlan> PlanImport(FileSystem* fs, const std::string& source, const std::string& task_root,
                               const ImportOptions& options) {
   ImportPlan plan;
+  plan.source_fs = fs;
   plan.source = source;
   plan.task_root = task_root;
   REEL_ASSIGN_OR_RETURN(plan.ds, ForeignDataset::Open(source, {fs}));
@@ -709,8 +713,8 @@ Result<std::shared_ptr<arrow::Table>> BuildTable(FileSystem* fs, const ImportPla
                   : JoinPath(plan.source, "reel/sidecar/chunk-" +
                                               Pad(ep.episode_index / std::max<int64_t>(plan.ds->info().chunks_size, 1), 3) +
                                               "/episode_" + Pad(ep.episode_index, 6) + ".parquet");
-  if (fs->Stat(side).ValueOr(FileInfo{}).type == FileType::kFile) {
-    REEL_ASSIGN_OR_RETURN(auto sidecar, ReadParquetFile(fs, side));
+  if (plan.source_fs->Stat(side).ValueOr(FileInfo{}).type == FileType::kFile) {
+    REEL_ASSIGN_OR_RETURN(auto sidecar, ReadParquetFile(plan.source_fs, side));
     if (sidecar->num_rows() != n)
       return Status::Invalid(side + ": " + std::to_string(sidecar->num_rows()) + " rows, the episode has " +
                              std::to_string(n));
@@ -739,7 +743,7 @@ Result<std::map<std::string, std::string>> WriteVideos(const ImportPlan& plan, c
     REEL_ASSIGN_OR_RETURN(std::string rel, video_tpl.Render(vars));
     REEL_ASSIGN_OR_RETURN(std::string tmp, txn->NewTemp(rel, "import"));
     written[slot] = tmp;
-    REEL_ASSIGN_OR_RETURN(bool reencoded, ImportVideo(txn->fs(), *plan.ds, *d->ep, span, depth, plan.fps, tmp));
+    REEL_ASSIGN_OR_RETURN(bool reencoded, ImportVideo(plan.source_fs, txn->fs(), *plan.ds, *d->ep, span, depth, plan.fps, tmp));
     ++(reencoded ? report->videos_reencoded : report->videos_copied);
     if (plan.round_trip) continue;
     auto it = finfo.features.find(span.key);
@@ -814,7 +818,7 @@ Status ImportEpisode(internal::TaskLock* lock, ImportPlan* plan, size_t i, const
 Result<ImportReport> ImportDataset(const std::string& source, const std::string& task_root,
                                    const ImportOptions& options) {
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
-  REEL_ASSIGN_OR_RETURN(ImportPlan plan, PlanImport(fs, source, task_root, options));
+  REEL_ASSIGN_OR_RETURN(ImportPlan plan, PlanImport(options.source_fs ? options.source_fs : fs, source, task_root, options));
   REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, task_root));
   REEL_RETURN_IF_ERROR(LoadTargetTasks(fs, &plan));
   ImportReport report;

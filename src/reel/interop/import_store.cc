@@ -20,6 +20,7 @@ Result<ImportReport> ImportDatasetToStore(const std::string& source, FileSystem*
   std::string staging_root;
   ImportOptions o = options;
   if (o.task_name.empty()) o.task_name = BaseName(root);
+  if (!o.source_fs) o.source_fs = DefaultFileSystem();  // not the staging file system
   auto change = [&](FileSystem* fs, const std::string& staged) -> Status {
     staging_root = staged;
     o.fs = fs;
