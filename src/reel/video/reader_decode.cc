@@ -245,6 +245,7 @@ Status VideoReader::Impl::ReadSortedOnce(const std::vector<int64_t>& sorted, Pol
 
 Status VideoReader::Impl::ReadSorted(const std::vector<int64_t>& sorted, Policy policy,
                                      const Sink& sink) {
+  if (sorted.empty()) return Status::OK();
   REEL_RETURN_IF_ERROR(EnsureFramePts());
   ++stats.requests;
   auto reset = [this] {

@@ -181,6 +181,9 @@ TEST_F(VideoReadStatsTest, SequentialReadsNeverSeek) {
     EXPECT_EQ(s.frames_decoded, 75) << threads;
     EXPECT_EQ(s.frames_converted, 75) << threads;
     EXPECT_EQ(s.drains, 0) << threads;
+    // An empty read does nothing.
+    ASSERT_TRUE(r->ReadRgb({}, {}).ok());
+    EXPECT_EQ(r->stats().requests, 5);
   }
   // A frame per call: the first read looks random (one thread, drained); the second one
   // continues it, so it seeks once more, to the threaded decoder, and no read after that seeks.
