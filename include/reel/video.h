@@ -127,7 +127,12 @@ struct VideoInfo {
 };
 
 struct VideoReaderOptions {
-  // Decoder threads (0 = FFmpeg's choice).
+  // Decoder threads for long runs of frames (0 = FFmpeg's choice, 1 = one thread always).
+  // The reader picks by access pattern at every seek: a run of few frames after a seek
+  // (random access) decodes on one thread, since frame threading delays each frame by a
+  // frame per thread and flushes the pipeline at every seek; a long run (a sequential
+  // read, a batch in one GOP) decodes on these threads. So more threads never cost a
+  // random read.
   int threads = 0;
   // Where the file is read from (not owned; must outlive the reader). Null =
   // DefaultFileSystem(). Every byte is read through one OpenRandomAccess() handle
@@ -136,10 +141,28 @@ struct VideoReaderOptions {
   FileSystem* fs = nullptr;
 };
 
+// What a VideoReader did to serve its reads, counted since Open() (or ResetStats()), so
+// that tests and benchmarks can check how a request was served.
+struct VideoReadStats {
+  int64_t requests = 0;          // reads served (a ReadRgb/ReadDepth call; each cluster of ReadRgbAt)
+  int64_t seeks = 0;             // demuxer seeks to a keyframe (each flushes a decoder)
+  int64_t threaded_seeks = 0;    // of those, seeks that chose the multi-threaded decoder (a long run)
+  int64_t packets_read = 0;      // packets of the stream read and sent to the decoder
+  int64_t packets_skippable = 0;  // of those, sent with non-reference frames skipped: no target,
+                                 // before the read's last target, so nothing asked can need them
+  int64_t frames_decoded = 0;    // frames the decoder returned
+  int64_t frames_converted = 0;  // frames converted to RGB24 or millimetres (a repeat is copied)
+  int64_t drains = 0;            // reads that drained the decoder after their last target's packet
+                                 // (so no packet past it is decoded; the next read seeks)
+};
+
 // Reads one video file by frame index (pooled layout: row i = frame i) or by
 // timestamp. Keeps its demuxer and decoder open between calls: reading forward
 // decodes forward; it seeks to the keyframe before a target only when that is
-// cheaper than decoding up to it. A read error of the file system is returned as
+// cheaper than decoding up to it. Frames no target needs and nothing refers to (non-reference
+// frames before a read's last target) are skipped, and a random read (one that does not
+// continue the previous read forward) drains the decoder after its last target instead of
+// decoding packets past it. A read error of the file system is returned as
 // that Status (code and message kept, e.g. IOError), never as a crash or a wrong
 // frame; the next call tries again from a fresh seek.
 class VideoReader {
@@ -160,6 +183,10 @@ class VideoReader {
 
   // Presentation time of frame i in seconds (pts * time_base).
   Result<double> FrameTime(int64_t index);
+
+  // Counts of what the reads so far did (see VideoReadStats); ResetStats() zeroes them.
+  const VideoReadStats& stats() const;
+  void ResetStats();
 
   // The frames nearest to each target time (seconds, stream time), RGB24 into
   // `out`, in the order asked. Targets are sorted internally, split into
@@ -185,9 +212,11 @@ struct TimestampTarget {
 
 // Decodes each target's nearest frame, grouping targets by file (one reader per
 // file), as RGB24 into `out` in the order asked. All files must share one frame
-// size. Default tolerance: half a frame period of each file.
+// size. Default tolerance: half a frame period of each file. `stats` (optional): the
+// readers' counts, summed, added to it.
 Status ReadRgbAtTimestamps(std::span<const TimestampTarget> targets, std::span<uint8_t> out,
-                           double tolerance_s = -1, double cluster_gap_s = 1.0);
+                           double tolerance_s = -1, double cluster_gap_s = 1.0,
+                           VideoReadStats* stats = nullptr);
 
 // ---- images ------------------------------------------------------------------------------
 // One PNG through libavcodec's encoder: 8-bit RGB from packed RGB24 (width*height*3

@@ -312,9 +312,11 @@ def _indices(indices: Iterable[int]) -> np.ndarray:
 class VideoReader:
     """One video file opened for decoding, by frame index or by time.
 
-    ``VideoReader(path, threads=0)`` opens the file (threads: decoder threads, 0 = FFmpeg's
-    choice). The decoder stays open between calls: reading forward decodes forward, and it
-    seeks back to a keyframe only when that is cheaper than decoding up to the target. Output
+    ``VideoReader(path, threads=0)`` opens the file (threads: decoder threads for long runs of
+    frames, 0 = FFmpeg's choice; a random read that decodes a few frames after a seek uses one
+    thread, so more threads never slow it). The decoder stays open between calls: reading
+    forward decodes forward, and it seeks back to a keyframe only when that is cheaper than
+    decoding up to the target; :meth:`stats` counts the seeks and decoded frames. Output
     is pixel-identical to ``ffmpeg -i FILE -f rawvideo -pix_fmt rgb24 -``. Decoding releases
     the GIL; one reader serves one call at a time (use one reader per thread for parallelism).
     Errors raise :class:`reel.Error` subclasses whose message names the file: NotFoundError
@@ -364,6 +366,15 @@ class VideoReader:
         if tolerance_s is not None and not tol >= 0:
             raise InvalidError(f"{self.path}: tolerance_s must be >= 0, got {tolerance_s}")
         return self._core.read_rgb_at(t, tol)
+
+    def stats(self, reset: bool = False) -> dict[str, int]:
+        """What the reads so far did, counted since opening (or the last ``reset=True``):
+        ``requests`` (reads served), ``seeks`` (to a keyframe), ``threaded_seeks`` (of those,
+        on the multi-threaded decoder: long runs), ``packets_read``, ``packets_skippable``
+        (sent with non-reference frames skipped: no target needs them), ``frames_decoded``,
+        ``frames_converted``, ``drains`` (reads that let their last target out without
+        decoding past it). ``reset=True`` zeroes the counts after reading them."""
+        return self._core.stats(bool(reset))
 
     def frame_time(self, index: int) -> float:
         """Presentation time of frame ``index`` in seconds (pts x time_base)."""

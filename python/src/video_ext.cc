@@ -53,6 +53,29 @@ nb::dict InfoDict(const VideoInfo& v) {
   return d;
 }
 
+nb::dict StatsDict(const VideoReadStats& s) {
+  nb::dict d;
+  d["requests"] = s.requests;
+  d["seeks"] = s.seeks;
+  d["threaded_seeks"] = s.threaded_seeks;
+  d["packets_read"] = s.packets_read;
+  d["packets_skippable"] = s.packets_skippable;
+  d["frames_decoded"] = s.frames_decoded;
+  d["frames_converted"] = s.frames_converted;
+  d["drains"] = s.drains;
+  return d;
+}
+
+// The reader's counts (zeros once closed), read under its lock.
+VideoReadStats ReaderStats(PyVideoReader& r, bool reset) {
+  nb::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!r.reader) return {};
+  VideoReadStats s = r.reader->stats();
+  if (reset) r.reader->ResetStats();
+  return s;
+}
+
 // Decodes `indices` into a new numpy array: RGB uint8 (n, H, W, 3) or depth
 // uint16 (n, H, W). Called with the GIL held; releases it to decode. The sizes
 // come from r.info (a copy), so a close() from another thread cannot pull the
@@ -194,7 +217,8 @@ void BindVideo(nb::module_& m) {
                             "One video file opened for decoding by frame index or by time. Keeps its "
                             "demuxer and decoder open between calls; one call at a time per reader.")
       .def_static("open", &OpenReader, "path"_a, "threads"_a = 0, "storage"_a = ObjectStoreOptions(),
-                  "Opens `path` (threads: decoder threads, 0 = FFmpeg's choice).")
+                  "Opens `path` (threads: decoder threads for long runs, 0 = FFmpeg's choice; random "
+                  "reads decode on one thread).")
       .def_prop_ro("path", [](const PyVideoReader& r) { return r.path; })
       .def_prop_ro("info", [](const PyVideoReader& r) { return InfoDict(r.info); },
                    "width, height, frames, fps, codec, pix_fmt, depth, time_base (num, den), "
@@ -211,6 +235,12 @@ void BindVideo(nb::module_& m) {
       .def("read_rgb_at", &ReadRgbAt, "times_s"_a, "tolerance_s"_a = -1.0,
            "The frames nearest to `times_s` (float64 seconds) as uint8 (n, H, W, 3); tolerance_s < 0 "
            "means half a frame period.")
+      .def(
+          "stats", [](PyVideoReader& r, bool reset) { return StatsDict(ReaderStats(r, reset)); },
+          "reset"_a = false,
+          "What the reads so far did: requests, seeks, threaded_seeks, packets_read, "
+          "packets_skippable, frames_decoded, frames_converted, drains (reel/video.h "
+          "VideoReadStats); reset=True zeroes them after reading.")
       .def(
           "frame_time",
           [](PyVideoReader& r, int64_t index) {

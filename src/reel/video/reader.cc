@@ -170,7 +170,7 @@ Result<int64_t> CountFromIndex(VideoReader::Impl& m) {
     // In a closed GOP a keyframe is presented after everything decoded before it,
     // so its decode rank is its frame index (open GOPs are handled by seeking back).
     if (entries[r]->flags & AVINDEX_KEYFRAME)
-      m.keyframes.push_back({static_cast<int64_t>(r), entries[r]->timestamp});
+      m.keyframes.push_back({static_cast<int64_t>(r), entries[r]->timestamp + shift});
   }
   std::sort(m.frame_pts.begin(), m.frame_pts.end());
   m.pts_exact = false;
@@ -209,7 +209,7 @@ Status VideoReader::Impl::ScanPackets() {
       }
       pts.push_back(ts);
       if (pkt->flags & AV_PKT_FLAG_KEY)
-        keys.emplace_back(ts, pkt->dts != AV_NOPTS_VALUE ? pkt->dts : ts);
+        keys.emplace_back(ts, ts);
     }
     av_packet_unref(pkt.get());
   }
@@ -225,8 +225,9 @@ Status VideoReader::Impl::ScanPackets() {
   return Status::OK();
 }
 
-Status VideoReader::Impl::OpenDecoder() {
-  if (decoder) return Status::OK();
+Status VideoReader::Impl::OpenDecoder(bool many) {
+  video::CodecContextPtr& slot = many ? decoder_many : decoder_one;
+  if (slot) return Status::OK();
   const AVCodecParameters* par = stream->codecpar;
   const AVCodec* codec = avcodec_find_decoder(par->codec_id);
   if (!codec)
@@ -235,13 +236,13 @@ Status VideoReader::Impl::OpenDecoder() {
   if (!ctx) return Status::IOError(path + ": out of memory");
   int err = avcodec_parameters_to_context(ctx.get(), par);
   if (err < 0) return Status::Corruption(path + ": bad codec parameters: " + AvErrorText(err));
-  ctx->thread_count = options.threads;
+  ctx->thread_count = many ? options.threads : 1;
   ctx->pkt_timebase = stream->time_base;
   err = avcodec_open2(ctx.get(), codec, nullptr);
   if (err < 0)
     return Status::NotSupported(path + ": cannot open the " + avcodec_get_name(par->codec_id) +
                                 " decoder: " + AvErrorText(err));
-  decoder = std::move(ctx);
+  slot = std::move(ctx);
   return Status::OK();
 }
 
@@ -257,6 +258,8 @@ VideoReader::~VideoReader() = default;
 
 const VideoInfo& VideoReader::info() const { return impl_->info; }
 const std::string& VideoReader::path() const { return impl_->path; }
+const VideoReadStats& VideoReader::stats() const { return impl_->stats; }
+void VideoReader::ResetStats() { impl_->stats = VideoReadStats{}; }
 
 Result<std::unique_ptr<VideoReader>> VideoReader::Open(const std::string& path,
                                                        const VideoReaderOptions& options) {

@@ -95,7 +95,7 @@ Status VideoReader::ReadRgbAt(std::span<const double> targets, double tolerance_
 }
 
 Status ReadRgbAtTimestamps(std::span<const TimestampTarget> targets, std::span<uint8_t> out,
-                           double tolerance_s, double cluster_gap_s) {
+                           double tolerance_s, double cluster_gap_s, VideoReadStats* stats) {
   if (targets.empty()) {
     if (!out.empty()) return Status::Invalid("ReadRgbAtTimestamps: no targets but a non-empty output");
     return Status::OK();
@@ -139,7 +139,19 @@ Status ReadRgbAtTimestamps(std::span<const TimestampTarget> targets, std::span<u
     times.clear();
     for (size_t p : positions[r]) times.push_back(targets[p].time_s);
     buffer.resize(times.size() * frame_bytes);
-    REEL_RETURN_IF_ERROR(reader.ReadRgbAt(times, tolerance, buffer, cluster_gap_s));
+    Status st = reader.ReadRgbAt(times, tolerance, buffer, cluster_gap_s);
+    if (stats) {
+      const VideoReadStats& s = reader.stats();
+      stats->requests += s.requests;
+      stats->seeks += s.seeks;
+      stats->threaded_seeks += s.threaded_seeks;
+      stats->packets_read += s.packets_read;
+      stats->packets_skippable += s.packets_skippable;
+      stats->frames_decoded += s.frames_decoded;
+      stats->frames_converted += s.frames_converted;
+      stats->drains += s.drains;
+    }
+    REEL_RETURN_IF_ERROR(st);
     for (size_t q = 0; q < positions[r].size(); ++q)
       std::copy_n(buffer.data() + q * frame_bytes, frame_bytes, out.data() + positions[r][q] * frame_bytes);
   }

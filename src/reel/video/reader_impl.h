@@ -32,7 +32,10 @@ inline std::string PixFmtName(int format) {
 // A keyframe the reader can seek to.
 struct KeyframeEntry {
   int64_t index = 0;    // its frame index (presentation order)
-  int64_t seek_ts = 0;  // the timestamp the demuxer seeks it by (index timestamp, or dts/pts)
+  // The timestamp the demuxer seeks it by: its presentation time. Demuxers take a seek
+  // target as a pts (mov subtracts its decode shift before searching its dts index), so a
+  // keyframe's dts would land the seek a keyframe early in a stream with B-frames.
+  int64_t seek_ts = 0;
 };
 
 struct VideoReader::Impl {
@@ -44,7 +47,12 @@ struct VideoReader::Impl {
   std::shared_ptr<arrow::io::RandomAccessFile> file;
 
   video::InputPtr format;
-  video::CodecContextPtr decoder;  // null until the first read
+  // Two decoders, opened on first use: one thread for short runs after a seek (random
+  // access), options.threads for long ones (VideoReaderOptions::threads). A seek picks
+  // one; decoding continues on it until the next seek.
+  video::CodecContextPtr decoder_one;
+  video::CodecContextPtr decoder_many;  // never opened when options.threads == 1
+  AVCodecContext* decoder = nullptr;    // the one in use since the last seek
   video::FramePtr frame;  // the decoder's output
   video::FramePtr held;   // a reference to the last frame handed out (served again on a repeat)
   video::PacketPtr packet;
@@ -66,7 +74,27 @@ struct VideoReader::Impl {
   int64_t seek_index = 0;   // frame index of the keyframe the last seek aimed at
   bool positioned = false;  // a seek has placed the demuxer; decoding forward is meaningful
   bool draining = false;    // the demuxer hit its end and the decoder was sent a flush packet
+  bool drained = false;     // ... or it was drained after a random run's targets
+  bool exhausted = false;   // a draining decoder has handed out its last frame
   int64_t held_index = -1;  // frame index of `held`, -1 when none
+
+  // The read in progress (Plan): the pts of its targets (ascending, as its sorted
+  // frames); packets below skip_below_pts that are no target are sent with
+  // non-reference frames skipped.
+  std::vector<int64_t> want_pts;
+  int64_t skip_below_pts = 0;
+  // The run since the last seek (SeekTo): the targets want_pts[run_first..run_last] are
+  // reached from it; run_sent of their packets were sent; drain_at_end: drain the
+  // decoder once all were sent.
+  size_t run_first = 0, run_last = 0, run_sent = 0;
+  int64_t run_last_frame = 0;   // sorted[run_last]
+  int64_t drained_through = 0;  // after a drain: no frame past this one was sent
+  bool drain_at_end = false;
+  // The last target of the previous read (-1: none), and whether this read continues it
+  // forward (sequential reading: the multi-threaded decoder, no drain at the end).
+  int64_t prev_last = -1;
+  bool streaming = false;
+  VideoReadStats stats;
 
   // Converters, rebuilt when the decoded frame's format or colour description changes.
   video::SwsPtr sws;
@@ -85,8 +113,8 @@ struct VideoReader::Impl {
 
   // Builds frame_pts/keyframes by reading every packet of the stream (no decoding).
   Status ScanPackets();
-  // Opens the decoder (once; the first read does).
-  Status OpenDecoder();
+  // Opens the one-thread decoder, or the multi-threaded one (`many`), once each.
+  Status OpenDecoder(bool many);
   // Makes frame_pts available (a scan when only a frame count is known).
   Status EnsureFramePts();
   // Frame `frame` as packed RGB24 (width*height*3 bytes) into `out`.
@@ -103,7 +131,19 @@ struct VideoReader::Impl {
   }
 
  private:
-  Status SeekTo(size_t key);  // to keyframes[key]; resets the decode position
+  // To the keyframes[key] before sorted[k], on the decoder for the run of frames from
+  // it (one thread, or many for a long run); resets the decode position.
+  Status SeekTo(size_t key, const std::vector<int64_t>& sorted, size_t k, Policy policy);
+  // Whether frame t is reached from frame `from` (decoded last) by decoding forward
+  // rather than by a seek to t's keyframe.
+  bool ForwardFrom(int64_t from, int64_t t) const;
+  // The last position j >= k in `sorted` reached forward after a seek for sorted[k].
+  size_t RunEnd(const std::vector<int64_t>& sorted, size_t k, Policy policy) const;
+  // Sends the packet in `packet` to the decoder (skipping a non-target non-reference
+  // frame, draining after the read's last target).
+  Status SendPacket(int64_t wanted);
+  // Sets want_pts, skip_below_pts and streaming for a read of `sorted`.
+  void Plan(const std::vector<int64_t>& sorted);
   // Decodes the next frame in presentation order into `frame`; *eof at the end.
   Status DecodeNext(int64_t wanted, bool* eof);
   // Frame index of a decoded frame, or -1 (with *mismatch) when its pts is not in frame_pts.
