@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "reel/video.h"
+#include "testing/shell.h"
 
 namespace reel {
 namespace {
@@ -24,20 +25,7 @@ namespace fs = std::filesystem;
 constexpr int kW = 96, kH = 64;
 constexpr size_t kRgbBytes = size_t{kW} * kH * 3;
 
-std::string Shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) {
-    ADD_FAILURE() << "popen failed: " << cmd;
-    return out;
-  }
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int rc = ::pclose(p);
-  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << "command failed: " << cmd;
-  return out;
-}
+using ::reel::testing::Shell;
 
 // One packet of ffprobe's list, in decode order.
 struct Packet {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "reel/video.h"
+#include "testing/shell.h"
 
 namespace reel {
 namespace {
@@ -25,21 +26,7 @@ namespace fs = std::filesystem;
 
 constexpr int kW = 96, kH = 64;
 
-// Runs a shell command; returns its stdout, and fails the test on a non-zero exit.
-std::string Shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) {
-    ADD_FAILURE() << "popen failed: " << cmd;
-    return out;
-  }
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int rc = ::pclose(p);
-  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << "command failed: " << cmd;
-  return out;
-}
+using ::reel::testing::Shell;
 
 void WriteFile(const std::string& path, const void* data, size_t size) {
   std::ofstream f(path, std::ios::binary);
