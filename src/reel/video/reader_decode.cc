@@ -257,7 +257,7 @@ Status VideoReader::Impl::ReadSorted(const std::vector<int64_t>& sorted, Policy 
     prev_last = -1;
     av_frame_unref(held.get());
   };
-  Plan(sorted);
+  REEL_RETURN_IF_ERROR(Plan(sorted));
   for (int attempt = 0;; ++attempt) {
     bool mismatch = false;
     Status st = ReadSortedOnce(sorted, policy, sink, &mismatch);
@@ -277,11 +277,15 @@ Status VideoReader::Impl::ReadSorted(const std::vector<int64_t>& sorted, Policy 
     if (attempt > 0 || pts_exact)
       return Status::Corruption(path + ": decoded frame timestamps do not match the packets");
     REEL_RETURN_IF_ERROR(ScanPackets());
-    Plan(sorted);
+    REEL_RETURN_IF_ERROR(Plan(sorted));
   }
 }
 
-void VideoReader::Impl::Plan(const std::vector<int64_t>& sorted) {
+Status VideoReader::Impl::Plan(const std::vector<int64_t>& sorted) {
+  // After a rescan (ScanPackets) the packets may hold fewer frames than the index said.
+  if (sorted.front() < 0 || sorted.back() >= static_cast<int64_t>(frame_pts.size()))
+    return Status::Corruption(Where(sorted.back()) + "not among the " + std::to_string(frame_pts.size()) +
+                              " frames the packets hold");
   want_pts.clear();
   for (int64_t t : sorted) want_pts.push_back(frame_pts[t]);
   std::sort(want_pts.begin(), want_pts.end());
@@ -289,6 +293,7 @@ void VideoReader::Impl::Plan(const std::vector<int64_t>& sorted) {
   streaming = prev_last >= 0 && sorted.front() > prev_last && ForwardFrom(prev_last, sorted.front());
   // A read continuing forward from the last (no seek) never drains.
   drain_at_end = false;
+  return Status::OK();
 }
 
 // ---- pixels -------------------------------------------------------------------------------

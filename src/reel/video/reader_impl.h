@@ -142,8 +142,9 @@ struct VideoReader::Impl {
   // Sends the packet in `packet` to the decoder (skipping a non-target non-reference
   // frame, draining after the read's last target).
   Status SendPacket(int64_t wanted);
-  // Sets want_pts, skip_below_pts and streaming for a read of `sorted`.
-  void Plan(const std::vector<int64_t>& sorted);
+  // Sets want_pts, skip_below_pts and streaming for a read of `sorted`; Corruption when a
+  // target is past the frames the packets hold (a rescan found fewer than the index said).
+  Status Plan(const std::vector<int64_t>& sorted);
   // Decodes the next frame in presentation order into `frame`; *eof at the end.
   Status DecodeNext(int64_t wanted, bool* eof);
   // Frame index of a decoded frame, or -1 (with *mismatch) when its pts is not in frame_pts.
