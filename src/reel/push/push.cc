@@ -187,7 +187,11 @@ Status RollForwardChange(FileSystem* dest, const std::string& root) {
   REEL_ASSIGN_OR_RETURN(FileInfo st, dest->Stat(path));
   if (st.type == FileType::kNotFound) return Status::OK();
   REEL_ASSIGN_OR_RETURN(std::string text, dest->ReadFile(path));
-  REEL_ASSIGN_OR_RETURN(Json doc, ParseJson(text, path, {.max_bytes = int64_t{256} << 20, .max_depth = 4}));
+  auto parsed = ParseJson(text, path, {.max_bytes = int64_t{256} << 20, .max_depth = 4});
+  // Torn while written (a destination with in-place writes, i.e. a local disk): the
+  // commit point was never reached, so the change is rolled back like an uncommitted one.
+  if (!parsed.ok()) return dest->RemoveFile(path);
+  Json doc = std::move(*parsed);
   const auto bad = [&path](const std::string& why) {
     return Status::Corruption(path + ": " + why + "; the change cannot be rolled forward (remove the file to abandon it)");
   };
@@ -215,7 +219,10 @@ Result<std::vector<int64_t>> RollBackStagedEpisodes(FileSystem* dest, const std:
   for (int64_t n : PushJournals(dest, root)) {
     const std::string path = PushJournalPath(root, n);
     REEL_ASSIGN_OR_RETURN(std::string text, dest->ReadFile(path));
-    REEL_ASSIGN_OR_RETURN(Json doc, ParseJson(text, path, {.max_bytes = 1 << 20, .max_depth = 4}));
+    // A journal torn while written (a local destination) cannot say it is staged: it is
+    // left for its push to resume, as the journals of plain pushes are.
+    auto parsed = ParseJson(text, path, {.max_bytes = 1 << 20, .max_depth = 4});
+    Json doc = parsed.ok() ? std::move(*parsed) : Json();
     bool staged = false;
     std::vector<std::string> files;
     if (!doc.is_object() || !GetBool(doc, "staged", path, staged).ok() || !staged ||

@@ -171,6 +171,19 @@ TEST_F(StagedChangeTest, RefusesAJournalOfAPlainPushAndOneListingFilesOutsideThe
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1}));
 }
 
+TEST_F(StagedChangeTest, TornJournalsOfALocalDestination) {
+  ASSERT_TRUE(Record(1).ok());
+  Put("meta/.push-change.json", R"({"episodes":[2],"fi)");  // killed while written: never committed
+  auto report = Record(1);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_FALSE(stdfs::exists(store_root_ + "/meta/.push-change.json"));
+  EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2}));
+  Put("meta/.push-3.json", "");  // cannot say it is staged: left for its push
+  auto torn = Record(1);
+  ASSERT_FALSE(torn.ok());
+  EXPECT_EQ(torn.status().code(), StatusCode::kNotSupported) << torn.status().ToString();
+}
+
 TEST_F(StagedChangeTest, AnotherWritersLiveLockIsRefused) {
   Put("meta/.push-lock.json", R"({"holder":"elsewhere:1:2","expires_at":4102444800})");
   auto report = Record(1);
