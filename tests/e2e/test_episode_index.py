@@ -166,6 +166,14 @@ def test_a_stale_index_sees_what_pyarrow_wrote(reel_bin, reel_mod, task):
     assert by_n[41]["length"] == 33 and by_n[3]["length"] == 55, "refreshed by the listing"
 
 
+def test_an_index_that_cannot_be_read_or_written_changes_nothing(reel_bin, task):
+    """Runs as root too (CI): a directory where the index would be can be neither read as
+    parquet nor replaced by a rename."""
+    (task / INDEX).mkdir()
+    assert listed(reel_bin, task) == expected(task)
+    assert (task / INDEX).is_dir()
+
+
 def test_an_unwritable_task_is_listed_without_an_index(reel_bin, task):
     if os.geteuid() == 0:
         pytest.skip("root writes into a read-only directory")

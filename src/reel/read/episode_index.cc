@@ -75,7 +75,13 @@ std::optional<FileStamp> StampOf(FileSystem* fs, const std::string& root, const 
 
 std::unique_ptr<EpisodeIndex> EpisodeIndex::Load(FileSystem* fs, const std::string& root) {
   auto index = std::make_unique<EpisodeIndex>();
-  auto read = ReadParquetTable(fs, JoinPath(root, kEpisodeIndexPath), {}, false);
+  // A cache is never worth more memory than this (about 200 bytes per episode remembered;
+  // a file past it is damaged or not ours): it loads empty and is rebuilt by use.
+  constexpr uint64_t kMaxIndexBytes = uint64_t{512} << 20;
+  const std::string path = JoinPath(root, kEpisodeIndexPath);
+  auto stat = fs->Stat(path);
+  if (!stat.ok() || stat->type != FileType::kFile || stat->size > kMaxIndexBytes) return index;
+  auto read = ReadParquetTable(fs, path, {}, false);
   if (!read.ok()) return index;
   auto table = (*read)->CombineChunks();
   if (!table.ok()) return index;
