@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,10 +85,15 @@ class PathTemplate {
   // Finds every existing file under `root` that matches, in path order.
   // Placeholders with a value in `fixed` must equal it; a component whose
   // placeholders are all fixed is probed directly instead of listed. Dotfiles
-  // are never matched; directories that do not exist yield nothing.
-  Result<std::vector<std::pair<std::string, PathVars>>> Glob(FileSystem* fs,
-                                                             const std::string& root,
-                                                             const PathVars& fixed = {}) const;
+  // are never matched; directories that do not exist yield nothing. `list`, when
+  // given, lists a directory (by its path relative to `root`) in place of
+  // fs->ListDir, e.g. from a cache of listings (it must answer what ListDir would:
+  // entries sorted by name, NotFound for a missing directory).
+  using DirLister =
+      std::function<Result<std::shared_ptr<const std::vector<DirEntry>>>(const std::string& relative)>;
+  Result<std::vector<std::pair<std::string, PathVars>>> Glob(FileSystem* fs, const std::string& root,
+                                                             const PathVars& fixed = {},
+                                                             const DirLister& list = nullptr) const;
 
   const std::string& text() const { return text_; }
 

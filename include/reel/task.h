@@ -121,7 +121,7 @@ class Task {
 
  private:
   Task() = default;
-  Result<std::vector<std::pair<int64_t, std::string>>> ScanLegacyShards() const;
+  Result<std::vector<std::pair<int64_t, std::string>>> ScanLegacyShards(const PathTemplate::DirLister& list) const;
   // ReadEpisodeRows without the index: every row file read.
   std::vector<Result<EpisodeRow>> ReadRowFiles(const std::vector<EpisodeEntry>& episodes,
                                                const std::vector<std::string>& columns) const;

@@ -244,6 +244,36 @@ TEST_F(FsTest, StatMissingIsNotAnError) {
   EXPECT_EQ(fs->Stat(dir_)->type, FileType::kDirectory);
 }
 
+TEST_F(FsTest, StatManyAnswersAsStatDoes) {
+  FileSystem* fs = DefaultFileSystem();
+  ASSERT_TRUE(WriteFileAtomic(fs, JoinPath(dir_, "a"), "12345").ok());
+  ASSERT_TRUE(fs->CreateDirs(JoinPath(dir_, "d/e")).ok());
+  ASSERT_TRUE(WriteFileAtomic(fs, JoinPath(dir_, "d/e/f"), "xy").ok());
+  const std::vector<std::string> names = {"a", "missing", "d", "d/e/f", "a/under_a_file"};
+  FileSystemWrapper wrapped(fs);  // the default: one Stat per joined path
+  for (FileSystem* each : {fs, static_cast<FileSystem*>(&wrapped)}) {
+    std::vector<Result<FileInfo>> many = each->StatMany(dir_, names);
+    ASSERT_EQ(many.size(), names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto one = fs->Stat(JoinPath(dir_, names[i]));
+      ASSERT_TRUE(many[i].ok() && one.ok()) << names[i];
+      EXPECT_EQ(many[i]->type, one->type) << names[i];
+      EXPECT_EQ(many[i]->size, one->size) << names[i];
+      EXPECT_EQ(many[i]->mtime_ns, one->mtime_ns) << names[i];
+    }
+    EXPECT_EQ(many[0]->size, 5u);
+    EXPECT_EQ(many[1]->type, FileType::kNotFound);
+    EXPECT_EQ(many[2]->type, FileType::kDirectory);
+    EXPECT_EQ(many[3]->size, 2u);
+    EXPECT_EQ(many[4]->type, FileType::kNotFound);
+  }
+  // A directory that does not exist: every name is missing, as for Stat.
+  for (const Result<FileInfo>& r : fs->StatMany(JoinPath(dir_, "nope"), {"a", "b"})) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->type, FileType::kNotFound);
+  }
+}
+
 TEST_F(FsTest, ListDirSortedWithTypes) {
   FileSystem* fs = DefaultFileSystem();
   for (const char* name : {"b.parquet", "a.parquet", ".lock", "C"})

@@ -29,6 +29,17 @@ FileType TypeOfMode(mode_t mode) {
   return FileType::kOther;
 }
 
+FileInfo InfoOf(const struct stat& st) {
+  return FileInfo{TypeOfMode(st.st_mode), static_cast<uint64_t>(st.st_size),
+                  static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+// A missing path is not an error for Stat: type kNotFound.
+Result<FileInfo> StatError(const std::string& path, int err) {
+  if (err == ENOENT || err == ENOTDIR) return FileInfo{};
+  return ErrnoStatus("stat", path, err);
+}
+
 class PosixWritableFile final : public WritableFile {
  public:
   // `size`: bytes already in the file; `o_append`: opened with O_APPEND, under which
@@ -112,12 +123,23 @@ class PosixFileSystem final : public FileSystem {
  public:
   Result<FileInfo> Stat(const std::string& path) override {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) {
-      if (errno == ENOENT || errno == ENOTDIR) return FileInfo{};
-      return ErrnoStatus("stat", path, errno);
+    if (::stat(path.c_str(), &st) != 0) return StatError(path, errno);
+    return InfoOf(st);
+  }
+
+  std::vector<Result<FileInfo>> StatMany(const std::string& dir, const std::vector<std::string>& names) override {
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return FileSystem::StatMany(dir, names);  // the errors as Stat gives them
+    std::vector<Result<FileInfo>> out;
+    out.reserve(names.size());
+    for (const std::string& name : names) {
+      struct stat st;
+      // A name with '/' would leave `dir`: resolved from `dir` all the same, as Stat would.
+      if (::fstatat(dfd, name.c_str(), &st, 0) != 0) out.push_back(StatError(dir + "/" + name, errno));
+      else out.push_back(InfoOf(st));
     }
-    return FileInfo{TypeOfMode(st.st_mode), static_cast<uint64_t>(st.st_size),
-                    static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+    ::close(dfd);
+    return out;
   }
 
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
@@ -275,6 +297,13 @@ Status WritableFile::WriteAt(uint64_t offset, std::string_view data) {
 
 Result<std::unique_ptr<WritableFile>> FileSystem::NewAppendableFile(const std::string& path) {
   return Status::NotSupported(path + ": this file system cannot append to a file");
+}
+
+std::vector<Result<FileInfo>> FileSystem::StatMany(const std::string& dir, const std::vector<std::string>& names) {
+  std::vector<Result<FileInfo>> out;
+  out.reserve(names.size());
+  for (const std::string& name : names) out.push_back(Stat(JoinPath(dir, name)));
+  return out;
 }
 
 Status FileSystem::RemoveDir(const std::string& path) {

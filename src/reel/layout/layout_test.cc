@@ -106,3 +106,38 @@ TEST(NonData, ContractSection11) {
 
 }  // namespace
 }  // namespace reel
+
+namespace reel {
+namespace {
+
+TEST(PathTemplateGlob, AListerStandsInForListDirByRelativePath) {
+  auto tmpl = PathTemplate::Parse("data/chunk-{c:03d}/episode-{f:03d}.parquet");
+  ASSERT_TRUE(tmpl.ok());
+  // No file exists: every listing comes from the lister, keyed by the path under the root.
+  std::vector<std::string> asked;
+  PathTemplate::DirLister list = [&](const std::string& rel) -> Result<std::shared_ptr<const std::vector<DirEntry>>> {
+    asked.push_back(rel);
+    if (rel == "data")
+      return std::make_shared<const std::vector<DirEntry>>(std::vector<DirEntry>{
+          {"chunk-000", FileType::kDirectory}, {"chunk-001", FileType::kDirectory}, {".hidden", FileType::kDirectory},
+          {"chunk-002", FileType::kFile}});
+    if (rel == "data/chunk-000")
+      return std::make_shared<const std::vector<DirEntry>>(std::vector<DirEntry>{
+          {"episode-000.parquet", FileType::kFile}, {"episode-001.parquet", FileType::kDirectory},
+          {"notes.txt", FileType::kFile}, {"episode-002.parquet", FileType::kFile}});
+    return Status::NotFound(rel);
+  };
+  // "data" is a literal component: probed with a stat, which must find a directory.
+  const std::string root = ::testing::TempDir() + "/reel_glob_lister_test";
+  ASSERT_TRUE(DefaultFileSystem()->CreateDirs(root + "/data").ok());
+  auto found = tmpl->Glob(DefaultFileSystem(), root, {}, list);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  std::vector<std::string> paths;
+  for (const auto& [path, vars] : *found) paths.push_back(path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"data/chunk-000/episode-000.parquet", "data/chunk-000/episode-002.parquet"}));
+  EXPECT_EQ(asked, (std::vector<std::string>{"data", "data/chunk-000", "data/chunk-001"}));
+  EXPECT_EQ(*(*found)[1].second.file, 2);
+}
+
+}  // namespace
+}  // namespace reel

@@ -228,6 +228,11 @@ std::optional<std::string> RenderFixed(const std::vector<Piece>& comp, const Pat
   return out;
 }
 
+Result<std::shared_ptr<const std::vector<DirEntry>>> ListShared(FileSystem* fs, const std::string& path) {
+  REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs->ListDir(path));
+  return std::make_shared<const std::vector<DirEntry>>(std::move(entries));
+}
+
 bool Agrees(const PathVars& got, const PathVars& fixed) {
   auto same = [](const auto& a, const auto& b) { return !a || !b || *a == *b; };
   return same(got.chunk, fixed.chunk) && same(got.file, fixed.file) &&
@@ -238,7 +243,7 @@ bool Agrees(const PathVars& got, const PathVars& fixed) {
 }  // namespace
 
 Result<std::vector<std::pair<std::string, PathVars>>> PathTemplate::Glob(
-    FileSystem* fs, const std::string& root, const PathVars& fixed) const {
+    FileSystem* fs, const std::string& root, const PathVars& fixed, const DirLister& list) const {
   std::vector<std::pair<std::string, PathVars>> found;
   std::function<Status(size_t, const std::string&, const PathVars&)> walk =
       [&](size_t level, const std::string& rel, const PathVars& vars) -> Status {
@@ -262,12 +267,13 @@ Result<std::vector<std::pair<std::string, PathVars>>> PathTemplate::Glob(
       if (info.type != want) return Status::OK();
       return visit(*direct);
     }
-    auto entries = fs->ListDir(JoinPath(root, rel));
+    Result<std::shared_ptr<const std::vector<DirEntry>>> entries =
+        list ? list(rel) : ListShared(fs, JoinPath(root, rel));
     if (!entries.ok()) {
       if (entries.status().code() == StatusCode::kNotFound) return Status::OK();
       return entries.status();
     }
-    for (const DirEntry& e : *entries) {
+    for (const DirEntry& e : **entries) {
       if (e.type != want) continue;
       REEL_RETURN_IF_ERROR(visit(e.name));
     }

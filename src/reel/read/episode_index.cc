@@ -1,30 +1,37 @@
 #include "read/episode_index.h"
 
 #include <arrow/api.h>
+#include <arrow/array/builder_dict.h>
 #include <arrow/io/memory.h>
 #include <arrow/ipc/reader.h>
 #include <arrow/ipc/writer.h>
 
+#include <chrono>
 #include <functional>
+#include <string_view>
 #include <unordered_map>
 
 #include "io/parquet_io.h"
 #include "layout/journal.h"
+#include "util/parallel.h"
 
 namespace reel::internal {
 namespace {
 
 // Bumped when the columns change; an index of another version loads empty.
 constexpr const char* kVersionKey = "reel.episode_index";
-constexpr const char* kVersion = "1";
+constexpr const char* kVersion = "2";
 
 // The index's columns, in file order.
 struct Columns {
   arrow::Int64Builder n, row_size, row_mtime, data_size, data_mtime;
   arrow::Int64Builder task_index, start, end, length;
   arrow::DoubleBuilder created_at, duration;
-  arrow::StringBuilder row_path, data_path, drop_stats, video_codec, calibration, fm_specs, slam_specs, missing;
-  arrow::BinaryBuilder data_schema;
+  arrow::StringBuilder row_path, data_path;
+  // Values that repeat across episodes (most share one schema and one calibration) are
+  // dictionary-encoded, in the file and in memory once loaded.
+  arrow::StringDictionary32Builder drop_stats, video_codec, calibration, fm_specs, slam_specs, missing;
+  arrow::BinaryDictionary32Builder data_schema;
 };
 
 std::string JoinLines(const std::vector<std::string>& items) {
@@ -56,6 +63,35 @@ std::shared_ptr<ArrayType> Col(const arrow::Table& table, const char* name) {
   return std::dynamic_pointer_cast<ArrayType>(column->chunk(0));
 }
 
+// A dictionary-encoded string or binary column of `table`; `array` null when absent or of
+// another type. A key outside the dictionary (a damaged file) reads as null.
+struct DictColumn {
+  std::shared_ptr<arrow::DictionaryArray> array;
+  std::shared_ptr<arrow::BinaryArray> values;  // arrow::StringArray is one too
+
+  static DictColumn Of(const arrow::Table& table, const char* name) {
+    DictColumn c;
+    auto dict = Col<arrow::DictionaryArray>(table, name);
+    if (!dict) return c;
+    const arrow::Type::type type = dict->dictionary()->type_id();
+    if (type != arrow::Type::STRING && type != arrow::Type::BINARY) return c;
+    c.values = std::static_pointer_cast<arrow::BinaryArray>(dict->dictionary());
+    c.array = std::move(dict);
+    return c;
+  }
+  // The dictionary slot of row i, or -1 for a null.
+  int64_t Key(int64_t i) const {
+    if (array->IsNull(i)) return -1;
+    const int64_t key = array->GetValueIndex(i);
+    return key >= 0 && key < values->length() && values->IsValid(key) ? key : -1;
+  }
+  bool IsValid(int64_t i) const { return Key(i) >= 0; }
+  std::string View(int64_t i) const {
+    const int64_t key = Key(i);
+    return key < 0 ? std::string() : std::string(values->GetView(key));
+  }
+};
+
 Result<std::shared_ptr<arrow::Schema>> SchemaFromBytes(std::string_view bytes) {
   arrow::io::BufferReader reader(std::make_shared<arrow::Buffer>(
       reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int64_t>(bytes.size())));
@@ -67,96 +103,188 @@ Result<std::shared_ptr<arrow::Schema>> SchemaFromBytes(std::string_view bytes) {
 
 }  // namespace
 
-std::optional<FileStamp> StampOf(FileSystem* fs, const std::string& root, const std::string& relative) {
-  auto info = fs->Stat(JoinPath(root, relative));
-  if (!info.ok() || info->type != FileType::kFile) return std::nullopt;
-  return FileStamp{relative, info->size, info->mtime_ns};
+namespace {
+
+// The clock file systems stamp modification times with (CLOCK_REALTIME).
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch()).count();
 }
+
+}  // namespace
+
+std::vector<std::optional<FileStamp>> StampAll(FileSystem* fs, const std::string& root,
+                                               const std::vector<std::string>& relatives, int threads) {
+  const int64_t settled_before = NowNs() - kSettleNs;
+  // Directory -> the indexes of the paths in it, so that each directory is resolved once.
+  std::map<std::string_view, std::vector<size_t>> by_dir;
+  for (size_t i = 0; i < relatives.size(); ++i) {
+    if (relatives[i].empty()) continue;
+    const size_t slash = relatives[i].rfind('/');
+    by_dir[slash == std::string::npos ? std::string_view() : std::string_view(relatives[i]).substr(0, slash)]
+        .push_back(i);
+  }
+  std::vector<std::pair<std::string_view, std::vector<size_t>>> groups(by_dir.begin(), by_dir.end());
+  std::vector<std::optional<FileStamp>> out(relatives.size());
+  ParallelFor(static_cast<int64_t>(groups.size()), threads, [&](int64_t g) {
+    const auto& [dir, members] = groups[g];
+    std::vector<std::string> names;
+    names.reserve(members.size());
+    for (size_t i : members) names.push_back(relatives[i].substr(dir.empty() ? 0 : dir.size() + 1));
+    std::vector<Result<FileInfo>> infos = fs->StatMany(JoinPath(root, std::string(dir)), names);
+    for (size_t k = 0; k < members.size(); ++k) {
+      const Result<FileInfo>& info = infos[k];
+      if (!info.ok() || info->type != FileType::kFile) continue;
+      out[members[k]] = FileStamp{relatives[members[k]], info->size, info->mtime_ns,
+                                  info->mtime_ns != 0 && info->mtime_ns < settled_before};
+    }
+  });
+  return out;
+}
+
+namespace {
+
+// One of the index's files as a table in one chunk, or null when it is missing, too large,
+// unreadable or of another version: it is then rebuilt by use.
+std::shared_ptr<arrow::Table> LoadTable(FileSystem* fs, const std::string& path) {
+  // A cache is never worth more memory than this (about 200 bytes per episode remembered;
+  // a file past it is damaged or not ours).
+  constexpr uint64_t kMaxIndexBytes = uint64_t{512} << 20;
+  auto stat = fs->Stat(path);
+  if (!stat.ok() || stat->type != FileType::kFile || stat->size > kMaxIndexBytes) return nullptr;
+  auto read = ReadParquetTable(fs, path, {}, false);
+  if (!read.ok()) return nullptr;
+  auto table = (*read)->CombineChunks();
+  if (!table.ok()) return nullptr;
+  auto meta = (*table)->schema()->metadata();
+  if (!meta || meta->Get(kVersionKey).ValueOr("") != kVersion) return nullptr;
+  return *table;
+}
+
+
+// Writes `table` to `relative` under `root`: a temp beside it renamed over it.
+Status ReplaceFile(FileSystem* fs, const std::string& root, const char* relative, const arrow::Table& table) {
+  const std::string path = JoinPath(root, relative);
+  const std::string temp = TempPathFor(path, "index");
+  if (Status probe = fs->Rename(temp, temp + ".probe"); probe.code() == StatusCode::kNotSupported) return probe;
+  Status st = WriteParquet(fs, temp, table);
+  if (st.ok()) st = fs->Rename(temp, path);
+  if (!st.ok()) (void)fs->RemoveFile(temp);
+  return st;
+}
+
+}  // namespace
+
+struct EpisodeIndex::Loaded {
+  std::shared_ptr<arrow::Table> table;  // owns the arrays' buffers
+  std::shared_ptr<arrow::Int64Array> n, row_size, row_mtime, data_size, data_mtime, task_index, start, end, length;
+  std::shared_ptr<arrow::DoubleArray> created, duration;
+  std::shared_ptr<arrow::StringArray> row_path, data_path;
+  DictColumn drop, codec, calib, fm, slam, missing, schema;
+  std::unordered_map<int64_t, int64_t> row_of;  // N -> table row
+
+  // Null when a column is missing or of another type: the file is then not used.
+  static std::unique_ptr<Loaded> From(std::shared_ptr<arrow::Table> table);
+
+  bool RowMatches(int64_t i, const FileStamp& now) const {
+    return row_path->IsValid(i) && row_path->GetView(i) == now.path &&
+           static_cast<uint64_t>(row_size->Value(i)) == now.size && row_mtime->Value(i) == now.mtime_ns;
+  }
+  bool DataMatches(int64_t i, const FileStamp& now) const {
+    return data_path->IsValid(i) && schema.IsValid(i) && data_path->GetView(i) == now.path &&
+           static_cast<uint64_t>(data_size->Value(i)) == now.size && data_mtime->Value(i) == now.mtime_ns;
+  }
+  EpisodeRow RowAt(int64_t i) const {
+    EpisodeRow r;
+    r.episode_index = n->Value(i);
+    r.task_index = task_index->Value(i);
+    r.start_frame_index = start->Value(i);
+    r.end_frame_index = end->Value(i);
+    r.length = length->Value(i);
+    r.created_at = created->Value(i);
+    r.duration_sec = duration->Value(i);
+    r.drop_stats = drop.View(i);
+    r.video_codec = codec.View(i);
+    r.calibration = calib.View(i);
+    r.force_matrix_specs = fm.View(i);
+    r.slam_specs = slam.View(i);
+    r.missing_columns = SplitLines(missing.View(i));
+    return r;
+  }
+  std::optional<int64_t> Find(int64_t episode) const {
+    auto it = row_of.find(episode);
+    if (it == row_of.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+std::unique_ptr<EpisodeIndex::Loaded> EpisodeIndex::Loaded::From(std::shared_ptr<arrow::Table> table) {
+  auto l = std::make_unique<Loaded>();
+  const arrow::Table& t = *table;
+  l->table = std::move(table);
+  l->n = Col<arrow::Int64Array>(t, "episode_index");
+  l->row_path = Col<arrow::StringArray>(t, "row_path"), l->data_path = Col<arrow::StringArray>(t, "data_path");
+  l->row_size = Col<arrow::Int64Array>(t, "row_size"), l->row_mtime = Col<arrow::Int64Array>(t, "row_mtime_ns");
+  l->data_size = Col<arrow::Int64Array>(t, "data_size"), l->data_mtime = Col<arrow::Int64Array>(t, "data_mtime_ns");
+  l->task_index = Col<arrow::Int64Array>(t, "task_index"), l->start = Col<arrow::Int64Array>(t, "start_frame_index");
+  l->end = Col<arrow::Int64Array>(t, "end_frame_index"), l->length = Col<arrow::Int64Array>(t, "length");
+  l->created = Col<arrow::DoubleArray>(t, "created_at"), l->duration = Col<arrow::DoubleArray>(t, "duration_sec");
+  l->drop = DictColumn::Of(t, "drop_stats"), l->codec = DictColumn::Of(t, "video_codec");
+  l->calib = DictColumn::Of(t, "calibration"), l->fm = DictColumn::Of(t, "force_matrix_specs");
+  l->slam = DictColumn::Of(t, "slam_specs"), l->missing = DictColumn::Of(t, "missing_columns");
+  l->schema = DictColumn::Of(t, "data_schema");
+  for (const arrow::Array* c : std::initializer_list<const arrow::Array*>{
+           l->n.get(), l->row_path.get(), l->data_path.get(), l->row_size.get(), l->row_mtime.get(),
+           l->data_size.get(), l->data_mtime.get(), l->task_index.get(), l->start.get(), l->end.get(),
+           l->length.get(), l->created.get(), l->duration.get()})
+    if (c == nullptr) return nullptr;  // another layout: rebuilt by use
+  for (const DictColumn* c : {&l->drop, &l->codec, &l->calib, &l->fm, &l->slam, &l->missing, &l->schema})
+    if (!c->array) return nullptr;
+  l->row_of.reserve(static_cast<size_t>(t.num_rows()));
+  for (int64_t i = 0; i < t.num_rows(); ++i)
+    if (l->n->IsValid(i)) l->row_of[l->n->Value(i)] = i;  // a duplicate N: the last row
+  return l;
+}
+
+EpisodeIndex::EpisodeIndex() = default;
+EpisodeIndex::~EpisodeIndex() = default;
 
 std::unique_ptr<EpisodeIndex> EpisodeIndex::Load(FileSystem* fs, const std::string& root) {
   auto index = std::make_unique<EpisodeIndex>();
-  // A cache is never worth more memory than this (about 200 bytes per episode remembered;
-  // a file past it is damaged or not ours): it loads empty and is rebuilt by use.
-  constexpr uint64_t kMaxIndexBytes = uint64_t{512} << 20;
-  const std::string path = JoinPath(root, kEpisodeIndexPath);
-  auto stat = fs->Stat(path);
-  if (!stat.ok() || stat->type != FileType::kFile || stat->size > kMaxIndexBytes) return index;
-  auto read = ReadParquetTable(fs, path, {}, false);
-  if (!read.ok()) return index;
-  auto table = (*read)->CombineChunks();
-  if (!table.ok()) return index;
-  const arrow::Table& t = **table;
-  auto meta = t.schema()->metadata();
-  if (!meta || meta->Get(kVersionKey).ValueOr("") != kVersion) return index;
-  auto n = Col<arrow::Int64Array>(t, "episode_index");
-  auto row_path = Col<arrow::StringArray>(t, "row_path"), data_path = Col<arrow::StringArray>(t, "data_path");
-  auto row_size = Col<arrow::Int64Array>(t, "row_size"), row_mtime = Col<arrow::Int64Array>(t, "row_mtime_ns");
-  auto data_size = Col<arrow::Int64Array>(t, "data_size"), data_mtime = Col<arrow::Int64Array>(t, "data_mtime_ns");
-  auto task_index = Col<arrow::Int64Array>(t, "task_index"), start = Col<arrow::Int64Array>(t, "start_frame_index");
-  auto end = Col<arrow::Int64Array>(t, "end_frame_index"), length = Col<arrow::Int64Array>(t, "length");
-  auto created = Col<arrow::DoubleArray>(t, "created_at"), duration = Col<arrow::DoubleArray>(t, "duration_sec");
-  auto drop = Col<arrow::StringArray>(t, "drop_stats"), codec = Col<arrow::StringArray>(t, "video_codec");
-  auto calib = Col<arrow::StringArray>(t, "calibration"), fm = Col<arrow::StringArray>(t, "force_matrix_specs");
-  auto slam = Col<arrow::StringArray>(t, "slam_specs"), missing = Col<arrow::StringArray>(t, "missing_columns");
-  auto schema = Col<arrow::BinaryArray>(t, "data_schema");
-  for (const void* c : {(const void*)n.get(), (const void*)row_path.get(), (const void*)data_path.get(),
-                        (const void*)row_size.get(), (const void*)row_mtime.get(), (const void*)data_size.get(),
-                        (const void*)data_mtime.get(), (const void*)task_index.get(), (const void*)start.get(),
-                        (const void*)end.get(), (const void*)length.get(), (const void*)created.get(),
-                        (const void*)duration.get(), (const void*)drop.get(), (const void*)codec.get(),
-                        (const void*)calib.get(), (const void*)fm.get(), (const void*)slam.get(),
-                        (const void*)missing.get(), (const void*)schema.get()})
-    if (c == nullptr) return index;  // another layout: rebuilt by use
-  std::unordered_map<std::string_view, std::shared_ptr<arrow::Schema>> schemas;  // most episodes share one
-  for (int64_t i = 0; i < t.num_rows(); ++i) {
-    if (n->IsNull(i)) continue;
-    Entry& e = index->entries_[n->Value(i)];
-    if (row_path->IsValid(i)) {
-      e.row_file = FileStamp{std::string(row_path->GetView(i)), static_cast<uint64_t>(row_size->Value(i)),
-                             row_mtime->Value(i)};
-      EpisodeRow r;
-      r.episode_index = n->Value(i);
-      r.task_index = task_index->Value(i);
-      r.start_frame_index = start->Value(i);
-      r.end_frame_index = end->Value(i);
-      r.length = length->Value(i);
-      r.created_at = created->Value(i);
-      r.duration_sec = duration->Value(i);
-      r.drop_stats = drop->GetString(i);
-      r.video_codec = codec->GetString(i);
-      r.calibration = calib->GetString(i);
-      r.force_matrix_specs = fm->GetString(i);
-      r.slam_specs = slam->GetString(i);
-      r.missing_columns = SplitLines(missing->GetView(i));
-      e.row = std::move(r);
-    }
-    if (data_path->IsValid(i) && schema->IsValid(i)) {
-      auto& memo = schemas[schema->GetView(i)];
-      if (!memo) memo = SchemaFromBytes(schema->GetView(i)).ValueOr(nullptr);
-      if (!memo) continue;
-      e.data_file = FileStamp{std::string(data_path->GetView(i)), static_cast<uint64_t>(data_size->Value(i)),
-                              data_mtime->Value(i)};
-      e.data_schema = memo;
-    }
-  }
+  index->LoadListings(fs, root);
+  if (std::shared_ptr<arrow::Table> table = LoadTable(fs, JoinPath(root, kEpisodeIndexPath)))
+    index->loaded_ = Loaded::From(std::move(table));
   return index;
 }
 
 std::optional<EpisodeRow> EpisodeIndex::Row(int64_t n, const FileStamp& now) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = entries_.find(n);
-  if (it == entries_.end() || !it->second.row || it->second.row_file != now) return std::nullopt;
-  return it->second.row;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(n);
+    if (it != entries_.end() && it->second.row) {
+      if (it->second.row_file != now) return std::nullopt;
+      return it->second.row;
+    }
+  }
+  // loaded_ is immutable: read without the lock.
+  std::optional<int64_t> i = loaded_ ? loaded_->Find(n) : std::nullopt;
+  if (!i || !loaded_->RowMatches(*i, now)) return std::nullopt;
+  return loaded_->RowAt(*i);
 }
 
 std::shared_ptr<arrow::Schema> EpisodeIndex::DataSchema(int64_t n, const FileStamp& now) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(n);
-  if (it == entries_.end() || !it->second.data_schema || it->second.data_file != now) return nullptr;
-  return it->second.data_schema;
+  if (it != entries_.end() && it->second.data_schema)
+    return it->second.data_file == now ? it->second.data_schema : nullptr;
+  std::optional<int64_t> i = loaded_ ? loaded_->Find(n) : std::nullopt;
+  if (!i || !loaded_->DataMatches(*i, now)) return nullptr;
+  // Most episodes share one schema: each distinct serialisation is deserialised once.
+  return LoadedSchemaLocked(*i);
 }
 
 void EpisodeIndex::PutRow(int64_t n, const FileStamp& read, EpisodeRow row) {
+  if (!read.settled) return;
   std::lock_guard<std::mutex> lock(mu_);
   Entry& e = entries_[n];
   e.row_file = read;
@@ -165,6 +293,7 @@ void EpisodeIndex::PutRow(int64_t n, const FileStamp& read, EpisodeRow row) {
 }
 
 void EpisodeIndex::PutDataSchema(int64_t n, const FileStamp& read, std::shared_ptr<arrow::Schema> schema) {
+  if (!read.settled) return;
   std::lock_guard<std::mutex> lock(mu_);
   Entry& e = entries_[n];
   e.data_file = read;
@@ -172,9 +301,167 @@ void EpisodeIndex::PutDataSchema(int64_t n, const FileStamp& read, std::shared_p
   changed_ = true;
 }
 
+std::shared_ptr<arrow::Schema> EpisodeIndex::LoadedSchemaLocked(int64_t i) const {
+  const int64_t key = loaded_->schema.Key(i);
+  if (key < 0) return nullptr;
+  // Most episodes share one schema: each dictionary slot is deserialised once.
+  std::shared_ptr<arrow::Schema>& memo = schemas_[key];
+  if (!memo) memo = SchemaFromBytes(loaded_->schema.values->GetView(key)).ValueOr(nullptr);
+  return memo;
+}
+
+std::map<int64_t, EpisodeIndex::Entry> EpisodeIndex::MergedLocked() const {
+  std::map<int64_t, Entry> all;
+  if (loaded_) {
+    const Loaded& l = *loaded_;
+    for (const auto& [n, i] : l.row_of) {
+      Entry e;
+      if (l.row_path->IsValid(i)) {
+        e.row_file = FileStamp{std::string(l.row_path->GetView(i)), static_cast<uint64_t>(l.row_size->Value(i)),
+                               l.row_mtime->Value(i)};
+        e.row = l.RowAt(i);
+      }
+      if (l.data_path->IsValid(i) && l.schema.IsValid(i)) {
+        if (std::shared_ptr<arrow::Schema> memo = LoadedSchemaLocked(i)) {
+          e.data_file = FileStamp{std::string(l.data_path->GetView(i)), static_cast<uint64_t>(l.data_size->Value(i)),
+                                  l.data_mtime->Value(i)};
+          e.data_schema = std::move(memo);
+        }
+      }
+      all.emplace(n, std::move(e));
+    }
+  }
+  for (const auto& [n, e] : entries_) {
+    Entry& merged = all[n];
+    if (e.row) {
+      merged.row_file = e.row_file;
+      merged.row = e.row;
+    }
+    if (e.data_schema) {
+      merged.data_file = e.data_file;
+      merged.data_schema = e.data_schema;
+    }
+  }
+  return all;
+}
+
 size_t EpisodeIndex::size() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return entries_.size();
+  size_t count = entries_.size();
+  if (loaded_)
+    for (const auto& [n, i] : loaded_->row_of) count += entries_.count(n) == 0;
+  return count;
+}
+
+size_t EpisodeIndex::listings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return listings_.size();
+}
+
+namespace {
+
+// Whether a listing may be remembered: plain files and directories only, with names a
+// listing can hold (a remembered listing is read back from a file that may be damaged).
+bool Rememberable(const std::vector<DirEntry>& entries) {
+  for (const DirEntry& e : entries)
+    if (e.symlink || (e.type != FileType::kFile && e.type != FileType::kDirectory) || e.name.empty() ||
+        e.name == "." || e.name == ".." || e.name.find('/') != std::string::npos ||
+        e.name.find('\0') != std::string::npos)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+PathTemplate::DirLister EpisodeIndex::Lister(FileSystem* fs, const std::string& root) {
+  return [this, fs, root](const std::string& relative) -> Result<std::shared_ptr<const std::vector<DirEntry>>> {
+    const int64_t settled_before = NowNs() - kSettleNs;
+    const std::string path = JoinPath(root, relative);
+    REEL_ASSIGN_OR_RETURN(FileInfo dir, fs->Stat(path));
+    const bool stamped = dir.type == FileType::kDirectory && dir.mtime_ns != 0;
+    if (stamped) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = listings_.find(relative);
+      if (it != listings_.end() && it->second.mtime_ns == dir.mtime_ns) {
+        it->second.used = true;
+        return it->second.entries;
+      }
+    }
+    // Listed after the stat: a change in between leaves the remembered mtime older than
+    // the directory's, so the next lister lists it again.
+    REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> listed, fs->ListDir(path));
+    auto entries = std::make_shared<const std::vector<DirEntry>>(std::move(listed));
+    if (stamped && dir.mtime_ns < settled_before && Rememberable(*entries)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      listings_[relative] = Listing{dir.mtime_ns, entries, true};
+      listings_changed_ = true;
+    }
+    return entries;
+  };
+}
+
+void EpisodeIndex::LoadListings(FileSystem* fs, const std::string& root) {
+  std::shared_ptr<arrow::Table> table = LoadTable(fs, JoinPath(root, kListingIndexPath));
+  if (!table) return;
+  auto dir = Col<arrow::StringArray>(*table, "dir");
+  auto mtime = Col<arrow::Int64Array>(*table, "mtime_ns");
+  auto names = Col<arrow::ListArray>(*table, "names");
+  auto kinds = Col<arrow::StringArray>(*table, "kinds");  // 'f' file, 'd' directory, one per name
+  if (!dir || !mtime || !names || !kinds) return;
+  auto flat = std::dynamic_pointer_cast<arrow::StringArray>(names->values());
+  if (!flat) return;
+  for (int64_t i = 0; i < table->num_rows(); ++i) {
+    if (dir->IsNull(i) || mtime->IsNull(i) || names->IsNull(i) || kinds->IsNull(i)) continue;
+    const std::string_view kind = kinds->GetView(i);
+    if (static_cast<int64_t>(kind.size()) != names->value_length(i)) continue;
+    std::vector<DirEntry> entries;
+    entries.reserve(kind.size());
+    for (int64_t k = 0; k < names->value_length(i); ++k) {
+      const int64_t at = names->value_offset(i) + k;
+      if (flat->IsNull(at) || (kind[k] != 'f' && kind[k] != 'd')) break;
+      entries.push_back({std::string(flat->GetView(at)), kind[k] == 'f' ? FileType::kFile : FileType::kDirectory});
+    }
+    const bool sorted = std::is_sorted(entries.begin(), entries.end(),
+                                       [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    if (entries.size() != kind.size() || !sorted || !Rememberable(entries)) continue;  // damaged: listed again
+    listings_[std::string(dir->GetView(i))] =
+        Listing{mtime->Value(i), std::make_shared<const std::vector<DirEntry>>(std::move(entries)), false};
+  }
+}
+
+Status EpisodeIndex::SaveListings(FileSystem* fs, const std::string& root) {
+  arrow::StringBuilder dir, kinds;
+  arrow::Int64Builder mtime;
+  arrow::ListBuilder names(arrow::default_memory_pool(), std::make_shared<arrow::StringBuilder>());
+  auto* name = static_cast<arrow::StringBuilder*>(names.value_builder());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!listings_changed_) return Status::OK();
+    listings_changed_ = false;
+    const bool any_used = std::any_of(listings_.begin(), listings_.end(), [](const auto& l) { return l.second.used; });
+    for (const auto& [path, listing] : listings_) {
+      if (any_used && !listing.used) continue;
+      std::string kind;
+      (void)names.Append();
+      for (const DirEntry& e : *listing.entries) {
+        (void)name->Append(e.name);
+        kind += e.type == FileType::kFile ? 'f' : 'd';
+      }
+      (void)dir.Append(path);
+      (void)mtime.Append(listing.mtime_ns);
+      (void)kinds.Append(kind);
+    }
+  }
+  std::shared_ptr<arrow::Array> a_dir, a_mtime, a_names, a_kinds;
+  auto st = dir.Finish(&a_dir);
+  if (st.ok()) st = mtime.Finish(&a_mtime);
+  if (st.ok()) st = names.Finish(&a_names);
+  if (st.ok()) st = kinds.Finish(&a_kinds);
+  if (!st.ok()) return Status::IOError(std::string("episode index listings: ") + st.ToString());
+  auto schema = arrow::schema({arrow::field("dir", arrow::utf8()), arrow::field("mtime_ns", arrow::int64()),
+                               arrow::field("names", a_names->type()), arrow::field("kinds", arrow::utf8())},
+                              arrow::key_value_metadata({kVersionKey}, {kVersion}));
+  return ReplaceFile(fs, root, kListingIndexPath, *arrow::Table::Make(schema, {a_dir, a_mtime, a_names, a_kinds}));
 }
 
 namespace {
@@ -187,22 +474,21 @@ Status EpisodeIndex::SaveIfChanged(FileSystem* fs, const std::string& root) {
   std::shared_ptr<arrow::Table> table;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!changed_) return Status::OK();
-    REEL_ASSIGN_OR_RETURN(table, BuildTable(entries_));
-    changed_ = false;
+    if (changed_) {
+      REEL_ASSIGN_OR_RETURN(table, BuildTable(MergedLocked()));
+      changed_ = false;
+    }
   }
-  const std::string path = JoinPath(root, kEpisodeIndexPath);
-  const std::string temp = TempPathFor(path, "index");
-  if (Status probe = fs->Rename(temp, temp + ".probe"); probe.code() == StatusCode::kNotSupported) return probe;
-  Status st = WriteParquet(fs, temp, *table);
-  if (st.ok()) st = fs->Rename(temp, path);
-  if (!st.ok()) (void)fs->RemoveFile(temp);
-  return st;
+  if (table) REEL_RETURN_IF_ERROR(ReplaceFile(fs, root, kEpisodeIndexPath, *table));
+  return SaveListings(fs, root);
 }
 
 namespace {
 
-void AppendEntry(Columns& c, int64_t n, const EpisodeIndex::Entry& e) {
+// Serialised schemas by schema object: entries loaded from one serialisation share one.
+using SchemaBytes = std::unordered_map<const arrow::Schema*, std::shared_ptr<arrow::Buffer>>;
+
+void AppendEntry(Columns& c, int64_t n, const EpisodeIndex::Entry& e, SchemaBytes& serialised) {
   (void)c.n.Append(n);
   const bool row = e.row_file && e.row;
   const EpisodeRow blank;
@@ -223,18 +509,22 @@ void AppendEntry(Columns& c, int64_t n, const EpisodeIndex::Entry& e) {
   (void)c.slam_specs.Append(r.slam_specs);
   (void)c.missing.Append(JoinLines(r.missing_columns));
   std::shared_ptr<arrow::Buffer> bytes;
-  if (e.data_file && e.data_schema)
-    bytes = arrow::ipc::SerializeSchema(*e.data_schema).ValueOr(nullptr);
+  if (e.data_file && e.data_schema) {
+    std::shared_ptr<arrow::Buffer>& memo = serialised[e.data_schema.get()];
+    if (!memo) memo = arrow::ipc::SerializeSchema(*e.data_schema).ValueOr(nullptr);
+    bytes = memo;
+  }
   AppendOr(c.data_path, bytes != nullptr, bytes ? e.data_file->path : "");
   (void)c.data_size.Append(bytes ? static_cast<int64_t>(e.data_file->size) : 0);
   (void)c.data_mtime.Append(bytes ? e.data_file->mtime_ns : 0);
-  if (bytes) (void)c.data_schema.Append(bytes->data(), bytes->size());
+  if (bytes) (void)c.data_schema.Append(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
   else (void)c.data_schema.AppendNull();
 }
 
 Result<std::shared_ptr<arrow::Table>> BuildTable(const std::map<int64_t, EpisodeIndex::Entry>& entries) {
   Columns c;
-  for (const auto& [n, e] : entries) AppendEntry(c, n, e);
+  SchemaBytes serialised;
+  for (const auto& [n, e] : entries) AppendEntry(c, n, e, serialised);
   std::vector<std::pair<const char*, arrow::ArrayBuilder*>> cols = {
       {"episode_index", &c.n},          {"row_path", &c.row_path},
       {"row_size", &c.row_size},        {"row_mtime_ns", &c.row_mtime},

@@ -144,7 +144,10 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   // Listed in the reverse of the order a commit or a push publishes an episode (videos,
   // data, episodes row; docs/storage.md), so that whatever is seen implies that what was
   // published before it is seen too: a row seen means its episode is whole.
-  REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_));
+  // Unchanged directories are answered by the episode index's listings.
+  internal::EpisodeIndex* index = Index();
+  const PathTemplate::DirLister list = index ? index->Lister(fs_, root_) : nullptr;
+  REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_, {}, list));
   for (auto& [path, vars] : row_files) {
     if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
       EpisodeEntry& e = entry(*n);
@@ -152,14 +155,14 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
       e.row_path = path;
     }
   }
-  REEL_ASSIGN_OR_RETURN(auto data_files, data_template_->Glob(fs_, root_));
+  REEL_ASSIGN_OR_RETURN(auto data_files, data_template_->Glob(fs_, root_, {}, list));
   for (auto& [path, vars] : data_files)
     if (auto n = EpisodeIndexOfVars(vars, chunks_size())) entry(*n).data_path = path;
-  REEL_ASSIGN_OR_RETURN(auto video_files, video_template_->Glob(fs_, root_));
+  REEL_ASSIGN_OR_RETURN(auto video_files, video_template_->Glob(fs_, root_, {}, list));
   for (auto& [path, vars] : video_files)
     if (auto n = EpisodeIndexOfVars(vars, chunks_size()); n && vars.image_key)
       entry(*n).videos.emplace_back(*vars.image_key, path);
-  REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards());
+  REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards(list));
   for (auto& [n, path] : shards) {
     EpisodeEntry& e = entry(n);
     if (e.row_source == RowSource::kMissing) {
@@ -185,9 +188,10 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   return out;
 }
 
-Result<std::vector<std::pair<int64_t, std::string>>> Task::ScanLegacyShards() const {
+Result<std::vector<std::pair<int64_t, std::string>>> Task::ScanLegacyShards(
+    const PathTemplate::DirLister& list) const {
   static const PathTemplate shard_template = *PathTemplate::Parse(kLegacyShardTemplate);
-  REEL_ASSIGN_OR_RETURN(auto shards, shard_template.Glob(fs_, root_));
+  REEL_ASSIGN_OR_RETURN(auto shards, shard_template.Glob(fs_, root_, {}, list));
   std::vector<Result<std::vector<int64_t>>> indexes(shards.size(), Status::OK());
   internal::ParallelFor(static_cast<int64_t>(shards.size()), io_threads_, [&](int64_t i) {
     indexes[i] = ReadShardEpisodeIndexes(fs_, Path(shards[i].first));
@@ -283,13 +287,15 @@ std::vector<Result<EpisodeRow>> Task::ReadEpisodeRows(
   internal::EpisodeIndex* index = episodes.size() >= kIndexMinEpisodes ? Index() : nullptr;
   std::vector<std::optional<internal::FileStamp>> stamps(episodes.size());
   std::vector<std::optional<EpisodeRow>> cached(episodes.size());
-  if (index)
+  if (index) {
+    std::vector<std::string> row_files(episodes.size());
+    for (size_t i = 0; i < episodes.size(); ++i)
+      if (episodes[i].row_source == RowSource::kEpisodeFile) row_files[i] = episodes[i].row_path;
+    stamps = internal::StampAll(fs_, root_, row_files, io_threads_);
     internal::ParallelFor(static_cast<int64_t>(episodes.size()), io_threads_, [&](int64_t i) {
-      const EpisodeEntry& e = episodes[i];
-      if (e.row_source != RowSource::kEpisodeFile) return;
-      stamps[i] = internal::StampOf(fs_, root_, e.row_path);
-      if (stamps[i]) cached[i] = index->Row(e.episode_index, *stamps[i]);
+      if (stamps[i]) cached[i] = index->Row(episodes[i].episode_index, *stamps[i]);
     });
+  }
   std::vector<EpisodeEntry> misses;
   for (size_t i = 0; i < episodes.size(); ++i)
     if (!cached[i]) misses.push_back(episodes[i]);
@@ -373,16 +379,19 @@ std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemas(
     const std::vector<EpisodeEntry>& episodes) const {
   internal::EpisodeIndex* index = episodes.size() >= kIndexMinEpisodes ? Index() : nullptr;
   std::vector<Result<std::shared_ptr<arrow::Schema>>> out(episodes.size(), Status::OK());
+  std::vector<std::optional<internal::FileStamp>> stamps(episodes.size());
+  if (index) {
+    std::vector<std::string> data_files(episodes.size());
+    for (size_t i = 0; i < episodes.size(); ++i) data_files[i] = episodes[i].data_path;
+    stamps = internal::StampAll(fs_, root_, data_files, io_threads_);
+  }
   internal::ParallelFor(static_cast<int64_t>(episodes.size()), io_threads_, [&](int64_t i) {
     const EpisodeEntry& e = episodes[i];
-    std::optional<internal::FileStamp> stamp;
-    if (index && !e.data_path.empty()) {
-      stamp = internal::StampOf(fs_, root_, e.data_path);
-      if (stamp) {
-        if (auto schema = index->DataSchema(e.episode_index, *stamp)) {
-          out[i] = std::move(schema);
-          return;
-        }
+    const std::optional<internal::FileStamp>& stamp = stamps[i];
+    if (stamp) {
+      if (auto schema = index->DataSchema(e.episode_index, *stamp)) {
+        out[i] = std::move(schema);
+        return;
       }
     }
     out[i] = ReadDataSchema(e);
