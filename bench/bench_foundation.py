@@ -464,10 +464,13 @@ def bench_listing(episodes: int, reps: int, all_peers: bool, cold: bool) -> dict
 
     # Agreement first: the whole list of dicts, field by field, with and without the index.
     index = Path(task) / "meta/.episode_index.parquet"
+    listing = Path(task) / "meta/.episode_index.listing.parquet"
     index.unlink(missing_ok=True)
+    listing.unlink(missing_ok=True)
     got = reel.open(task, episode_index="off").episodes()
-    assert not index.exists(), "episode_index='off' writes nothing"
-    assert reel.open(task).episodes() == got and index.exists(), "the first listing writes the index"
+    assert not index.exists() and not listing.exists(), "episode_index='off' writes nothing"
+    assert reel.open(task).episodes() == got and index.exists() and listing.exists(), \
+        "the first listing writes the index"
     assert reel.open(task).episodes() == got, "a listing through the index agrees"
     how = {"peer": (0, "read_table"), "peer_2t": (2, "read_table"), "peer_pf": (0, "parquet_file"),
            "peer_pf_2t": (2, "parquet_file")}
