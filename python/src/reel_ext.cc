@@ -45,25 +45,52 @@ nb::object NumpyEmpty(nb::tuple shape, const char* dtype) {
 
 namespace {
 
-nb::dict EpisodeDict(const EpisodeEntry& e, const Result<EpisodeRow>& row,
-                     const Result<std::shared_ptr<arrow::Schema>>& schema) {
-  nb::dict d;
-  d["episode_index"] = e.episode_index;
-  d["chunk"] = e.location.chunk;
-  d["file"] = e.location.file;
-  d["length"] = row.ok() ? nb::cast(row->length) : nb::none();
-  d["duration_sec"] = row.ok() ? nb::cast(row->duration_sec) : nb::none();
-  d["has_data"] = !e.data_path.empty();
-  d["row_source"] = RowSourceName(e.row_source);
-  nb::dict videos;
-  for (const auto& [slot, path] : e.videos) videos[slot.c_str()] = path;
-  d["videos"] = videos;
-  nb::list columns;
-  if (schema.ok())
-    for (const auto& f : (*schema)->fields()) columns.append(f->name());
-  d["columns"] = columns;
-  return d;
-}
+// Builds the dicts of Task.episodes(). At 100,000 episodes the Python objects are most of
+// the cost, so the keys are made once and the column names once per distinct schema (most
+// episodes share one); every dict still gets lists of its own.
+class EpisodeDicts {
+ public:
+  nb::dict Make(const EpisodeEntry& e, const Result<EpisodeRow>& row,
+                const Result<std::shared_ptr<arrow::Schema>>& schema) {
+    nb::dict d;
+    d[k_.episode_index] = e.episode_index;
+    d[k_.chunk] = e.location.chunk;
+    d[k_.file] = e.location.file;
+    d[k_.length] = row.ok() ? nb::cast(row->length) : nb::none();
+    d[k_.duration_sec] = row.ok() ? nb::cast(row->duration_sec) : nb::none();
+    d[k_.has_data] = !e.data_path.empty();
+    d[k_.row_source] = RowSourceName(e.row_source);
+    nb::dict videos;
+    for (const auto& [slot, path] : e.videos) videos[Interned(slot)] = path;
+    d[k_.videos] = videos;
+    d[k_.columns] = schema.ok() ? nb::list(Columns(*schema)) : nb::list();
+    return d;
+  }
+
+ private:
+  struct Keys {
+    nb::str episode_index{"episode_index"}, chunk{"chunk"}, file{"file"}, length{"length"},
+        duration_sec{"duration_sec"}, has_data{"has_data"}, row_source{"row_source"}, videos{"videos"},
+        columns{"columns"};
+  };
+  const nb::tuple& Columns(const std::shared_ptr<arrow::Schema>& schema) {
+    auto it = columns_.find(schema.get());
+    if (it != columns_.end()) return it->second.second;
+    nb::list names;
+    for (const auto& f : schema->fields()) names.append(Interned(f->name()));
+    // The schema is kept alive with its names so that its address is not reused.
+    return columns_.emplace(schema.get(), std::make_pair(schema, nb::tuple(names))).first->second.second;
+  }
+  const nb::str& Interned(const std::string& text) {
+    auto it = strings_.find(text);
+    if (it == strings_.end()) it = strings_.emplace(text, nb::str(text.c_str(), text.size())).first;
+    return it->second;
+  }
+
+  Keys k_;
+  std::map<const arrow::Schema*, std::pair<std::shared_ptr<arrow::Schema>, nb::tuple>> columns_;
+  std::map<std::string, nb::str> strings_;
+};
 
 nb::list FindingsList(const std::vector<TaskReport>& reports) {
   nb::list out;
@@ -256,7 +283,8 @@ NB_MODULE(_core, m) {
             }
             if (!st.ok()) RaiseStatus(st);
             nb::list out;
-            for (size_t i = 0; i < eps.size(); ++i) out.append(EpisodeDict(eps[i], rows[i], schemas[i]));
+            EpisodeDicts dicts;
+            for (size_t i = 0; i < eps.size(); ++i) out.append(dicts.Make(eps[i], rows[i], schemas[i]));
             return out;
           },
           "Every episode, sorted by N, as dicts (the fields of `reel ls --json`).")
