@@ -18,6 +18,7 @@ extern "C" {
 
 #include "util/parallel.h"
 #include "video/frame_plan.h"
+#include "video/reader_impl.h"
 
 namespace reel {
 
@@ -92,17 +93,6 @@ void WriteTarget(const uint8_t* rgb, const FrameOutput& o, int64_t slot) {
     WriteFrame(rgb, pixels, o.layout, static_cast<float*>(o.data) + slot * pixels * 3);
 }
 
-void AddStats(const VideoReadStats& s, VideoReadStats* total) {
-  total->requests += s.requests;
-  total->seeks += s.seeks;
-  total->threaded_seeks += s.threaded_seeks;
-  total->packets_read += s.packets_read;
-  total->packets_skippable += s.packets_skippable;
-  total->frames_decoded += s.frames_decoded;
-  total->frames_converted += s.frames_converted;
-  total->drains += s.drains;
-}
-
 // Checks every target against the files and outputs before anything is decoded.
 Status CheckTargets(std::span<const std::string> files, std::span<const FrameTarget> targets,
                     std::span<const FrameOutput> outputs) {
@@ -157,7 +147,7 @@ struct FramePool::Impl {
   void Return(const std::string& path, std::unique_ptr<VideoReader> reader) {
     std::unique_ptr<VideoReader> dropped;
     std::lock_guard<std::mutex> lock(mu);
-    AddStats(reader->stats(), &stats);
+    AddReadStats(reader->stats(), &stats);
     reader->ResetStats();
     idle.emplace_front(path, std::move(reader));
     if (idle.size() > options.max_idle_readers) {
