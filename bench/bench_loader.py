@@ -12,6 +12,9 @@ or two cameras, in samples/s, with the same worker count for every loader, in on
   frames selected by ``index``, collected in batches of 32 (Daft is a query engine, not a torch
   loader: its native runner uses its own threads).
 
+With 0 workers each torch loader runs twice, with torch's default intra-op threads and with
+OMP_NUM_THREADS=1, and the faster counts (see best_run).
+
 Memory per worker: the peak RSS of DataLoader worker processes (getrusage of the reaped
 children) and of the main process. Run: ``.venv/bin/python bench/bench_loader.py`` (``make bench``).
 
@@ -139,6 +142,21 @@ def run_json(argv, env=None) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def best_run(argv: list[str], env: dict | None, workers: int) -> dict:
+    """One timed run; with 0 workers the better of two, torch's default intra-op threads and
+    OMP_NUM_THREADS=1. In the main process default_collate's stack and LeRobot's per-frame
+    float conversion run on torch's threads, which on a shared 2-core machine can cost a loader
+    several times its speed (OpenMP threads wait on each other while other work holds a core);
+    DataLoader workers already run on one torch thread."""
+    first = run_json(argv, env)
+    first["torch_threads"] = "default"
+    if workers:
+        return first
+    one = run_json(argv, dict(env or os.environ, OMP_NUM_THREADS="1"))
+    one["torch_threads"] = "1"
+    return max(first, one, key=lambda r: r["samples_per_s"])
+
+
 def check_same_samples(task: Path, export: Path, idx_path: Path, indices: list[int], cams: list[str],
                        env: dict) -> str:
     """Digests of every sample from each loader (fresh processes, 0 workers); stops the run unless
@@ -217,11 +235,11 @@ def main() -> int:
         cam_arg = ",".join(cams)
         limit = decode_limit(task, indices, cams)
         for workers in [int(w) for w in args.workers.split(",")]:
-            runs = {kind: run_json([sys.executable, "-c", TORCH_RUN, kind, str(task), str(idx_path), cam_arg,
-                                    str(workers), str(args.batch), json.dumps(STATE), "0"])
+            runs = {kind: best_run([sys.executable, "-c", TORCH_RUN, kind, str(task), str(idx_path), cam_arg,
+                                    str(workers), str(args.batch), json.dumps(STATE), "0"], None, workers)
                     for kind in ("reel", "reel-default")}
-            runs["lerobot"] = run_json([str(LEROBOT_PY), "-c", TORCH_RUN, "lerobot", str(export), str(idx_path),
-                                        cam_arg, str(workers), str(args.batch), "[]", "0"], env=env)
+            runs["lerobot"] = best_run([str(LEROBOT_PY), "-c", TORCH_RUN, "lerobot", str(export), str(idx_path),
+                                        cam_arg, str(workers), str(args.batch), "[]", "0"], env, workers)
             rows.append((len(cams), workers, runs, limit))
         daft_r = run_json([sys.executable, "-c", DAFT_RUN, str(export), str(idx_path), cam_arg, str(args.batch), "0"])
         rows.append((len(cams), "daft", {"daft": daft_r}, limit))
@@ -252,13 +270,15 @@ def report(args, total: int, rows: list, same: str, load_start: list[str], load_
         if workers == 0:
             reel0[cams] = a["samples_per_s"]
         rss = "worker_maxrss_mb" if workers else "main_maxrss_mb"
-        lines.append(f"| {cams} | {workers} | {a['samples_per_s']:.1f} | {a2['samples_per_s']:.1f} | "
-                     f"{b['samples_per_s']:.1f} | {a['samples_per_s'] / b['samples_per_s']:.2f}x | {lim} | "
+        th = lambda r: " (1 thread)" if r["torch_threads"] == "1" else ""  # noqa: E731
+        lines.append(f"| {cams} | {workers} | {a['samples_per_s']:.1f}{th(a)} | {a2['samples_per_s']:.1f}{th(a2)} | "
+                     f"{b['samples_per_s']:.1f}{th(b)} | {a['samples_per_s'] / b['samples_per_s']:.2f}x | {lim} | "
                      f"{a[rss]:.0f} | {b[rss]:.0f} |")
     import torch  # noqa: PLC0415
     header = (f"bench_loader: {args.samples} random frames of {total} ({args.episodes} episodes x {args.seconds} s, "
               f"{args.size}, H.264 GOP 2), batch {args.batch}, state float32[18] + cameras as float32 CHW; "
               f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}; "
+              f"0 workers: the better of torch's default threads and OMP_NUM_THREADS=1, marked (1 thread); "
               f"load average {' '.join(load_start)} at start, {' '.join(load_end)} at end")
     return header + "\n\n" + "\n".join(lines) + "\n\n" + "\n".join(daft_lines) + "\n\n" + same + "\n"
 
