@@ -282,9 +282,10 @@ class FramePool {
   FramePool& operator=(const FramePool&) = delete;
 
   // Reads every target. Invalid (nothing written) when a target names a file or output
-  // that does not exist, a slot outside its output, or a frame size unlike the file's;
-  // else a file's error (open, decode, a frame out of range) with its path, after every
-  // other file was read. Outputs of failed files are left unwritten.
+  // that does not exist or a slot outside its output. Else a file's error (open, a depth
+  // stream, a frame size unlike its output's, decode, a frame out of range) with its path,
+  // the first by job order, after every other file was read; the slots of a failed file are
+  // left unwritten.
   Status Read(std::span<const std::string> files, std::span<const FrameTarget> targets,
               std::span<const FrameOutput> outputs);
   // The reads' counts, summed over readers, since construction or ResetStats().
