@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -217,6 +218,87 @@ struct TimestampTarget {
 Status ReadRgbAtTimestamps(std::span<const TimestampTarget> targets, std::span<uint8_t> out,
                            double tolerance_s = -1, double cluster_gap_s = 1.0,
                            VideoReadStats* stats = nullptr);
+
+// ---- batches: a decode pool ---------------------------------------------------------------
+
+// How FramePool writes a frame into a batch output.
+enum class FrameLayout {
+  kHwc,  // (height, width, 3): packed RGB24, as ReadRgb
+  kChw,  // (3, height, width): planes R, G, B (torch's image layout)
+};
+enum class FrameDtype {
+  kUint8,    // the RGB24 values
+  kFloat32,  // value / 255.0f: the float32 IEEE quotient, as numpy's and torch's x / 255
+};
+
+// One output of a batch read: `slots` frames of width x height, each written whole at
+// data + slot * (width * height * 3 values of `dtype`). Not owned; the caller keeps it alive
+// and untouched during the read.
+struct FrameOutput {
+  void* data = nullptr;
+  int64_t slots = 0;
+  int width = 0;
+  int height = 0;
+  FrameLayout layout = FrameLayout::kHwc;
+  FrameDtype dtype = FrameDtype::kUint8;
+};
+
+// One frame of a batch: frame `index` of files[file] into slot `slot` of outputs[output].
+struct FrameTarget {
+  uint32_t file = 0;
+  int64_t index = 0;
+  uint32_t output = 0;
+  int64_t slot = 0;
+};
+
+struct FramePoolOptions {
+  // Threads that decode one batch (0 = the machine's cores). They are started by each Read()
+  // and joined before it returns, so no thread outlives a call (a forked child inherits
+  // none, and a pool copied into it by fork stays usable).
+  int threads = 0;
+  // Readers kept open between reads, least recently used dropped first. A file read by
+  // two threads in one batch holds two readers.
+  size_t max_idle_readers = 32;
+  // Opens a file for the pool. Null: VideoReader::Open(path, {threads = 1}) (a batch
+  // reaches its frames by seeks and short runs, which one decoder thread serves best;
+  // the pool's threads give the parallelism).
+  std::function<Result<std::unique_ptr<VideoReader>>(const std::string& path)> open;
+};
+
+// Decodes batches of frames from many RGB video files on a pool of threads (a training
+// loader's batch: frames of several episodes and cameras). Each Read() plans its decodes
+// per file (VideoReader's seek plan over the file's distinct targets in ascending order:
+// one seek per cluster of frames a keyframe reaches, no frame decoded twice in a read),
+// hands the files to the threads longest first, and writes each target into its output
+// slot in the layout and type asked, whatever the order of the targets; repeats are
+// decoded once. Readers stay open between reads (max_idle_readers).
+//
+// Thread safety: one Read() at a time per pool; distinct pools are independent.
+class FramePool {
+ public:
+  explicit FramePool(FramePoolOptions options = {});
+  ~FramePool();
+  FramePool(const FramePool&) = delete;
+  FramePool& operator=(const FramePool&) = delete;
+
+  // Reads every target. Invalid (nothing written) when a target names a file or output
+  // that does not exist or a slot outside its output. Else a file's error (open, a depth
+  // stream, a frame size unlike its output's, decode, a frame out of range) with its path,
+  // the first by job order, after every other file was read; the slots of a failed file are
+  // left unwritten.
+  Status Read(std::span<const std::string> files, std::span<const FrameTarget> targets,
+              std::span<const FrameOutput> outputs);
+  // The reads' counts, summed over readers, since construction or ResetStats().
+  VideoReadStats stats() const;
+  void ResetStats();
+  // Readers open now (idle between reads).
+  size_t open_readers() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 // ---- images ------------------------------------------------------------------------------
 // One PNG through libavcodec's encoder: 8-bit RGB from packed RGB24 (width*height*3

@@ -13,7 +13,6 @@ docs/python.md has the table of what maps to what in ``LeRobotDataset``.
 
 from __future__ import annotations
 
-import bisect
 import json
 import os
 from collections import OrderedDict
@@ -21,16 +20,21 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+# Imported here, not lazily by the first column conversion (0.3 s): forked DataLoader workers
+# inherit it instead of each paying it on its first batch.
+import pyarrow.compute  # noqa: F401
 import torch
 
 import reel
+from reel import _core
 from reel._names import IMAGE_PREFIX, camera_key, pooled_tasks
 from reel._sparse import read_filling
+from reel._storage import storage as _storage
 
 # Always in a sample; never one of the default columns.
 _BOOKKEEPING = ("timestamp", "frame_index", "episode_index", "index", "task_index")
 
-__all__ = ["FrameDataset", "DatasetMeta", "camera_key", "IMAGE_PREFIX"]
+__all__ = ["FrameDataset", "DatasetMeta", "collate", "camera_key", "IMAGE_PREFIX"]
 
 
 class DatasetMeta:
@@ -158,7 +162,7 @@ class FrameDataset(torch.utils.data.Dataset):
 
     ``FrameDataset(tasks, columns=None, cameras=None, delta_timestamps=None, episodes=None,
     image_transforms=None, tolerance_s=1e-4, image_dtype="float32", cache_episodes=8,
-    storage_options=None)``
+    storage_options=None, decode_threads=0)``
 
     - ``tasks``: one path or a list: pooled tasks, LeRobot v2.x/v3.x datasets or bundles
       (anything :func:`reel.open` reads), local or URIs (``s3://bucket/prefix/task``).
@@ -173,7 +177,17 @@ class FrameDataset(torch.utils.data.Dataset):
       of frame periods within ``tolerance_s`` (LeRobot's check, InvalidError otherwise).
     - ``episodes``: {source position: [episode_index, ...]} to keep (default every one with data).
     - ``image_transforms``: a callable applied to each camera's tensor (as LeRobot does).
-    - ``image_dtype``: "float32" (C, H, W) in [0, 1] (LeRobot's) or "uint8" (C, H, W).
+    - ``image_dtype``: "float32" (C, H, W) in [0, 1] (LeRobot's; value / 255 in float32) or
+      "uint8" (C, H, W), written by the decoder straight into the batch tensor either way.
+    - ``decode_threads``: C++ threads that decode a batch's frames (0 = the cores, divided
+      among the DataLoader's workers).
+
+    Batches: torch's DataLoader calls :meth:`__getitems__` with a batch's indices, which
+    decodes every frame of the batch in one call (per file its distinct frames in ascending
+    order, files spread over ``decode_threads`` threads with the GIL released) into one tensor
+    per camera; pass ``collate_fn=reel.torch.collate`` to receive those tensors without the
+    copy ``default_collate`` makes. ``ds[i]`` is a batch of one. A camera has one frame size in
+    the whole dataset (``meta.features``); a video of another size raises InvalidError.
 
     A sample (row i of an episode = frame i of its videos): each column as a tensor (vectors
     float32 (dim,), numbers at their type, ()); each camera (C, H, W); ``timestamp``,
@@ -194,13 +208,14 @@ class FrameDataset(torch.utils.data.Dataset):
                  episodes: Mapping[int, Iterable[int]] | None = None, cache_episodes: int = 8,
                  image_transforms: Callable[[torch.Tensor], torch.Tensor] | None = None,
                  tolerance_s: float = 1e-4, image_dtype: str = "float32",
-                 storage_options: dict[str, Any] | None = None):
+                 storage_options: dict[str, Any] | None = None, decode_threads: int = 0):
         if image_dtype not in ("float32", "uint8"):
             raise TypeError(f"image_dtype must be 'float32' or 'uint8', got {image_dtype!r}")
         self.tasks = [str(tasks)] if isinstance(tasks, (str, bytes)) or hasattr(tasks, "__fspath__") else [
             str(t) for t in tasks]
         self.image_transforms = image_transforms
         self.image_dtype = image_dtype
+        self.decode_threads = int(decode_threads)
         self.tolerance_s = float(tolerance_s)
         self.cache_episodes = int(cache_episodes)
         # A plain dict: it pickles to DataLoader workers, which open the URIs themselves.
@@ -293,7 +308,7 @@ class FrameDataset(torch.utils.data.Dataset):
         self._pid = os.getpid()
         self._open: dict[int, Any] = {}
         self._decoded: OrderedDict = OrderedDict()
-        self._readers: OrderedDict = OrderedDict()
+        self._pool = None  # reel._core.FramePool, made on the first batch of this process
 
     def _check_process(self) -> None:
         # A forked child inherits the parent's open decoders, which share file positions with
@@ -303,7 +318,7 @@ class FrameDataset(torch.utils.data.Dataset):
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        for k in ("_open", "_decoded", "_readers", "_pid"):
+        for k in ("_open", "_decoded", "_pool", "_pid"):
             state.pop(k)
         return state
 
@@ -332,25 +347,24 @@ class FrameDataset(torch.utils.data.Dataset):
             self._decoded.popitem(last=False)
         return out
 
-    def _frames(self, si: int, n: int, camera: str, rows: np.ndarray) -> np.ndarray:
+    def _video_path(self, si: int, n: int, camera: str) -> str | None:
+        """The pooled episode's video file of `camera` (None for a LeRobot source, whose frames
+        come from its Dataset)."""
         videos = self._videos[(si, n)]
         if camera not in videos:
             raise reel.NotFoundError(f"{self.tasks[si]}: episode {n} has no video for camera {camera!r} "
                                      f"(its cameras: {', '.join(sorted(videos)) or 'none'})")
-        if not self._pooled[si]:
-            return self._source(si).frame_images(n, [camera], rows)[camera]
-        key = (si, n, camera)
-        reader = self._readers.get(key)
-        if reader is None:
-            # One decoder thread: random access seeks to a keyframe for nearly every sample, and
-            # FFmpeg's frame threads only add latency there; DataLoader workers give the parallelism.
-            reader = reel.VideoReader(videos[camera], threads=1, storage_options=self.storage_options)
-            self._readers[key] = reader
-            while len(self._readers) > 4 * max(1, len(self.cameras)):
-                self._readers.popitem(last=False)[1].close()
-        else:
-            self._readers.move_to_end(key)
-        return reader.read_rgb(rows)
+        return videos[camera]
+
+    def _frame_pool(self):
+        if self._pool is None:
+            threads = self.decode_threads
+            info = torch.utils.data.get_worker_info()
+            if not threads:
+                # The cores, shared among the DataLoader's workers.
+                threads = max(1, (os.cpu_count() or 1) // (info.num_workers if info is not None else 1))
+            self._pool = _core.FramePool(threads, max(8, 4 * len(self.cameras)), _storage(self.storage_options))
+        return self._pool
 
     # ---- Dataset ----
 
@@ -358,49 +372,91 @@ class FrameDataset(torch.utils.data.Dataset):
         return self._starts[-1]
 
     def __getitem__(self, index: int) -> dict[str, Any]:
+        return self.__getitems__([index])[0]
+
+    def __getitems__(self, indices: Sequence[int]) -> list[dict[str, Any]]:
+        """The samples ``indices`` (any order, repeats allowed), in the order asked: what
+        torch's DataLoader calls with a batch's indices. Each key's values are the rows of one
+        batch tensor (a sample holds views), which :func:`collate` hands over without a copy;
+        the frames of every camera are decoded by one reel._core.FramePool call (its C++
+        threads, the GIL released): per video file its distinct frames in ascending order, no
+        frame decoded twice, written straight into the batch tensors as ``image_dtype``."""
         self._check_process()
-        index = int(index)
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(f"index {index} outside [0, {len(self)})")
-        e = bisect.bisect_right(self._starts, index) - 1
-        si, n, _ = self._episodes[e]
-        row = index - self._starts[e]
-        cols = self._episode_columns(si, n)
-        ts = cols["timestamp"]
-        ti = self._episode_task[e]
-        item: dict[str, Any] = {
-            "index": torch.tensor(index), "dataset_index": torch.tensor(si), "episode_index": torch.tensor(n),
-            "frame_index": torch.tensor(int(cols["frame_index"][row])), "timestamp": torch.tensor(float(ts[row])),
-            "task_index": torch.tensor(ti), "task": self._task_strings[ti],
+        idx = np.array([int(i) for i in indices], dtype=np.int64).reshape(-1)
+        bad = (idx < -len(self)) | (idx >= len(self))
+        if bad.any():
+            raise IndexError(f"index {int(idx[bad][0])} outside [0, {len(self)})")
+        idx = np.where(idx < 0, idx + len(self), idx)
+        eps = np.searchsorted(self._starts, idx, side="right") - 1
+        rows = idx - np.asarray(self._starts, dtype=np.int64)[eps]
+        where = [(self._episodes[e][0], self._episodes[e][1], int(r)) for e, r in zip(eps.tolist(), rows.tolist())]
+        cols = {(si, n): self._episode_columns(si, n) for si, n, _ in where}
+        task_index = np.array([self._episode_task[e] for e in eps.tolist()], dtype=np.int64)
+        batch: dict[str, Any] = {
+            "index": torch.from_numpy(idx),
+            "dataset_index": torch.tensor([si for si, _, _ in where], dtype=torch.int64),
+            "episode_index": torch.tensor([n for _, n, _ in where], dtype=torch.int64),
+            "frame_index": torch.tensor([int(cols[(si, n)]["frame_index"][r]) for si, n, r in where], dtype=torch.int64),
+            "timestamp": torch.tensor([float(cols[(si, n)]["timestamp"][r]) for si, n, r in where], dtype=torch.float32),
+            "task_index": torch.from_numpy(task_index),
         }
         for name in self.columns:
-            if name in ("timestamp", "frame_index"):
-                continue
-            rows, pad = self._rows_for(name, ts, row)
-            values = torch.from_numpy(np.ascontiguousarray(cols[name][rows]))
-            item[name] = values if pad is not None else values[0]
-            if pad is not None:
-                item[f"{name}_is_pad"] = torch.from_numpy(pad)
-        for cam in self.cameras:
-            rows, pad = self._rows_for(cam, ts, row)
-            chw = self._frames(si, n, cam, rows).transpose(0, 3, 1, 2)
-            if self.image_dtype == "uint8":
-                chw = np.ascontiguousarray(chw)
-            else:
-                # uint8 HWC -> float32 CHW in [0, 1] in numpy: the same values as torch's
-                # .to(float32).div_(255), without waking torch's intra-op threads per sample.
-                chw = chw.astype(np.float32)
-                np.divide(chw, np.float32(255.0), out=chw)
-            images = torch.from_numpy(chw)
-            images = images if pad is not None else images[0]
+            if name not in ("timestamp", "frame_index"):
+                self._batch_column(name, where, cols, batch)
+        self._batch_frames(where, cols, batch)
+        samples = []
+        for i, ti in enumerate(task_index.tolist()):
+            sample = {}
+            for key, values in batch.items():
+                sample[key] = values[i]
+                if key == "task_index":
+                    sample["task"] = self._task_strings[ti]
             if self.image_transforms is not None:
-                images = self.image_transforms(images)
-            item[cam] = images
-            if pad is not None:
-                item[f"{cam}_is_pad"] = torch.from_numpy(pad)
-        return item
+                for cam in self.cameras:
+                    sample[cam] = self.image_transforms(sample[cam])
+            samples.append(sample)
+        return samples
+
+    def _batch_column(self, name: str, where: list[tuple[int, int, int]], cols: dict, batch: dict) -> None:
+        """Column `name` of every sample into batch[name] (and its ``_is_pad`` with deltas)."""
+        picked, pads = [], []
+        for si, n, r in where:
+            c = cols[(si, n)]
+            rows, pad = self._rows_for(name, c["timestamp"], r)
+            picked.append(c[name][rows] if pad is not None else c[name][r])
+            pads.append(pad)
+        batch[name] = torch.from_numpy(np.stack(picked))
+        if name in self.delta_timestamps:
+            batch[f"{name}_is_pad"] = torch.from_numpy(np.stack(pads))
+
+    def _batch_frames(self, where: list[tuple[int, int, int]], cols: dict, batch: dict) -> None:
+        """Every camera's frames of the samples into one (B, [T,] C, H, W) tensor per camera,
+        decoded by one FramePool call (pooled sources) or by the source (LeRobot ones)."""
+        dtype = torch.uint8 if self.image_dtype == "uint8" else torch.float32
+        files: dict[str, int] = {}
+        targets: list[tuple[int, int, int, int]] = []
+        outputs = []
+        for o, cam in enumerate(self.cameras):
+            h, w = self.meta.features[cam]["shape"][:2]
+            steps = len(self.delta_timestamps.get(cam, ())) or None
+            out = _new_batch_tensor((len(where), *((steps,) if steps else ()), 3, h, w), dtype)
+            pads = []
+            for i, (si, n, r) in enumerate(where):
+                rows, pad = self._rows_for(cam, cols[(si, n)]["timestamp"], r)
+                pads.append(pad)
+                path = self._video_path(si, n, cam)
+                if path is None:  # a LeRobot source: decoded by its Dataset, converted as FramePool does
+                    frames = torch.from_numpy(self._source(si).frame_images(n, [cam], rows)[cam]).permute(0, 3, 1, 2)
+                    (out[i] if steps else out[i:i + 1]).copy_(frames if dtype == torch.uint8 else frames / 255.0)
+                    continue
+                file = files.setdefault(path, len(files))
+                targets += [(file, int(row), o, i * len(rows) + t) for t, row in enumerate(rows.tolist())]
+            batch[cam] = out
+            outputs.append(out.numpy())
+            if steps:
+                batch[f"{cam}_is_pad"] = torch.from_numpy(np.stack(pads))
+        if targets:
+            self._frame_pool().read(list(files), np.array(targets, dtype=np.int64), outputs, True)
 
     def _rows_for(self, key: str, ts: np.ndarray, row: int) -> tuple[np.ndarray, np.ndarray | None]:
         """Rows of the frames nearest to timestamp + each delta, and the padding mask."""
@@ -422,6 +478,46 @@ class FrameDataset(torch.utils.data.Dataset):
     def __repr__(self) -> str:
         return (f"reel.torch.FrameDataset({self.tasks!r}, {len(self)} frames in {len(self._episodes)} episodes, "
                 f"{len(self.columns)} columns, cameras={self.cameras}, image_dtype={self.image_dtype!r})")
+
+
+def _new_batch_tensor(shape: tuple, dtype: torch.dtype) -> torch.Tensor:
+    """An uninitialised tensor for a batch; in a DataLoader worker, in shared memory (as
+    torch's default_collate allocates its output), so the batch reaches the main process
+    without a copy."""
+    if torch.utils.data.get_worker_info() is not None:
+        nbytes = int(np.prod(shape)) * torch.empty(0, dtype=dtype).element_size()
+        return torch.empty(0, dtype=dtype).set_(torch.UntypedStorage._new_shared(nbytes), 0, shape)
+    return torch.empty(shape, dtype=dtype)
+
+
+def collate(samples: Sequence[Any]) -> Any:
+    """torch's ``default_collate``, except that a key whose tensors are the rows, in order, of
+    one batch tensor (as :meth:`FrameDataset.__getitems__` returns them) is that tensor, not a
+    copy. The values are those default_collate gives. ``DataLoader(ds, collate_fn=collate)``."""
+    default = torch.utils.data.default_collate
+    if not samples or not isinstance(samples[0], dict):
+        return default(samples)
+    out, rest = {}, []
+    for key, first in samples[0].items():
+        base = first._base if isinstance(first, torch.Tensor) else None
+        if base is not None and _rows_of(base, [s[key] for s in samples]):
+            out[key] = base
+        else:
+            out[key] = None
+            rest.append(key)
+    if rest:
+        out.update(default([{k: s[k] for k in rest} for s in samples]))
+    return out
+
+
+def _rows_of(base: torch.Tensor, values: list) -> bool:
+    """Whether `values` are base[0], base[1], ..., all of base."""
+    if base.dim() == 0 or base.shape[0] != len(values) or not base.is_contiguous():
+        return False
+    step = base[0].numel() if len(values) else 0
+    offset = base.storage_offset()
+    return all(isinstance(v, torch.Tensor) and v._base is base and v.shape == base.shape[1:] and v.is_contiguous()
+               and v.storage_offset() == offset + i * step for i, v in enumerate(values))
 
 
 def _dtype_name(t: pa.DataType) -> str:

@@ -1,15 +1,18 @@
 // reel._core video bindings: VideoReader (frames by index or by time, RGB or
-// depth), Task.frames, and encode_rgb (benchmarks and tests). Type conversion,
+// depth), FramePool (batches of frames on a pool of threads), Task.frames, and
+// encode_rgb (benchmarks and tests). Type conversion,
 // the GIL released around decoding and encoding, errors through RaiseStatus.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
 
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "binding.h"
 #include "reel/metadata.h"
@@ -104,18 +107,22 @@ nb::object ReadFrames(PyVideoReader& r, IndexArray indices, bool depth) {
   return out;
 }
 
+// A path or a URI: the file is read through its store's FileSystem (ranged reads).
+// Call without the GIL.
+Result<std::unique_ptr<VideoReader>> OpenVideo(const std::string& path, int threads,
+                                               const ObjectStoreOptions& storage) {
+  REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
+  VideoReaderOptions options;
+  options.threads = threads;
+  options.fs = loc.fs.get();  // lives until process exit (object_store.h)
+  return VideoReader::Open(loc.root, options);
+}
+
 std::unique_ptr<PyVideoReader> OpenReader(const std::string& path, int threads, const ObjectStoreOptions& storage) {
   Result<std::unique_ptr<VideoReader>> r = Status::OK();
   {
     nb::gil_scoped_release release;
-    r = [&]() -> Result<std::unique_ptr<VideoReader>> {
-      // A path or a URI: the file is read through its store's FileSystem (ranged reads).
-      REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
-      VideoReaderOptions options;
-      options.threads = threads;
-      options.fs = loc.fs.get();  // lives until process exit (object_store.h)
-      return VideoReader::Open(loc.root, options);
-    }();
+    r = OpenVideo(path, threads, storage);
   }
   auto out = std::make_unique<PyVideoReader>();
   out->reader = Unwrap(std::move(r));
@@ -182,6 +189,72 @@ int64_t EncodeRgb(const std::string& path, RgbFrames frames, double fps, const s
   }
   if (!st.ok()) RaiseStatus(st);
   return written;
+}
+
+
+// A FramePool and the lock that keeps two Python threads off it (one Read at a time;
+// the GIL is released while it decodes).
+struct PyFramePool {
+  std::unique_ptr<FramePool> pool;
+  std::mutex mu;
+};
+
+// Targets as handed over by reel.torch: (n, 4) int64 rows of file, frame index, output, slot.
+using TargetArray = nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using AnyBuffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+std::unique_ptr<PyFramePool> MakeFramePool(int threads, size_t max_idle_readers, const ObjectStoreOptions& storage) {
+  FramePoolOptions o;
+  o.threads = threads;
+  o.max_idle_readers = max_idle_readers;
+  // A path or a URI, as VideoReader.open: one decoder thread (the pool's threads give the parallelism).
+  o.open = [storage](const std::string& path) { return OpenVideo(path, 1, storage); };
+  auto out = std::make_unique<PyFramePool>();
+  out->pool = std::make_unique<FramePool>(std::move(o));
+  return out;
+}
+
+// One batch output: a writable uint8 or float32 array whose last three dimensions are a
+// frame, (H, W, 3) or (3, H, W); its leading dimensions are the slots.
+FrameOutput ToOutput(AnyBuffer a, bool chw) {
+  FrameOutput o;
+  if (a.ndim() < 3) RaiseStatus(Status::Invalid("frame batch: an output needs (..., H, W, 3) or (..., 3, H, W) dimensions"));
+  if (a.dtype() == nb::dtype<uint8_t>())
+    o.dtype = FrameDtype::kUint8;
+  else if (a.dtype() == nb::dtype<float>())
+    o.dtype = FrameDtype::kFloat32;
+  else
+    RaiseStatus(Status::Invalid("frame batch: an output must be uint8 or float32"));
+  const size_t d = a.ndim();
+  const size_t channels = chw ? a.shape(d - 3) : a.shape(d - 1);
+  if (channels != 3) RaiseStatus(Status::Invalid("frame batch: an output frame needs 3 channels"));
+  o.layout = chw ? FrameLayout::kChw : FrameLayout::kHwc;
+  o.height = static_cast<int>(chw ? a.shape(d - 2) : a.shape(d - 3));
+  o.width = static_cast<int>(chw ? a.shape(d - 1) : a.shape(d - 2));
+  o.slots = 1;
+  for (size_t i = 0; i + 3 < d; ++i) o.slots *= static_cast<int64_t>(a.shape(i));
+  o.data = a.data();
+  return o;
+}
+
+void ReadBatch(PyFramePool& p, const std::vector<std::string>& files, TargetArray targets, nb::list outputs,
+               bool chw) {
+  if (targets.shape(1) != 4) RaiseStatus(Status::Invalid("frame batch: targets must be (n, 4) rows"));
+  std::vector<FrameOutput> outs;
+  for (nb::handle h : outputs) outs.push_back(ToOutput(nb::cast<AnyBuffer>(h), chw));
+  std::vector<FrameTarget> ts(targets.shape(0));
+  const int64_t* t = targets.data();
+  for (size_t k = 0; k < ts.size(); ++k, t += 4) {
+    if (t[0] < 0 || t[2] < 0) RaiseStatus(Status::Invalid("frame batch: a negative file or output"));
+    ts[k] = {static_cast<uint32_t>(t[0]), t[1], static_cast<uint32_t>(t[2]), t[3]};
+  }
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(p.mu);
+    st = p.pool->Read(files, ts, outs);
+  }
+  if (!st.ok()) RaiseStatus(st);
 }
 
 }  // namespace
@@ -261,6 +334,35 @@ void BindVideo(nb::module_& m) {
             r.reader.reset();
           },
           "Closes the file; later reads raise reel.InvalidError.");
+
+  nb::class_<PyFramePool>(m, "FramePool",
+                          "Decodes batches of frames from many RGB videos on a pool of threads "
+                          "(reel/video.h FramePool); readers stay open between batches.")
+      .def(nb::new_(&MakeFramePool), "threads"_a = 0, "max_idle_readers"_a = 32,
+           "storage"_a = ObjectStoreOptions(),
+           "threads: decode threads of a batch (0 = the cores); max_idle_readers: readers kept open.")
+      .def("read", &ReadBatch, "files"_a, "targets"_a, "outputs"_a, "chw"_a = true,
+           "Decodes targets (int64 (n, 4) rows: file position in `files`, frame index, output "
+           "position in `outputs`, slot) into the outputs (writable uint8 or float32 arrays, "
+           "(..., 3, H, W) when chw else (..., H, W, 3); float32 = value / 255). The GIL is "
+           "released while it decodes.")
+      .def(
+          "stats",
+          [](PyFramePool& p, bool reset) {
+            VideoReadStats s;
+            {
+              nb::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(p.mu);
+              s = p.pool->stats();
+              if (reset) p.pool->ResetStats();
+            }
+            return StatsDict(s);
+          },
+          "reset"_a = false, "The batches' counts, summed over readers (as VideoReader.stats).")
+      .def_prop_ro("open_readers", [](PyFramePool& p) {
+        std::lock_guard<std::mutex> lock(p.mu);
+        return p.pool->open_readers();
+      });
 
   m.def("encode_rgb", &EncodeRgb, "path"_a, "frames"_a, "fps"_a = 30.0, "codec"_a = "h264",
         "preset"_a = "veryfast", "crf"_a = 20, "gop"_a = 2, "threads"_a = 1,

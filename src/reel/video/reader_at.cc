@@ -140,17 +140,7 @@ Status ReadRgbAtTimestamps(std::span<const TimestampTarget> targets, std::span<u
     for (size_t p : positions[r]) times.push_back(targets[p].time_s);
     buffer.resize(times.size() * frame_bytes);
     Status st = reader.ReadRgbAt(times, tolerance, buffer, cluster_gap_s);
-    if (stats) {
-      const VideoReadStats& s = reader.stats();
-      stats->requests += s.requests;
-      stats->seeks += s.seeks;
-      stats->threaded_seeks += s.threaded_seeks;
-      stats->packets_read += s.packets_read;
-      stats->packets_skippable += s.packets_skippable;
-      stats->frames_decoded += s.frames_decoded;
-      stats->frames_converted += s.frames_converted;
-      stats->drains += s.drains;
-    }
+    if (stats) AddReadStats(reader.stats(), stats);
     REEL_RETURN_IF_ERROR(st);
     for (size_t q = 0; q < positions[r].size(); ++q)
       std::copy_n(buffer.data() + q * frame_bytes, frame_bytes, out.data() + positions[r][q] * frame_bytes);

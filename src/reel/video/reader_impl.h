@@ -29,6 +29,18 @@ inline std::string PixFmtName(int format) {
 }
 }  // namespace video
 
+// Adds every count of `s` to `total` (readers' counts summed: ReadRgbAtTimestamps, FramePool).
+inline void AddReadStats(const VideoReadStats& s, VideoReadStats* total) {
+  total->requests += s.requests;
+  total->seeks += s.seeks;
+  total->threaded_seeks += s.threaded_seeks;
+  total->packets_read += s.packets_read;
+  total->packets_skippable += s.packets_skippable;
+  total->frames_decoded += s.frames_decoded;
+  total->frames_converted += s.frames_converted;
+  total->drains += s.drains;
+}
+
 // A keyframe the reader can seek to.
 struct KeyframeEntry {
   int64_t index = 0;    // its frame index (presentation order)
