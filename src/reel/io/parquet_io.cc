@@ -154,7 +154,8 @@ Result<std::vector<int64_t>> ReadListLengths(parquet::arrow::FileReader& reader,
     parquet::ParquetFileReader& file = *reader.parquet_reader();
     const parquet::Type::type physical = file.metadata()->schema()->Column(leaf)->physical_type();
     std::vector<int64_t> out;
-    out.reserve(static_cast<size_t>(file.metadata()->num_rows()));
+    // The footer's row count is not trusted with an allocation (a hostile file may claim any).
+    out.reserve(static_cast<size_t>(std::clamp<int64_t>(file.metadata()->num_rows(), 0, 1 << 16)));
     for (int rg = 0; rg < file.metadata()->num_row_groups(); ++rg) {
       const int64_t rows = file.metadata()->RowGroup(rg)->num_rows();
       std::shared_ptr<parquet::ColumnReader> col = file.RowGroup(rg)->Column(leaf);
