@@ -63,6 +63,12 @@ Result<ResolvedForceMatrixSpec> ResolveForceMatrixSpec(const std::string& column
 // cast back to int16 (wraparound), then float32(value) / float32(scale).
 // `in` and `out` hold kForceMatrixValues values.
 void DecodeRowDiffQuantized(const int16_t* in, double scale, float* out);
+// The same for `frames` consecutive frames (in: frames x 187,500 int16, out: frames x
+// 187,500 float32), spread over up to `threads` threads (one frame per task; the calling
+// thread alone when threads <= 1 or frames <= 1). Output bit-identical to
+// DecodeRowDiffQuantized frame by frame.
+void DecodeRowDiffQuantizedFrames(const int16_t* in, int64_t frames, double scale, float* out,
+                                  int threads);
 // The inverse, as the reference encoder does it: q = clip(rint(x * scale),
 // -32767, 32767), except scale 1 which truncates toward zero; then row diffs
 // with int16 wraparound.

@@ -126,7 +126,7 @@ def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None,
 def check(path: str | os.PathLike, **kwargs: Any) -> list[dict[str, Any]]:
     """Conformance findings for a task or a folder of tasks (``reel check``; rules in
     docs/check-rules.md) as dicts {task, rule, severity, path, message}. Keywords: the fields
-    of :class:`reel.CheckOptions` (io_threads, recursive, max_depth); ``path`` may be a URI
+    of :class:`reel.CheckOptions` (io_threads, recursive, max_depth, deep); ``path`` may be a URI
     (``s3://bucket/prefix``, with ``storage_options`` as for :func:`reel.open`). Raises when the input cannot be read at all
     (the CLI's exit code 2)."""
     storage = _storage(kwargs.pop("storage_options", None))

@@ -428,7 +428,10 @@ void BindOps(nb::module_& m) {
       .def_rw("io_threads", &CheckOptions::io_threads, "I/O threads; 0 = all cores (CLI --threads).")
       .def_rw("recursive", &CheckOptions::recursive,
               "Look for tasks in nested folders too, never through symbolic links (CLI --recursive).")
-      .def_rw("max_depth", &CheckOptions::max_depth, "Levels below the folder searched when recursive (CLI --max-depth).");
+      .def_rw("max_depth", &CheckOptions::max_depth, "Levels below the folder searched when recursive (CLI --max-depth).")
+      .def_rw("deep", &CheckOptions::deep,
+              "Read force-matrix columns whole through Arrow instead of counting cells from their "
+              "levels (CLI --deep); same findings.");
   BindExport(m);
   BindImport(m);
   BindPack(m);

@@ -6,6 +6,8 @@ fixtures.py: int16 tiers decode to float32(q) / float32(scale), float32 is the r
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -226,3 +228,51 @@ def test_old_tier_without_row_spec_does_not_borrow_the_latest_tier(reel_json, ru
     rc, report = check_report(run_reel, task.path)
     assert rc == 0, error_rules(report)
     assert_finding(report, "features.force_matrix_spec", "meta/episodes/chunk-000/episode-000.parquet", severity="warning")
+
+
+# --------------------------------------------------------------------------- fast and deep check
+
+def _findings(run_reel, path, *flags):
+    rc, out, err = run_reel("check", path, "--json", *flags)
+    assert rc in (0, 1), err
+    return rc, sorted((f["rule"], f["path"], f["message"]) for t in json.loads(out)["tasks"] for f in t["findings"])
+
+
+@pytest.mark.parametrize("case", ["clean", "short_row", "null_row", "wrong_dtype", "empty_rows"])
+def test_check_counts_cells_from_levels_like_the_deep_read(run_reel, tmp_path, case):
+    """`reel check` counts force-matrix cells from the column's levels; `--deep` reads the
+    values through Arrow. Same exit code and findings, bad cells included."""
+    frames = [make_force_frame(90), None, make_force_frame(91)]
+    kw = {}
+    if case == "short_row":
+        kw["raw"] = {1: np.arange(-50, 50, dtype=np.int16)}
+    elif case == "wrong_dtype":
+        kw["column_type"] = pa.list_(pa.float32())
+    elif case == "empty_rows":
+        frames = [None, None, None]
+    fm = ForceMatrixSpec("int16x100", frames, **kw)
+    task = write_task(tmp_path, case, [EpisodeSpec(1, length=3, force={COL: fm})])
+    if case == "null_row":  # a null cell (not []), written over the fixture's column
+        import pyarrow.parquet as pq
+        path = task.path / "data/chunk-000/episode-000.parquet"
+        t = pq.read_table(path)
+        cells = t.column(COL).to_pylist()
+        cells[1] = None
+        t = t.set_column(t.schema.get_field_index(COL), COL, pa.array(cells, t.schema.field(COL).type))
+        pq.write_table(t, path, compression="zstd")
+    fast = _findings(run_reel, task.path)
+    deep = _findings(run_reel, task.path, "--deep")
+    assert fast == deep
+    if case in ("short_row", "wrong_dtype"):
+        assert any(r == "data.force_matrix" for r, _, _ in fast[1]), fast
+    if case == "null_row":
+        assert any(r == "data.null_list" for r, _, _ in fast[1]), fast
+
+
+def test_check_fast_and_deep_agree_on_the_simulated_rig(run_reel, reel_bin, tmp_path):
+    from .test_recorder_common import simulate
+    task = tmp_path / "rig"
+    simulate(reel_bin, task, "--count", "2", "--seconds", "1", "--video-size", "32x24", "--depth-ffv1")
+    fast = _findings(run_reel, task)
+    assert fast == _findings(run_reel, task, "--deep")
+    assert fast[0] == 0, fast

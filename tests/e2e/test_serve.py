@@ -17,6 +17,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import requests
@@ -335,6 +336,44 @@ def test_parquet_episode_index_disagreeing_with_its_file_is_refused(server, clie
     r = upload(server.url, z, episode_index=0)
     assert r.status_code == 422, r.text
     assert r.json()["rule"] in ("slice.episode_index", "check.data.episode_index"), r.json()
+    assert not (server.root / "task_a").exists()
+
+
+def _with_table(client_task, n, change):
+    """The data parquet of episode n with `change(table) -> table` applied, as bytes."""
+    buf = io.BytesIO()
+    pq.write_table(change(pq.read_table(client_task / data_rel(n))), buf, compression="zstd")
+    return buf.getvalue()
+
+
+def test_a_force_matrix_cell_of_the_wrong_length_is_refused(server, client_task, tmp_path):
+    """The server's check counts force-matrix cells from the column's levels, not its values
+    (CheckOptions::deep off): a cell of 100 values is still refused."""
+    col = "observation.gripper_left_force_matrix"
+
+    def short_cell(table):
+        cells = table.column(col).to_pylist()
+        first = next(i for i, c in enumerate(cells) if c)  # a sampled row
+        cells[first] = cells[first][:100]
+        return table.set_column(table.schema.get_field_index(col), col, pa.array(cells, table.schema.field(col).type))
+
+    z = build_slice(client_task, 1, tmp_path / "s1.zip", replace={data_rel(1): _with_table(client_task, 1, short_cell)})
+    r = upload(server.url, z, episode_index=0)
+    assert r.status_code == 422, r.text
+    assert r.json()["rule"] == "check.data.force_matrix", r.json()
+    assert "100 values" in r.json()["detail"], r.json()
+    assert not (server.root / "task_a").exists()
+
+
+def test_videos_longer_than_the_data_are_refused(server, client_task, tmp_path):
+    """Frame counts come from the containers' packet index, not a decode: videos longer than
+    the data parquet (every row after the 20th cut) are refused."""
+    z = build_slice(client_task, 1, tmp_path / "s1.zip",
+                    replace={data_rel(1): _with_table(client_task, 1, lambda t: t.slice(0, 20))})
+    r = upload(server.url, z, episode_index=0)
+    assert r.status_code == 422, r.text
+    assert r.json()["rule"] == "check.video.frame_count", r.json()
+    assert "20 rows" in r.json()["detail"], r.json()
     assert not (server.root / "task_a").exists()
 
 

@@ -74,6 +74,9 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--list-rules", args->list_rules, "list every rule id and exit");
   cmd->add_flag("--markdown", args->markdown, "with --list-rules: a Markdown table");
   cmd->add_option("--threads", args->threads, "I/O threads (0 = all cores)");
+  cmd->add_flag("--deep", args->options.deep,
+                "read force-matrix columns whole through Arrow (default: each cell's length from the "
+                "column's levels, the only thing the rules look at; same findings, faster)");
   cmd->callback([args, &exit_code] {
     if (args->list_rules) return PrintRules(args->markdown);
     if (args->path.empty()) throw CLI::RequiredError("path");

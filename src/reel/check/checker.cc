@@ -398,7 +398,7 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
   int64_t checked = 0;
   internal::ParallelFor(static_cast<int64_t>(episodes->size()), threads, [&](int64_t i) {
     const EpisodeEntry& e = (*episodes)[static_cast<size_t>(i)];
-    internal::CheckEpisode(t, e, per_episode[static_cast<size_t>(i)]);
+    internal::CheckEpisode(t, e, per_episode[static_cast<size_t>(i)], options.deep);
     if (!options.progress) return;
     std::lock_guard<std::mutex> lock(progress_mutex);
     options.progress({"episodes checked", ++checked, static_cast<int64_t>(episodes->size()),

@@ -23,8 +23,9 @@ class FindingSink {
   std::vector<Finding> findings_;
 };
 
-// Per-episode rules: the episodes row, the data parquet, the video files.
-void CheckEpisode(const Task& task, const EpisodeEntry& episode, FindingSink& sink);
+// Per-episode rules: the episodes row, the data parquet, the video files. `deep`:
+// CheckOptions::deep (force-matrix columns read through Arrow, values and all).
+void CheckEpisode(const Task& task, const EpisodeEntry& episode, FindingSink& sink, bool deep);
 
 // Video files opened with FFmpeg: video.unreadable, and video.frame_count against
 // `data_rows` (the data parquet's rows; nullopt when there is no readable data file).

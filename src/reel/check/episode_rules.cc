@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 
 #include "check/context.h"
 #include "util/json_util.h"
@@ -169,6 +170,54 @@ const arrow::ChunkedArray* Column(const arrow::Table& t, const std::string& name
   return c ? c.get() : nullptr;
 }
 
+// The data parquet as the episode rules read it. The rules look at nothing in a
+// force-matrix column but its type, its null rows and each cell's length (0 or 187,500),
+// so by default those columns are not read through Arrow (a cell decodes to 0.75 MB of
+// int16 in column-sized buffers: most of an import's time) but counted from their
+// repetition and definition levels (ReadListLengths: the same counts Arrow's list reader
+// makes, from the same pages; the values are still decoded, so a corrupt page is still
+// refused). CheckOptions::deep reads every column through Arrow, as before.
+struct EpisodeData {
+  std::shared_ptr<parquet::arrow::FileReader> reader;
+  std::shared_ptr<arrow::Schema> schema;  // every column of the file
+  std::shared_ptr<arrow::Table> table;    // every column, or every column but those below
+  int64_t rows = 0;
+  std::map<std::string, std::vector<int64_t>> list_lengths;  // per row; -1 = null row
+};
+
+Result<EpisodeData> ReadEpisodeData(const Task& task, const EpisodeEntry& e, bool deep) {
+  EpisodeData out;
+  const std::string path = task.Path(e.data_path);
+  REEL_ASSIGN_OR_RETURN(out.reader, OpenParquet(task.fs(), path, false));
+  if (arrow::Status st = out.reader->GetSchema(&out.schema); !st.ok())
+    return Status::Corruption(path + ": cannot read parquet schema (" + st.message() + ")");
+  std::vector<std::string> through_arrow;
+  for (const auto& field : out.schema->fields()) {
+    const std::string& name = field->name();
+    if (!deep && ClassifyColumn(name, task.info().sensors) == ColumnFamily::kForceMatrix) {
+      auto lengths = ReadListLengths(*out.reader, name, path);
+      if (lengths.ok()) {
+        out.list_lengths[name] = std::move(*lengths);
+        continue;
+      }
+      if (lengths.status().code() != StatusCode::kNotSupported) return lengths.status();
+    }
+    through_arrow.push_back(name);
+  }
+  out.rows = out.reader->parquet_reader()->metadata()->num_rows();
+  if (through_arrow.empty()) {  // only force matrices: no column to read, the rows stay
+    out.table = arrow::Table::Make(arrow::schema(arrow::FieldVector{}), arrow::ChunkedArrayVector{}, out.rows);
+  } else {
+    REEL_ASSIGN_OR_RETURN(out.table, ReadColumns(*out.reader, through_arrow, path));
+    out.rows = out.table->num_rows();
+  }
+  for (const auto& [name, lengths] : out.list_lengths)
+    if (static_cast<int64_t>(lengths.size()) != out.rows)
+      return Status::Corruption(path + ": column \"" + name + "\" has " + std::to_string(lengths.size()) +
+                                " rows, the others " + std::to_string(out.rows));
+  return out;
+}
+
 void CheckKeyColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJson& info,
                      FindingSink& sink) {
   for (const char* key : {"episode_index", "frame_index", "timestamp", "task_index", "wall_time",
@@ -258,9 +307,16 @@ void CheckKeyValues(const arrow::Table& t, const EpisodeEntry& e, FindingSink& s
   }
 }
 
-void CheckColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJson& info,
-                  FindingSink& sink) {
-  for (const auto& field : t.schema()->fields()) {
+// Null rows of a column: counted by Arrow, or from the levels.
+int64_t NullRows(const EpisodeData& d, const std::string& name) {
+  if (auto it = d.list_lengths.find(name); it != d.list_lengths.end())
+    return std::count(it->second.begin(), it->second.end(), int64_t{-1});
+  auto column = d.table->GetColumnByName(name);
+  return column ? column->null_count() : 0;
+}
+
+void CheckColumns(const EpisodeData& d, const EpisodeEntry& e, const InfoJson& info, FindingSink& sink) {
+  for (const auto& field : d.schema->fields()) {
     const std::string& name = field->name();
     CheckColumnName(name, e.data_path, sink);
     if (name.starts_with("observation.") && !info.Feature(name))
@@ -272,10 +328,11 @@ void CheckColumns(const arrow::Table& t, const EpisodeEntry& e, const InfoJson& 
       sink.Add("data.column_type", e.data_path,
                "column \"" + name + "\" has type " + field->type()->ToString() + ", expected " +
                    FamilyTypeName(family, info.sensor_dim));
-    if (IsListType(*field->type()) && t.GetColumnByName(name)->null_count() > 0)
-      sink.Add("data.null_list", e.data_path,
-               "column \"" + name + "\" has " + std::to_string(t.GetColumnByName(name)->null_count()) +
-                   " null rows; a row without a sample holds [] or zeros");
+    if (IsListType(*field->type()))
+      if (const int64_t nulls = NullRows(d, name); nulls > 0)
+        sink.Add("data.null_list", e.data_path,
+                 "column \"" + name + "\" has " + std::to_string(nulls) +
+                     " null rows; a row without a sample holds [] or zeros");
   }
 }
 
@@ -305,9 +362,20 @@ void CheckLockstep(const arrow::Table& t, const EpisodeEntry& e, FindingSink& si
   }
 }
 
-void CheckForceMatrices(const arrow::Table& t, const EpisodeEntry& e, const EpisodeRow* row,
+// Per-row lengths of a list column: from the levels, or from Arrow's offsets (null = -1).
+std::vector<int64_t> ListLengths(const EpisodeData& d, const std::string& name) {
+  if (auto it = d.list_lengths.find(name); it != d.list_lengths.end()) return it->second;
+  std::vector<int64_t> out;
+  for (const auto& chunk : d.table->GetColumnByName(name)->chunks()) {
+    const auto& list = static_cast<const arrow::ListArray&>(*chunk);
+    for (int64_t i = 0; i < list.length(); ++i) out.push_back(list.IsNull(i) ? -1 : list.value_length(i));
+  }
+  return out;
+}
+
+void CheckForceMatrices(const EpisodeData& d, const EpisodeEntry& e, const EpisodeRow* row,
                         const InfoJson& info, FindingSink& sink) {
-  for (const auto& field : t.schema()->fields()) {
+  for (const auto& field : d.schema->fields()) {
     const std::string& name = field->name();
     if (!name.ends_with("_force_matrix") || field->type()->id() != arrow::Type::LIST) continue;
     const auto& value_type = static_cast<const arrow::ListType&>(*field->type()).value_type();
@@ -334,17 +402,14 @@ void CheckForceMatrices(const arrow::Table& t, const EpisodeEntry& e, const Epis
       sink.Add("features.force_matrix_spec", Severity::kWarning, e.row_path,
                "force_matrix_specs does not give a scale for \"" + name + "\"; the reader falls back "
                "to " + ScaleSourceName(resolved->source));
-    int64_t row_index = 0;
-    for (const auto& chunk : t.GetColumnByName(name)->chunks()) {
-      const auto& list = static_cast<const arrow::ListArray&>(*chunk);
-      for (int64_t i = 0; i < list.length(); ++i, ++row_index) {
-        const int64_t n = list.IsNull(i) ? 0 : list.value_length(i);
-        if (n != 0 && n != kForceMatrixValues) {
-          sink.Add("data.force_matrix", e.data_path,
-                   "column \"" + name + "\" row " + std::to_string(row_index) + " has " +
-                       std::to_string(n) + " values, expected 0 or 187500 (250x250x3)");
-          return;
-        }
+    const std::vector<int64_t> lengths = ListLengths(d, name);
+    for (size_t r = 0; r < lengths.size(); ++r) {
+      const int64_t n = std::max<int64_t>(lengths[r], 0);  // a null row: data.null_list
+      if (n != 0 && n != kForceMatrixValues) {
+        sink.Add("data.force_matrix", e.data_path,
+                 "column \"" + name + "\" row " + std::to_string(r) + " has " + std::to_string(n) +
+                     " values, expected 0 or 187500 (250x250x3)");
+        return;
       }
     }
   }
@@ -371,10 +436,8 @@ void CheckVideos(const EpisodeEntry& e, const InfoJson& info, FindingSink& sink)
   }
 }
 
-void CheckCompression(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
-  auto reader = OpenParquet(task.fs(), task.Path(e.data_path), false);
-  if (!reader.ok()) return;  // reported as data.unreadable
-  auto metadata = (*reader)->parquet_reader()->metadata();
+void CheckCompression(const EpisodeData& d, const EpisodeEntry& e, FindingSink& sink) {
+  auto metadata = d.reader->parquet_reader()->metadata();
   for (int g = 0; g < metadata->num_row_groups(); ++g) {
     auto group = metadata->RowGroup(g);
     for (int c = 0; c < group->num_columns(); ++c) {
@@ -390,32 +453,32 @@ void CheckCompression(const Task& task, const EpisodeEntry& e, FindingSink& sink
 
 }  // namespace
 
-void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink) {
+void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink, bool deep) {
   std::optional<EpisodeRow> row = CheckRow(task, e, sink);
   CheckVideos(e, task.info(), sink);
   if (e.data_path.empty()) {  // deleted after upload: the row stays, data goes
     CheckVideoFiles(task, e, std::nullopt, sink);
     return;
   }
-  auto table = ReadParquetTable(task.fs(), task.Path(e.data_path), {}, false);
-  if (!table.ok()) {
-    sink.Add("data.unreadable", e.data_path, table.status().message());
+  auto data = ReadEpisodeData(task, e, deep);
+  if (!data.ok()) {
+    sink.Add("data.unreadable", e.data_path, data.status().message());
     CheckVideoFiles(task, e, std::nullopt, sink);
     return;
   }
-  const arrow::Table& t = **table;
-  CheckVideoFiles(task, e, t.num_rows(), sink);
-  CheckCompression(task, e, sink);
+  const arrow::Table& t = *data->table;
+  CheckVideoFiles(task, e, data->rows, sink);
+  CheckCompression(*data, e, sink);
   CheckKeyColumns(t, e, task.info(), sink);
   CheckKeyValues(t, e, sink);
-  CheckColumns(t, e, task.info(), sink);
+  CheckColumns(*data, e, task.info(), sink);
   CheckLockstep(t, e, sink);
-  CheckForceMatrices(t, e, row ? &*row : nullptr, task.info(), sink);
+  CheckForceMatrices(*data, e, row ? &*row : nullptr, task.info(), sink);
   if (row) {
-    if (row->length != t.num_rows())
+    if (row->length != data->rows)
       sink.Add("episodes.length", e.row_path,
                "length is " + std::to_string(row->length) + " but the data parquet has " +
-                   std::to_string(t.num_rows()) + " rows");
+                   std::to_string(data->rows) + " rows");
     if (row->start_frame_index != 0 || row->end_frame_index != row->length - 1)
       sink.Add("episodes.length", e.row_path,
                "start_frame_index/end_frame_index are " + std::to_string(row->start_frame_index) +

@@ -3,7 +3,12 @@
 
 #include <cmath>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "util/json_util.h"
+#include "util/parallel.h"
 #include "reel/decode.h"
 
 namespace reel {
@@ -107,22 +112,68 @@ Result<ResolvedForceMatrixSpec> ResolveForceMatrixSpec(const std::string& column
   return out;
 }
 
+namespace {
+
+// Row-diff decode, one row of 750 (contract §7.2.1): q[j] = int16(sum d[0..j]) and
+// out[j] = float32(q[j]) / float32(scale). The sum is taken modulo 2^16 at every step:
+// that equals the reference's int32 running sum cast to int16 (wraparound), because
+// int16 wrapping addition is addition modulo 2^16, whatever the order of the adds. The
+// division stays a true division: x * (1 / scale) differs from x / scale in the last
+// bit for some int16 values at scales 10, 100 and 1000, and the decoded values must be
+// bit-identical to the reference collector's float32(q) / float32(scale). divps is
+// correctly rounded like divss, so the vector and scalar paths agree bit for bit.
+void DecodeRowTail(const int16_t* d, float s, float* o, int64_t begin, uint16_t carry) {
+  for (int64_t j = begin; j < kForceMatrixRowValues; ++j) {
+    carry = static_cast<uint16_t>(carry + static_cast<uint16_t>(d[j]));
+    o[j] = static_cast<float>(static_cast<int16_t>(carry)) / s;
+  }
+}
+
+#if defined(__SSE2__)
+// 8 int16 per step: an in-register prefix sum (three shifted adds), plus the carry of the
+// previous step broadcast to every lane; sign-extended to int32, converted, divided. One
+// pass over the row, nothing written but the output. SSE2 is part of x86-64, so this needs
+// no runtime check.
+void DecodeRowSse2(const int16_t* d, float s, float* o) {
+  const __m128 sv = _mm_set1_ps(s);
+  __m128i carry = _mm_setzero_si128();
+  int64_t j = 0;
+  for (; j + 8 <= kForceMatrixRowValues; j += 8) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + j));
+    v = _mm_add_epi16(v, _mm_slli_si128(v, 2));
+    v = _mm_add_epi16(v, _mm_slli_si128(v, 4));
+    v = _mm_add_epi16(v, _mm_slli_si128(v, 8));
+    v = _mm_add_epi16(v, carry);
+    carry = _mm_shuffle_epi32(_mm_shufflehi_epi16(v, 0xFF), 0xFF);  // lane 7 everywhere
+    const __m128i lo = _mm_srai_epi32(_mm_unpacklo_epi16(v, v), 16);
+    const __m128i hi = _mm_srai_epi32(_mm_unpackhi_epi16(v, v), 16);
+    _mm_storeu_ps(o + j, _mm_div_ps(_mm_cvtepi32_ps(lo), sv));
+    _mm_storeu_ps(o + j + 4, _mm_div_ps(_mm_cvtepi32_ps(hi), sv));
+  }
+  DecodeRowTail(d, s, o, j, static_cast<uint16_t>(_mm_cvtsi128_si32(carry)));
+}
+#endif
+
+}  // namespace
+
 void DecodeRowDiffQuantized(const int16_t* in, double scale, float* out) {
   const float s = static_cast<float>(scale);
-  int16_t q[kForceMatrixRowValues];
   for (int64_t r = 0; r < kForceMatrixSide; ++r) {
     const int16_t* d = in + r * kForceMatrixRowValues;
     float* o = out + r * kForceMatrixRowValues;
-    // Pass 1, sequential: the int32 running sum cast to int16 undoes the encoder's wraparound.
-    int32_t acc = 0;
-    for (int64_t j = 0; j < kForceMatrixRowValues; ++j) {
-      acc += d[j];
-      q[j] = static_cast<int16_t>(static_cast<uint16_t>(acc));
-    }
-    // Pass 2, vectorisable: a true division (not a reciprocal multiply) keeps results
-    // bit-identical to float32(value) / float32(scale).
-    for (int64_t j = 0; j < kForceMatrixRowValues; ++j) o[j] = static_cast<float>(q[j]) / s;
+#if defined(__SSE2__)
+    DecodeRowSse2(d, s, o);
+#else
+    DecodeRowTail(d, s, o, 0, 0);
+#endif
   }
+}
+
+void DecodeRowDiffQuantizedFrames(const int16_t* in, int64_t frames, double scale, float* out,
+                                  int threads) {
+  internal::ParallelFor(frames, threads, [&](int64_t i) {
+    DecodeRowDiffQuantized(in + i * kForceMatrixValues, scale, out + i * kForceMatrixValues);
+  });
 }
 
 void EncodeRowDiffQuantized(const float* in, double scale, int16_t* out) {

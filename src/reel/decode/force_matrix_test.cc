@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -62,6 +63,94 @@ TEST(DecodeRowDiffQuantized, Int16WraparoundUndoneByInt32Sum) {
   EXPECT_FLOAT_EQ(out[3], 300.0f);
   for (int64_t j = 0; j < kRow; ++j)
     ASSERT_FLOAT_EQ(out[kRow + j], (j % 2 == 0) ? 327.67f : -327.67f) << "column " << j;
+}
+
+// A hand-built frame through the vector path's corners: int16 extremes, negative diffs,
+// wraparound, a carry across every 8-value step and into the 6-value tail of a row
+// (750 = 93 x 8 + 6). Expected values by hand: q / scale of exactly representable q
+// and scale is the float nearest the decimal quotient, so the literals are exact.
+TEST(DecodeRowDiffQuantized, HandBuiltFrameInt16ExtremesExact) {
+  std::vector<int16_t> d(kForceMatrixValues, 0);
+  // Row 0, q = 32767, 32766, -2, -32768, 32767, 0, then 0 to the end.
+  const int16_t row0[] = {32767, -1, -32768, -32766, -1, -32767};
+  std::copy(std::begin(row0), std::end(row0), d.begin());
+  // Row 1: every diff -1, so q[j] = -(j + 1) (the carry crosses every step and the tail).
+  for (int64_t j = 0; j < kRow; ++j) d[kRow + j] = -1;
+  // Row 2: every diff -32768: q alternates -32768, 0 (the int32 sum wraps each step).
+  for (int64_t j = 0; j < kRow; ++j) d[2 * kRow + j] = -32768;
+  // Row 3: zeros up to the tail, then 32767, 1 (-> -32768), -1 (-> 32767) in it.
+  d[3 * kRow + 745] = 32767, d[3 * kRow + 746] = 1, d[3 * kRow + 747] = -1;
+  // Row 249 (the last): its diffs are not continued from row 248.
+  d[249 * kRow - 1] = 1234;
+  d[249 * kRow] = -7;
+  auto out = Decode(d, 100);
+  const float row0_want[] = {327.67f, 327.66f, -0.02f, -327.68f, 327.67f, 0.0f, 0.0f, 0.0f, 0.0f};
+  for (int j = 0; j < 9; ++j) EXPECT_EQ(out[j], row0_want[j]) << "row 0 column " << j;
+  EXPECT_EQ(out[kRow - 1], 0.0f);
+  EXPECT_EQ(out[kRow + 0], -0.01f);
+  EXPECT_EQ(out[kRow + 7], -0.08f);
+  EXPECT_EQ(out[kRow + 8], -0.09f);
+  EXPECT_EQ(out[kRow + 743], -7.44f);
+  EXPECT_EQ(out[kRow + 744], -7.45f);
+  EXPECT_EQ(out[kRow + 749], -7.5f);
+  for (int64_t j = 0; j < kRow; ++j)
+    ASSERT_EQ(out[2 * kRow + j], j % 2 == 0 ? -327.68f : 0.0f) << "row 2 column " << j;
+  EXPECT_EQ(out[3 * kRow + 744], 0.0f);
+  EXPECT_EQ(out[3 * kRow + 745], 327.67f);
+  EXPECT_EQ(out[3 * kRow + 746], -327.68f);
+  EXPECT_EQ(out[3 * kRow + 747], 327.67f);
+  EXPECT_EQ(out[3 * kRow + 749], 327.67f);
+  EXPECT_EQ(out[4 * kRow], 0.0f);  // row 4 does not inherit row 3's sum
+  EXPECT_EQ(out[249 * kRow - 1], 12.34f);
+  EXPECT_EQ(out[249 * kRow], -0.07f);
+  EXPECT_EQ(out[kForceMatrixValues - 1], -0.07f);
+  auto x1 = Decode(d, 1);
+  EXPECT_EQ(x1[3], -32768.0f);
+  EXPECT_EQ(x1[kRow + 749], -750.0f);
+}
+
+// Every int16 value at every tier's scale, bit for bit against float32(q) /
+// float32(scale), the reference collector's decode. A reciprocal multiply would fail
+// here: q * (1 / scale) differs from q / scale for thousands of q at x10, x100, x1000.
+TEST(DecodeRowDiffQuantized, EveryInt16ValueBitIdenticalToDivision) {
+  std::vector<int16_t> q(kForceMatrixValues), d(kForceMatrixValues);
+  for (int64_t i = 0; i < kForceMatrixValues; ++i)  // all 65,536 values, then again
+    q[i] = static_cast<int16_t>(static_cast<uint16_t>(i * 40503));  // odd: a permutation mod 2^16
+  for (int64_t r = 0; r < kForceMatrixSide; ++r)
+    for (int64_t j = 0; j < kRow; ++j) {
+      const int32_t prev = j == 0 ? 0 : q[r * kRow + j - 1];
+      d[r * kRow + j] = static_cast<int16_t>(static_cast<uint16_t>(q[r * kRow + j] - prev));
+    }
+  for (double scale : {1.0, 10.0, 100.0, 1000.0, 3.7}) {
+    auto out = Decode(d, scale);
+    const float s = static_cast<float>(scale);
+    int64_t reciprocal_differs = 0;
+    for (int64_t i = 0; i < kForceMatrixValues; ++i) {
+      const float want = static_cast<float>(q[i]) / s;
+      ASSERT_EQ(std::memcmp(&out[i], &want, sizeof(float)), 0) << "x" << scale << " q=" << q[i];
+      reciprocal_differs += static_cast<float>(q[i]) * (1.0f / s) != want;
+    }
+    if (scale != 1.0) EXPECT_GT(reciprocal_differs, 1000) << "x" << scale;
+  }
+}
+
+TEST(DecodeRowDiffQuantizedFrames, ThreadsGiveTheFrameByFrameResult) {
+  constexpr int64_t kFrames = 5;
+  std::vector<int16_t> in(kFrames * kForceMatrixValues);
+  uint32_t state = 99;
+  for (int16_t& v : in) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<int16_t>(state >> 16);
+  }
+  std::vector<float> want(in.size()), got(in.size(), -1.0f);
+  for (int64_t f = 0; f < kFrames; ++f)
+    DecodeRowDiffQuantized(in.data() + f * kForceMatrixValues, 100, want.data() + f * kForceMatrixValues);
+  for (int threads : {1, 2, 3, 8}) {
+    std::fill(got.begin(), got.end(), -1.0f);
+    DecodeRowDiffQuantizedFrames(in.data(), kFrames, 100, got.data(), threads);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << threads << " threads";
+  }
+  DecodeRowDiffQuantizedFrames(in.data(), 0, 100, got.data(), 4);  // no frames: nothing to do
 }
 
 TEST(EncodeRowDiffQuantized, ScaleOneTruncatesTowardZero) {

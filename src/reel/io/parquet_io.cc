@@ -3,9 +3,17 @@
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/schema.h>
 #include <parquet/arrow/writer.h>
+#include <parquet/column_reader.h>
 #include <parquet/exception.h>
+#include <parquet/file_reader.h>
+#include <parquet/level_conversion.h>
+#include <parquet/metadata.h>
 
 #include <algorithm>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <set>
 
 #include "io/parquet_io.h"
@@ -64,14 +72,116 @@ Result<std::vector<int>> LeafIndices(const parquet::arrow::FileReader& reader,
   return leaves;
 }
 
+namespace {
+
+// From `begin`, the levels up to the next row start (rep 0) or `levels`: returns where
+// the run ends and adds its elements (def >= def_level) to *elements. A cell of 187,500
+// values is one long run; SSE2 (part of x86-64) takes it 8 levels a step.
+int64_t CountRun(const int16_t* def, const int16_t* rep, int64_t begin, int64_t levels, int16_t def_level,
+                 int64_t* elements) {
+  int64_t i = begin, n = 0;
+#if defined(__SSE2__)
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i below = _mm_set1_epi16(static_cast<int16_t>(def_level - 1));
+  for (; i + 8 <= levels; i += 8) {
+    const __m128i r = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rep + i));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi16(r, zero)) != 0) break;  // a row starts in this step
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(def + i));
+    n += __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpgt_epi16(d, below)))) / 2;
+  }
+#endif
+  for (; i < levels && rep[i] != 0; ++i) n += def[i] >= def_level;
+  *elements += n;
+  return i;
+}
+
+// Counts one row group's list lengths into `out` (appended; -1 = null row), following
+// parquet/level_conversion.cc DefRepLevelsToListInfo for a top-level list: a level with
+// rep 0 starts a row; it is null below def_level - 1 (a nullable list), empty below
+// def_level; every level at or above def_level is one element (a null element included).
+template <typename ParquetType>
+Status CountListLevels(parquet::ColumnReader& column, const parquet::internal::LevelInfo& list, bool nullable,
+                       int64_t rows, const std::string& where, std::vector<int64_t>& out) {
+  auto& typed = static_cast<parquet::TypedColumnReader<ParquetType>&>(column);
+  constexpr int64_t kBatch = 16 * 1024;
+  std::vector<int16_t> def(kBatch), rep(kBatch);
+  std::vector<typename ParquetType::c_type> values(kBatch);  // decoded and dropped
+  const size_t first = out.size();
+  while (typed.HasNext()) {
+    int64_t values_read = 0;
+    const int64_t levels = typed.ReadBatch(kBatch, def.data(), rep.data(), values.data(), &values_read);
+    if (levels <= 0) break;
+    // rep is 0 (a row starts) or 1 (the row's list continues): ReadListLengths admits
+    // only lists whose leaf repeats once. A cell of 187,500 values is one row start and a
+    // long run of continuations (CountRun).
+    for (int64_t i = 0; i < levels;) {
+      if (rep[i] == 0) {
+        if (def[i] < list.repeated_ancestor_def_level) {
+          ++i;
+          continue;
+        }
+        out.push_back(nullable && def[i] < list.def_level - 1 ? -1 : 0);
+      } else if (out.size() == first) {
+        return Status::Corruption(where + ": a list continues before any row starts");
+      }
+      int64_t elements = def[i] >= list.def_level;
+      int64_t end = CountRun(def.data(), rep.data(), i + 1, levels, list.def_level, &elements);
+      if (elements > 0) out.back() = std::max<int64_t>(out.back(), 0) + elements;
+      i = end;
+    }
+  }
+  if (static_cast<int64_t>(out.size() - first) != rows)
+    return Status::Corruption(where + ": its levels hold " + std::to_string(out.size() - first) +
+                              " rows, the row group says " + std::to_string(rows));
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> ReadListLengths(parquet::arrow::FileReader& reader, const std::string& column,
+                                             const std::string& path) {
+  const parquet::arrow::SchemaField* field = nullptr;
+  for (const auto& f : reader.manifest().schema_fields)
+    if (f.field->name() == column) field = &f;
+  if (!field) return Status::NotFound(path + ": no column \"" + column + "\" in this episode");
+  const std::string where = path + ": column \"" + column + "\"";
+  if (field->field->type()->id() != arrow::Type::LIST || field->children.size() != 1 ||
+      field->children[0].column_index < 0 || field->level_info.rep_level != 1 ||
+      field->children[0].level_info.rep_level != 1)
+    return Status::NotSupported(where + " is not a list of one primitive column");
+  const int leaf = field->children[0].column_index;
+  try {
+    parquet::ParquetFileReader& file = *reader.parquet_reader();
+    const parquet::Type::type physical = file.metadata()->schema()->Column(leaf)->physical_type();
+    std::vector<int64_t> out;
+    // The footer's row count is not trusted with an allocation (a hostile file may claim any).
+    out.reserve(static_cast<size_t>(std::clamp<int64_t>(file.metadata()->num_rows(), 0, 1 << 16)));
+    for (int rg = 0; rg < file.metadata()->num_row_groups(); ++rg) {
+      const int64_t rows = file.metadata()->RowGroup(rg)->num_rows();
+      std::shared_ptr<parquet::ColumnReader> col = file.RowGroup(rg)->Column(leaf);
+      const bool nullable = field->field->nullable();
+      const std::string at = where + " row group " + std::to_string(rg);
+      Status st;
+      switch (physical) {
+        case parquet::Type::INT32: st = CountListLevels<parquet::Int32Type>(*col, field->level_info, nullable, rows, at, out); break;
+        case parquet::Type::INT64: st = CountListLevels<parquet::Int64Type>(*col, field->level_info, nullable, rows, at, out); break;
+        case parquet::Type::FLOAT: st = CountListLevels<parquet::FloatType>(*col, field->level_info, nullable, rows, at, out); break;
+        case parquet::Type::DOUBLE: st = CountListLevels<parquet::DoubleType>(*col, field->level_info, nullable, rows, at, out); break;
+        default: return Status::NotSupported(where + " has a leaf of physical type " + parquet::TypeToString(physical));
+      }
+      REEL_RETURN_IF_ERROR(st);
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return Status::Corruption(where + ": cannot read parquet data (" + e.what() + ")");
+  }
+}
+
 }  // namespace reel::internal
 
 namespace reel {
 namespace internal {
 
-namespace {
-
-// Reads the named top-level columns (all when empty) of an open file.
 Result<std::shared_ptr<arrow::Table>> ReadColumns(parquet::arrow::FileReader& reader,
                                                   const std::vector<std::string>& columns,
                                                   const std::string& path) {
@@ -91,8 +201,6 @@ Result<std::shared_ptr<arrow::Table>> ReadColumns(parquet::arrow::FileReader& re
     return Status::Corruption(path + ": cannot read parquet data (" + e.what() + ")");
   }
 }
-
-}  // namespace
 
 Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std::string& path,
                                                        const std::vector<std::string>& columns,

@@ -34,9 +34,24 @@ Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
 Result<std::vector<int>> LeafIndices(const parquet::arrow::FileReader& reader,
                                      const std::vector<std::string>& columns,
                                      const std::string& path);
+// Reads the named top-level columns (all when empty) of an open file.
+Result<std::shared_ptr<arrow::Table>> ReadColumns(parquet::arrow::FileReader& reader,
+                                                  const std::vector<std::string>& columns,
+                                                  const std::string& path);
 Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std::string& path,
                                                        const std::vector<std::string>& columns,
                                                        bool use_threads);
+
+// Per-row element counts of the top-level list column `column`, from its repetition and
+// definition levels alone, counted as Arrow's list reader counts them (the list field's
+// parquet LevelInfo): values are decoded into a small scratch buffer and dropped, so no
+// column-sized buffer is built. For readers that need a list column's shape, not its
+// values (the checker's force-matrix rule: a cell is 0 or 187,500 values). A null row is
+// -1. NotSupported when the column is not a list of one primitive leaf (INT32, INT64,
+// FLOAT, DOUBLE; read it with ReadParquetTable instead); Corruption when the file cannot
+// be decoded or its levels disagree with its row groups' row counts.
+Result<std::vector<int64_t>> ReadListLengths(parquet::arrow::FileReader& reader, const std::string& column,
+                                             const std::string& path);
 
 // Reads those of `columns` that the file has (a narrower read than ReadParquetTable).
 Result<std::shared_ptr<arrow::Table>> ReadParquetColumnsPresent(FileSystem* fs,

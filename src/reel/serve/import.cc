@@ -8,6 +8,7 @@
 
 #include "io/same_bytes.h"
 #include "reel/check.h"
+#include "reel/columns.h"
 #include "reel/layout.h"
 #include "reel/serve.h"
 #include "reel/task.h"
@@ -106,7 +107,16 @@ Result<StagedEpisode> ReadStaged(FileSystem* fs, const std::string& dir, const S
   if (loc.chunk != manifest.chunk || loc.file != manifest.file)
     return Status::Invalid("episode " + std::to_string(n) + " belongs in chunk " + std::to_string(loc.chunk) +
                            " file " + std::to_string(loc.file) + ", not where the slice put it");
-  REEL_ASSIGN_OR_RETURN(out.data, task->ReadData(out.entry));
+  // One read of the data parquet serves the validation below and the stats blocks:
+  // every column but the force matrices, which neither looks at (the checker counts
+  // their cells from the column levels; reading their values is most of an import).
+  REEL_ASSIGN_OR_RETURN(auto schema, task->ReadDataSchema(out.entry));
+  std::vector<std::string> columns;
+  for (const auto& field : schema->fields())
+    if (ClassifyColumn(field->name(), out.info.sensors) != ColumnFamily::kForceMatrix)
+      columns.push_back(field->name());
+  if (columns.empty()) return Status::Invalid(out.entry.data_path + ": no episode_index column");
+  REEL_ASSIGN_OR_RETURN(out.data, task->ReadData(out.entry, columns));
   auto column = out.data->GetColumnByName("episode_index");
   if (!column) return Status::Invalid(out.entry.data_path + ": no episode_index column");
   for (const auto& chunk : column->chunks()) {

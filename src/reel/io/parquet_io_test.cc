@@ -1,0 +1,123 @@
+// ReadListLengths against Arrow's own list reader: the same per-row counts (null rows
+// -1) for nullable and non-nullable lists, null elements, empty cells, 187,500-value
+// cells, cells split across data pages and row groups, and every leaf type it admits.
+#include <arrow/api.h>
+#include <arrow/io/file.h>
+#include <gtest/gtest.h>
+#include <parquet/arrow/reader.h>
+#include <parquet/arrow/writer.h>
+#include <parquet/properties.h>
+
+#include <vector>
+
+#include "io/parquet_io.h"
+#include "io/scratch_dir.h"
+
+namespace reel::internal {
+namespace {
+
+// A list column of `value_type` with the given rows (-1 = null row; n = n values, every
+// 7th value null when `null_elements`).
+std::shared_ptr<arrow::Array> ListColumn(const std::shared_ptr<arrow::DataType>& value_type,
+                                         const std::vector<int64_t>& rows, bool null_elements) {
+  auto values = arrow::MakeBuilder(value_type).ValueOrDie();
+  arrow::ListBuilder list(arrow::default_memory_pool(), std::move(values));
+  for (int64_t n : rows) {
+    if (n < 0) {
+      EXPECT_TRUE(list.AppendNull().ok());
+      continue;
+    }
+    EXPECT_TRUE(list.Append().ok());
+    for (int64_t i = 0; i < n; ++i) {
+      if (null_elements && i % 7 == 3) {
+        EXPECT_TRUE(list.value_builder()->AppendNull().ok());
+      } else {
+        EXPECT_TRUE(list.value_builder()->AppendScalar(*arrow::MakeScalar(value_type, i % 5).ValueOrDie()).ok());
+      }
+    }
+  }
+  return list.Finish().ValueOrDie();
+}
+
+std::shared_ptr<arrow::Array> Int64s(int64_t n) {
+  arrow::Int64Builder b;
+  for (int64_t i = 0; i < n; ++i) EXPECT_TRUE(b.Append(i).ok());
+  return b.Finish().ValueOrDie();
+}
+
+// Writes one table and returns what ReadListLengths and Arrow's reader say of `column`.
+struct Both {
+  std::vector<int64_t> fast, arrow;
+};
+Both ReadBoth(const std::string& path, const std::shared_ptr<arrow::Table>& table, const std::string& column,
+              int64_t row_group_rows) {
+  auto props = parquet::WriterProperties::Builder().data_pagesize(4096)->compression(parquet::Compression::ZSTD)->build();
+  auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
+  EXPECT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, row_group_rows, props).ok());
+  EXPECT_TRUE(sink->Close().ok());
+  Both out;
+  auto reader = OpenParquet(DefaultFileSystem(), path, false);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  auto fast = ReadListLengths(**reader, column, path);
+  EXPECT_TRUE(fast.ok()) << fast.status().ToString();
+  if (fast.ok()) out.fast = *fast;
+  auto whole = ReadParquetTable(DefaultFileSystem(), path, {column}, false);
+  EXPECT_TRUE(whole.ok()) << whole.status().ToString();
+  for (const auto& chunk : (*whole)->column(0)->chunks()) {
+    const auto& list = static_cast<const arrow::ListArray&>(*chunk);
+    for (int64_t i = 0; i < list.length(); ++i) out.arrow.push_back(list.IsNull(i) ? -1 : list.value_length(i));
+  }
+  return out;
+}
+
+TEST(ReadListLengths, AgreesWithArrowsListReader) {
+  auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  const std::vector<int64_t> rows = {0, -1, 3, 187500, 0, 0, 2, -1, 187500, 1, 5000, 0};
+  for (const auto& type : {arrow::int16(), arrow::float32(), arrow::int64(), arrow::float64()}) {
+    for (bool nullable : {true, false}) {
+      for (bool null_elements : {false, true}) {
+        std::vector<int64_t> shape = rows;
+        if (!nullable)
+          for (int64_t& n : shape) n = n < 0 ? 0 : n;
+        auto field = arrow::field("observation.x_force_matrix", arrow::list(type), nullable);
+        auto table = arrow::Table::Make(arrow::schema({arrow::field("frame_index", arrow::int64()), field}),
+                                        {Int64s(12), ListColumn(type, shape, null_elements)});
+        for (int64_t group : {int64_t{5}, int64_t{64 * 1024}}) {
+          Both got = ReadBoth((*dir)->path() + "/t.parquet", table, field->name(), group);
+          EXPECT_EQ(got.fast, got.arrow) << type->ToString() << " nullable " << nullable << " null elements "
+                                         << null_elements << " row groups of " << group;
+          EXPECT_EQ(got.fast, shape);
+        }
+      }
+    }
+  }
+}
+
+TEST(ReadListLengths, RefusesWhatIsNotAListOfOnePrimitive) {
+  auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  const std::string path = (*dir)->path() + "/t.parquet";
+  auto nested_values = std::make_shared<arrow::ListBuilder>(arrow::default_memory_pool(),
+                                                             std::make_shared<arrow::Int16Builder>());
+  arrow::ListBuilder nested(arrow::default_memory_pool(), nested_values);
+  ASSERT_TRUE(nested.Append().ok());
+  ASSERT_TRUE(nested_values->Append().ok());
+  ASSERT_TRUE(static_cast<arrow::Int16Builder*>(nested_values->value_builder())->Append(1).ok());
+  ASSERT_TRUE(nested.Append().ok());
+  auto nested_array = nested.Finish().ValueOrDie();
+  auto table = arrow::Table::Make(
+      arrow::schema({arrow::field("plain", arrow::int64()), arrow::field("nested", nested_array->type())}),
+      {Int64s(2), nested_array});
+  auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
+  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 10).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  auto reader = OpenParquet(DefaultFileSystem(), path, false);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ(ReadListLengths(**reader, "plain", path).status().code(), StatusCode::kNotSupported);
+  EXPECT_EQ(ReadListLengths(**reader, "nested", path).status().code(), StatusCode::kNotSupported);
+  EXPECT_EQ(ReadListLengths(**reader, "absent", path).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace reel::internal
