@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <set>
@@ -125,10 +126,35 @@ std::string ChangeJournalPath(const std::string& root) {
   return JoinPath(root, "meta/" + std::string(kPushJournalPrefix) + "change.json");
 }
 
+namespace {
+
+// The episodes of a staged change past its commit point (its change journal whole): every
+// file of theirs was sent before the journal was written, so they are shown although their
+// own journals are still being deleted one by one (an object store deletes no two objects
+// at once). A torn or foreign change journal names none: the change never committed.
+std::set<int64_t> CommittedChange(FileSystem* fs, const std::string& root) {
+  std::set<int64_t> out;
+  const std::string path = ChangeJournalPath(root);
+  auto text = fs->ReadFile(path);
+  if (!text.ok()) return out;
+  auto doc = ParseJson(*text, path, {.max_bytes = int64_t{256} << 20, .max_depth = 4});
+  if (!doc.ok() || !doc->is_object() || !doc->contains("episodes") || !(*doc)["episodes"].is_array()) return out;
+  for (const Json& n : (*doc)["episodes"])
+    if (n.is_number_integer()) out.insert(n.get<int64_t>());
+  return out;
+}
+
+}  // namespace
+
 std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root) {
   const std::vector<DirEntry> entries = MetaEntries(fs, root);
   std::vector<int64_t> out = JournalNumbers(entries, ".commit-");
-  for (int64_t n : JournalNumbers(entries, kPushJournalPrefix)) out.push_back(n);
+  std::vector<int64_t> pushes = JournalNumbers(entries, kPushJournalPrefix);
+  const bool changing = std::any_of(entries.begin(), entries.end(),
+                                    [](const DirEntry& e) { return e.name == ".push-change.json"; });
+  const std::set<int64_t> committed = changing ? CommittedChange(fs, root) : std::set<int64_t>{};
+  for (int64_t n : pushes)
+    if (!committed.count(n)) out.push_back(n);
   return out;
 }
 
