@@ -141,3 +141,33 @@ TEST(PathTemplateGlob, AListerStandsInForListDirByRelativePath) {
 
 }  // namespace
 }  // namespace reel
+
+#include "layout/journal.h"
+
+namespace reel {
+namespace {
+
+TEST(PendingCommits, AWholeChangeJournalShowsItsEpisodesWhileTheirJournalsRemain) {
+  FileSystem* fs = DefaultFileSystem();
+  const std::string root = ::testing::TempDir() + "/reel_pending_commits_test";
+  (void)RemoveAll(fs, root);
+  ASSERT_TRUE(fs->CreateDirs(root + "/meta").ok());
+  for (const char* journal : {".push-2.json", ".push-3.json", ".commit-5.json"})
+    ASSERT_TRUE(WriteFileAtomic(fs, root + "/meta/" + journal, "{}").ok());
+  auto sorted = [&] {
+    std::vector<int64_t> v = internal::PendingCommits(fs, root);
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(), (std::vector<int64_t>{2, 3, 5}));
+  // Past the commit point: the change's episode 2 is shown, 3 (not in it) stays hidden.
+  ASSERT_TRUE(WriteFileAtomic(fs, internal::ChangeJournalPath(root), R"({"episodes": [2], "files": {}})").ok());
+  EXPECT_EQ(sorted(), (std::vector<int64_t>{3, 5}));
+  // A torn change journal never reached its commit point: nothing is shown early.
+  ASSERT_TRUE(WriteFileAtomic(fs, internal::ChangeJournalPath(root), R"({"episodes": [2)").ok());
+  EXPECT_EQ(sorted(), (std::vector<int64_t>{2, 3, 5}));
+  (void)RemoveAll(fs, root);
+}
+
+}  // namespace
+}  // namespace reel
