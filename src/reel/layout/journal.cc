@@ -134,10 +134,14 @@ namespace {
 // at once). A torn or foreign change journal names none: the change never committed.
 std::set<int64_t> CommittedChange(FileSystem* fs, const std::string& root) {
   std::set<int64_t> out;
+  constexpr int64_t kMaxChangeJournalBytes = int64_t{256} << 20;  // as recovery reads it
   const std::string path = ChangeJournalPath(root);
+  auto info = fs->Stat(path);  // bounded before it is read: its bytes come from the store
+  if (!info.ok() || info->type != FileType::kFile || info->size > static_cast<uint64_t>(kMaxChangeJournalBytes))
+    return out;
   auto text = fs->ReadFile(path);
   if (!text.ok()) return out;
-  auto doc = ParseJson(*text, path, {.max_bytes = int64_t{256} << 20, .max_depth = 4});
+  auto doc = ParseJson(*text, path, {.max_bytes = kMaxChangeJournalBytes, .max_depth = 4});
   if (!doc.ok() || !doc->is_object() || !doc->contains("episodes") || !(*doc)["episodes"].is_array()) return out;
   for (const Json& n : (*doc)["episodes"])
     if (n.is_number_integer()) out.insert(n.get<int64_t>());
