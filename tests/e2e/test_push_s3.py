@@ -87,9 +87,12 @@ def etags(objs: dict, source: Path) -> dict:
     return out
 
 
-def published(objs: dict) -> set:
+def published(objs: dict, committed: frozenset = frozenset()) -> set:
+    """Episodes whose row is stored and whose push journal is gone, plus `committed`: those a
+    whole change journal names (docs/storage.md: past a staged change's commit point they are
+    shown while their journals are deleted one by one)."""
     rows = {int(m.group(1)) * 1000 + int(m.group(2)) + 1 for k in objs if (m := ROW_RE.fullmatch(k))}
-    return rows - {int(m.group(1)) for k in objs if (m := JOURNAL_RE.fullmatch(k))}
+    return rows - ({int(m.group(1)) for k in objs if (m := JOURNAL_RE.fullmatch(k))} - committed)
 
 
 def test_push_to_s3_mirrors_and_reads_back(reel_bin, s3):
