@@ -6,6 +6,8 @@ same samples; no frame is decoded twice in a batch."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -71,6 +73,13 @@ def test_uint8_equals_float_and_collate_is_default_collate_without_a_copy(reel_m
     mixed = [dict(s) for s in a]
     mixed[1][KEY] = mixed[1][KEY].clone()
     assert torch.equal(collate(mixed)[KEY], theirs[KEY]) and collate(mixed)[KEY].data_ptr() != mine[KEY].data_ptr()
+    # A value replaced in a sample itself (as image_transforms does): that key is stacked, the
+    # others stay the batch tensors; a sample pickles as the plain dict it is.
+    a[2][KEY] = a[2][KEY].clone()
+    again = collate(a)
+    assert torch.equal(again[KEY], theirs[KEY]) and again[KEY].data_ptr() != mine[KEY].data_ptr()
+    assert again[STATE].data_ptr() == mine[STATE].data_ptr()
+    assert type(pickle.loads(pickle.dumps(a[0]))) is dict
 
 
 def test_delta_timestamps_in_a_batch_equal_single_samples(reel_mod, tasks):
@@ -93,16 +102,25 @@ def test_delta_timestamps_in_a_batch_equal_single_samples(reel_mod, tasks):
 
 def test_no_frame_decoded_twice_in_a_batch(reel_mod, tasks):
     from reel.torch import FrameDataset
-    ds = FrameDataset([str(t) for t in tasks], columns=[], cameras=[CAM, "gripper_rgb"], decode_threads=2)
-    asked = [5, 5, 1, 44, 44, 2, 1, len(ds) - 1]
+    one = FrameDataset([str(t) for t in tasks], columns=[], cameras=[CAM, "gripper_rgb"], decode_threads=1)
+    asked = [5, 5, 1, 44, 44, 2, 1, 30, 33, 38, 12, len(one) - 1]
+    frames = {(str(t), n, row) for t, n, row in (where(tasks, one, i) for i in asked)}
+    episodes = {(t, n) for t, n, _ in frames}
+    one.__getitems__(asked)
+    whole = one._pool.stats(reset=True)
+    # One thread: per camera one read per episode's file, one conversion per distinct frame.
+    assert whole["requests"] == 2 * len(episodes)
+    assert whole["frames_converted"] == 2 * len(frames)
+    assert one._pool.open_readers == 2 * len(episodes)
+    # Four threads may cut a file at its keyframes into up to 4 reads, on as many readers, and
+    # still decode exactly the frames of one read per file.
+    ds = FrameDataset([str(t) for t in tasks], columns=[], cameras=[CAM, "gripper_rgb"], decode_threads=4)
     ds.__getitems__(asked)
     stats = ds._pool.stats(reset=True)
-    frames = {(str(t), n, row) for t, n, row in (where(tasks, ds, i) for i in asked)}
-    episodes = {(t, n) for t, n, _ in frames}
-    # Per camera: one read per episode's file, one conversion per distinct frame.
-    assert stats["requests"] == 2 * len(episodes)
+    assert 2 * len(episodes) < stats["requests"] <= 4 * 2 * len(episodes)
     assert stats["frames_converted"] == 2 * len(frames)
-    assert ds._pool.open_readers == 2 * len(episodes)
+    assert stats["frames_decoded"] == whole["frames_decoded"]
+    assert ds._pool.open_readers <= stats["requests"]
 
 
 def test_two_workers_with_collate_give_the_samples_of_no_workers(reel_mod, tasks):
