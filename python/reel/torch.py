@@ -309,6 +309,7 @@ class FrameDataset(torch.utils.data.Dataset):
         self._open: dict[int, Any] = {}
         self._decoded: OrderedDict = OrderedDict()
         self._pool = None  # reel._core.FramePool, made on the first batch of this process
+        self._frames_memory = _FramesMemory(2 * len(self.cameras) + 2)
 
     def _check_process(self) -> None:
         # A forked child inherits the parent's open decoders, which share file positions with
@@ -318,7 +319,7 @@ class FrameDataset(torch.utils.data.Dataset):
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        for k in ("_open", "_decoded", "_pool", "_pid"):
+        for k in ("_open", "_decoded", "_pool", "_pid", "_frames_memory"):
             state.pop(k)
         return state
 
@@ -448,7 +449,7 @@ class FrameDataset(torch.utils.data.Dataset):
         for o, cam in enumerate(self.cameras):
             h, w = self.meta.features[cam]["shape"][:2]
             steps = len(self.delta_timestamps.get(cam, ())) or None
-            out = _new_batch_tensor((len(where), *((steps,) if steps else ()), 3, h, w), dtype)
+            out = self._frames_memory.empty((len(where), *((steps,) if steps else ()), 3, h, w), dtype)
             pads = []
             for i, (si, n, r) in enumerate(where):
                 rows, pad = self._rows_for(cam, cols[(si, n)]["timestamp"], r)
@@ -487,6 +488,35 @@ class FrameDataset(torch.utils.data.Dataset):
     def __repr__(self) -> str:
         return (f"reel.torch.FrameDataset({self.tasks!r}, {len(self)} frames in {len(self._episodes)} episodes, "
                 f"{len(self.columns)} columns, cameras={self.cameras}, image_dtype={self.image_dtype!r})")
+
+
+class _FramesMemory:
+    """The memory of a process's batch frame tensors, used again once nothing refers to it.
+
+    A batch's frames are large (29 MB of float32 for 32 frames of 320x240): allocated anew,
+    glibc maps them afresh and the kernel faults and zeroes every page, each batch, which
+    cost as much CPU as a fifth of the decoding. So in the main process (no DataLoader worker)
+    the storages made here are kept (at most `keep`) and one is handed out again only when
+    this list holds its only reference (torch's use count 1: no tensor, view or numpy array of
+    it is alive anywhere), for a tensor of exactly its size, every element of which the batch
+    then overwrites. In a DataLoader worker the tensor is made in shared memory (as
+    default_collate allocates its output) and never kept: it leaves for the main process."""
+
+    def __init__(self, keep: int):
+        self.keep = keep
+        self.storages: list = []
+        self.use_count = getattr(torch._C, "_storage_Use_Count", None)
+
+    def empty(self, shape: tuple, dtype: torch.dtype) -> torch.Tensor:
+        if torch.utils.data.get_worker_info() is not None or self.use_count is None:
+            return _new_batch_tensor(shape, dtype)
+        nbytes = int(np.prod(shape)) * torch.empty(0, dtype=dtype).element_size()
+        storage = next((s for s in self.storages if s.nbytes() == nbytes and self.use_count(s._cdata) == 1), None)
+        if storage is None:
+            storage = torch.UntypedStorage(nbytes)
+            self.storages.append(storage)
+            del self.storages[:-self.keep]
+        return torch.empty(0, dtype=dtype).set_(storage, 0, shape)
 
 
 def _new_batch_tensor(shape: tuple, dtype: torch.dtype) -> torch.Tensor:

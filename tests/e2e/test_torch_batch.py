@@ -156,3 +156,20 @@ def test_frame_pool_refuses_bad_targets(reel_mod, tasks):
         pool.read([path + ".missing"], np.array([[0, 1, 0, 0]], np.int64), [out], True)
     pool.read([path], np.array([[0, 4, 0, 1]], np.int64), [out], True)
     assert np.array_equal(out[1], frame_of(reel_mod, tasks[0], 1, 4).numpy()) and not out[0].any()
+
+
+def test_frame_memory_is_used_again_only_once_nothing_refers_to_it(reel_mod, tasks):
+    from reel.torch import FrameDataset, collate
+    ds = FrameDataset(str(tasks[0]), columns=[], cameras=[CAM])
+    first = collate(ds.__getitems__([1, 2, 3]))
+    kept, ptr = first[KEY].clone(), first[KEY].data_ptr()
+    second = collate(ds.__getitems__([7, 8, 9]))
+    assert second[KEY].data_ptr() != ptr and torch.equal(first[KEY], kept)  # held by the batch
+    view = first[KEY][0].numpy()  # only a numpy array of one row left
+    del first
+    third = collate(ds.__getitems__([10, 11, 12]))
+    assert third[KEY].data_ptr() != ptr and np.array_equal(view, kept[0].numpy())
+    del view  # nothing refers to the first batch's memory now: the next batch of its size takes it
+    fourth = collate(ds.__getitems__([1, 2, 3]))
+    assert fourth[KEY].data_ptr() == ptr and torch.equal(fourth[KEY], kept)
+    assert torch.equal(second[KEY], collate(ds.__getitems__([7, 8, 9]))[KEY])
