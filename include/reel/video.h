@@ -200,6 +200,8 @@ class VideoReader {
   struct Impl;
 
  private:
+  // FramePool cuts a batch's frames of one file at its keyframes (see FramePool).
+  friend class FramePool;
   explicit VideoReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
@@ -257,7 +259,7 @@ struct FramePoolOptions {
   // none, and a pool copied into it by fork stays usable).
   int threads = 0;
   // Readers kept open between reads, least recently used dropped first. A file read by
-  // two threads in one batch holds two readers.
+  // two jobs at once in one batch holds two readers.
   size_t max_idle_readers = 32;
   // Opens a file for the pool. Null: VideoReader::Open(path, {threads = 1}) (a batch
   // reaches its frames by seeks and short runs, which one decoder thread serves best;
@@ -268,10 +270,15 @@ struct FramePoolOptions {
 // Decodes batches of frames from many RGB video files on a pool of threads (a training
 // loader's batch: frames of several episodes and cameras). Each Read() plans its decodes
 // per file (VideoReader's seek plan over the file's distinct targets in ascending order:
-// one seek per cluster of frames a keyframe reaches, no frame decoded twice in a read),
-// hands the files to the threads longest first, and writes each target into its output
-// slot in the layout and type asked, whatever the order of the targets; repeats are
-// decoded once. Readers stay open between reads (max_idle_readers).
+// one seek per cluster of frames a keyframe reaches, no frame decoded twice in a read).
+// With more than one thread it opens (or takes from its idle readers) one reader per file
+// first and cuts a file's frames at its keyframes into up to `threads` jobs, each on its own
+// reader, so that a batch of few files still keeps the threads busy: a cut falls only where
+// the next frame's keyframe comes after the previous frame, so no GOP is decoded by two jobs
+// and the frames decoded are those of one reader's read. It hands the jobs to the threads
+// longest first and writes each target into its output slot in the layout and type asked,
+// whatever the order of the targets; repeats are decoded once. Readers stay open between
+// reads (max_idle_readers).
 //
 // Thread safety: one Read() at a time per pool; distinct pools are independent.
 class FramePool {
@@ -284,8 +291,8 @@ class FramePool {
   // Reads every target. Invalid (nothing written) when a target names a file or output
   // that does not exist or a slot outside its output. Else a file's error (open, a depth
   // stream, a frame size unlike its output's, decode, a frame out of range) with its path,
-  // the first by job order, after every other file was read; the slots of a failed file are
-  // left unwritten.
+  // the first by job order (files that did not open first), after every other job was read;
+  // the slots of a failed job are left unwritten.
   Status Read(std::span<const std::string> files, std::span<const FrameTarget> targets,
               std::span<const FrameOutput> outputs);
   // The reads' counts, summed over readers, since construction or ResetStats().
@@ -297,6 +304,8 @@ class FramePool {
   struct Impl;
 
  private:
+  // The reader's state (its keyframe list) for planning a read's jobs.
+  static const VideoReader::Impl& ReaderState(const VideoReader& reader);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -309,6 +309,7 @@ class FrameDataset(torch.utils.data.Dataset):
         self._open: dict[int, Any] = {}
         self._decoded: OrderedDict = OrderedDict()
         self._pool = None  # reel._core.FramePool, made on the first batch of this process
+        self._frames_memory = _FramesMemory(2 * len(self.cameras) + 2)
 
     def _check_process(self) -> None:
         # A forked child inherits the parent's open decoders, which share file positions with
@@ -318,7 +319,7 @@ class FrameDataset(torch.utils.data.Dataset):
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        for k in ("_open", "_decoded", "_pool", "_pid"):
+        for k in ("_open", "_decoded", "_pool", "_pid", "_frames_memory"):
             state.pop(k)
         return state
 
@@ -363,7 +364,10 @@ class FrameDataset(torch.utils.data.Dataset):
             if not threads:
                 # The cores, shared among the DataLoader's workers.
                 threads = max(1, (os.cpu_count() or 1) // (info.num_workers if info is not None else 1))
-            self._pool = _core.FramePool(threads, max(8, 4 * len(self.cameras)), _storage(self.storage_options))
+            # Readers kept open: a few files per camera, each read by up to `threads` jobs at once
+            # (FramePool cuts a file at its keyframes when a batch spans few files).
+            self._pool = _core.FramePool(threads, max(8, 4 * len(self.cameras)) * threads,
+                                         _storage(self.storage_options))
         return self._pool
 
     # ---- Dataset ----
@@ -404,30 +408,36 @@ class FrameDataset(torch.utils.data.Dataset):
             if name not in ("timestamp", "frame_index"):
                 self._batch_column(name, where, cols, batch)
         self._batch_frames(where, cols, batch)
-        samples = []
-        for i, ti in enumerate(task_index.tolist()):
-            sample = {}
-            for key, values in batch.items():
-                sample[key] = values[i]
-                if key == "task_index":
-                    sample["task"] = self._task_strings[ti]
-            if self.image_transforms is not None:
+        # The rows of every batch tensor, made in one call per key (unbind: the same views as
+        # values[i]); "task" follows "task_index" as in LeRobot's samples.
+        keys = list(batch)
+        rows = _BatchRows(batch, {key: batch[key].unbind(0) for key in keys})
+        at = keys.index("task_index") + 1
+        keys.insert(at, "task")
+        tasks = [self._task_strings[ti] for ti in task_index.tolist()]
+        per_key = [rows.rows[k] for k in keys[:at]] + [tasks] + [rows.rows[k] for k in keys[at + 1:]]
+        samples = [_Sample(zip(keys, values)) for values in zip(*per_key)]
+        for sample in samples:
+            sample._batch = rows
+        if self.image_transforms is not None:
+            for sample in samples:
                 for cam in self.cameras:
                     sample[cam] = self.image_transforms(sample[cam])
-            samples.append(sample)
         return samples
 
     def _batch_column(self, name: str, where: list[tuple[int, int, int]], cols: dict, batch: dict) -> None:
         """Column `name` of every sample into batch[name] (and its ``_is_pad`` with deltas)."""
+        if name not in self.delta_timestamps:
+            batch[name] = torch.from_numpy(np.stack([cols[(si, n)][name][r] for si, n, r in where]))
+            return
         picked, pads = [], []
         for si, n, r in where:
             c = cols[(si, n)]
             rows, pad = self._rows_for(name, c["timestamp"], r)
-            picked.append(c[name][rows] if pad is not None else c[name][r])
+            picked.append(c[name][rows])
             pads.append(pad)
         batch[name] = torch.from_numpy(np.stack(picked))
-        if name in self.delta_timestamps:
-            batch[f"{name}_is_pad"] = torch.from_numpy(np.stack(pads))
+        batch[f"{name}_is_pad"] = torch.from_numpy(np.stack(pads))
 
     def _batch_frames(self, where: list[tuple[int, int, int]], cols: dict, batch: dict) -> None:
         """Every camera's frames of the samples into one (B, [T,] C, H, W) tensor per camera,
@@ -439,7 +449,7 @@ class FrameDataset(torch.utils.data.Dataset):
         for o, cam in enumerate(self.cameras):
             h, w = self.meta.features[cam]["shape"][:2]
             steps = len(self.delta_timestamps.get(cam, ())) or None
-            out = _new_batch_tensor((len(where), *((steps,) if steps else ()), 3, h, w), dtype)
+            out = self._frames_memory.empty((len(where), *((steps,) if steps else ()), 3, h, w), dtype)
             pads = []
             for i, (si, n, r) in enumerate(where):
                 rows, pad = self._rows_for(cam, cols[(si, n)]["timestamp"], r)
@@ -480,6 +490,35 @@ class FrameDataset(torch.utils.data.Dataset):
                 f"{len(self.columns)} columns, cameras={self.cameras}, image_dtype={self.image_dtype!r})")
 
 
+class _FramesMemory:
+    """The memory of a process's batch frame tensors, used again once nothing refers to it.
+
+    A batch's frames are large (29 MB of float32 for 32 frames of 320x240): allocated anew,
+    glibc maps them afresh and the kernel faults and zeroes every page, each batch, which
+    cost as much CPU as a fifth of the decoding. So in the main process (no DataLoader worker)
+    the storages made here are kept (at most `keep`) and one is handed out again only when
+    this list holds its only reference (torch's use count 1: no tensor, view or numpy array of
+    it is alive anywhere), for a tensor of exactly its size, every element of which the batch
+    then overwrites. In a DataLoader worker the tensor is made in shared memory (as
+    default_collate allocates its output) and never kept: it leaves for the main process."""
+
+    def __init__(self, keep: int):
+        self.keep = keep
+        self.storages: list = []
+        self.use_count = getattr(torch._C, "_storage_Use_Count", None)
+
+    def empty(self, shape: tuple, dtype: torch.dtype) -> torch.Tensor:
+        if torch.utils.data.get_worker_info() is not None or self.use_count is None:
+            return _new_batch_tensor(shape, dtype)
+        nbytes = int(np.prod(shape)) * torch.empty(0, dtype=dtype).element_size()
+        storage = next((s for s in self.storages if s.nbytes() == nbytes and self.use_count(s._cdata) == 1), None)
+        if storage is None:
+            storage = torch.UntypedStorage(nbytes)
+            self.storages.append(storage)
+            del self.storages[:-self.keep]
+        return torch.empty(0, dtype=dtype).set_(storage, 0, shape)
+
+
 def _new_batch_tensor(shape: tuple, dtype: torch.dtype) -> torch.Tensor:
     """An uninitialised tensor for a batch; in a DataLoader worker, in shared memory (as
     torch's default_collate allocates its output), so the batch reaches the main process
@@ -490,6 +529,26 @@ def _new_batch_tensor(shape: tuple, dtype: torch.dtype) -> torch.Tensor:
     return torch.empty(shape, dtype=dtype)
 
 
+class _BatchRows:
+    """The batch tensors of one :meth:`FrameDataset.__getitems__` call and the row views handed
+    out in its samples (rows[key][i] is sample i's value)."""
+
+    __slots__ = ("tensors", "rows")
+
+    def __init__(self, tensors: dict[str, torch.Tensor], rows: dict[str, tuple]):
+        self.tensors, self.rows = tensors, rows
+
+
+class _Sample(dict):
+    """A sample of :meth:`FrameDataset.__getitems__`: a plain dict of its values that also
+    knows the batch it is a row of, so :func:`collate` recognises untouched rows by identity."""
+
+    _batch: _BatchRows | None = None
+
+    def __reduce__(self):  # pickles (and copies) as the plain dict it is
+        return dict, (dict(self),)
+
+
 def collate(samples: Sequence[Any]) -> Any:
     """torch's ``default_collate``, except that a key whose tensors are the rows, in order, of
     one batch tensor (as :meth:`FrameDataset.__getitems__` returns them) is that tensor, not a
@@ -498,7 +557,13 @@ def collate(samples: Sequence[Any]) -> Any:
     if not samples or not isinstance(samples[0], dict):
         return default(samples)
     out, rest = {}, []
+    batch = _batch_of(samples)
     for key, first in samples[0].items():
+        if batch is not None and key in batch.rows and all(
+                s.get(key) is r for s, r in zip(samples, batch.rows[key])):
+            # Every value is the very view __getitems__ made of row i: the batch tensor.
+            out[key] = batch.tensors[key]
+            continue
         base = first._base if isinstance(first, torch.Tensor) else None
         if base is not None and _rows_of(base, [s[key] for s in samples]):
             out[key] = base
@@ -508,6 +573,16 @@ def collate(samples: Sequence[Any]) -> Any:
     if rest:
         out.update(default([{k: s[k] for k in rest} for s in samples]))
     return out
+
+
+def _batch_of(samples: Sequence[Any]) -> _BatchRows | None:
+    """The batch of which `samples` are all the samples, in order; None when they are not."""
+    first = samples[0]
+    batch = first._batch if type(first) is _Sample else None
+    if batch is None or not all(type(s) is _Sample and s._batch is batch for s in samples):
+        return None
+    n = next(iter(batch.rows.values()), ())
+    return batch if len(n) == len(samples) else None
 
 
 def _rows_of(base: torch.Tensor, values: list) -> bool:

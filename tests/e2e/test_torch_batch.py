@@ -6,6 +6,8 @@ same samples; no frame is decoded twice in a batch."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -71,6 +73,13 @@ def test_uint8_equals_float_and_collate_is_default_collate_without_a_copy(reel_m
     mixed = [dict(s) for s in a]
     mixed[1][KEY] = mixed[1][KEY].clone()
     assert torch.equal(collate(mixed)[KEY], theirs[KEY]) and collate(mixed)[KEY].data_ptr() != mine[KEY].data_ptr()
+    # A value replaced in a sample itself (as image_transforms does): that key is stacked, the
+    # others stay the batch tensors; a sample pickles as the plain dict it is.
+    a[2][KEY] = a[2][KEY].clone()
+    again = collate(a)
+    assert torch.equal(again[KEY], theirs[KEY]) and again[KEY].data_ptr() != mine[KEY].data_ptr()
+    assert again[STATE].data_ptr() == mine[STATE].data_ptr()
+    assert type(pickle.loads(pickle.dumps(a[0]))) is dict
 
 
 def test_delta_timestamps_in_a_batch_equal_single_samples(reel_mod, tasks):
@@ -93,16 +102,25 @@ def test_delta_timestamps_in_a_batch_equal_single_samples(reel_mod, tasks):
 
 def test_no_frame_decoded_twice_in_a_batch(reel_mod, tasks):
     from reel.torch import FrameDataset
-    ds = FrameDataset([str(t) for t in tasks], columns=[], cameras=[CAM, "gripper_rgb"], decode_threads=2)
-    asked = [5, 5, 1, 44, 44, 2, 1, len(ds) - 1]
+    one = FrameDataset([str(t) for t in tasks], columns=[], cameras=[CAM, "gripper_rgb"], decode_threads=1)
+    asked = [5, 5, 1, 44, 44, 2, 1, 30, 33, 38, 12, len(one) - 1]
+    frames = {(str(t), n, row) for t, n, row in (where(tasks, one, i) for i in asked)}
+    episodes = {(t, n) for t, n, _ in frames}
+    one.__getitems__(asked)
+    whole = one._pool.stats(reset=True)
+    # One thread: per camera one read per episode's file, one conversion per distinct frame.
+    assert whole["requests"] == 2 * len(episodes)
+    assert whole["frames_converted"] == 2 * len(frames)
+    assert one._pool.open_readers == 2 * len(episodes)
+    # Four threads may cut a file at its keyframes into up to 4 reads, on as many readers, and
+    # still decode exactly the frames of one read per file.
+    ds = FrameDataset([str(t) for t in tasks], columns=[], cameras=[CAM, "gripper_rgb"], decode_threads=4)
     ds.__getitems__(asked)
     stats = ds._pool.stats(reset=True)
-    frames = {(str(t), n, row) for t, n, row in (where(tasks, ds, i) for i in asked)}
-    episodes = {(t, n) for t, n, _ in frames}
-    # Per camera: one read per episode's file, one conversion per distinct frame.
-    assert stats["requests"] == 2 * len(episodes)
+    assert 2 * len(episodes) < stats["requests"] <= 4 * 2 * len(episodes)
     assert stats["frames_converted"] == 2 * len(frames)
-    assert ds._pool.open_readers == 2 * len(episodes)
+    assert stats["frames_decoded"] == whole["frames_decoded"]
+    assert ds._pool.open_readers <= stats["requests"]
 
 
 def test_two_workers_with_collate_give_the_samples_of_no_workers(reel_mod, tasks):
@@ -138,3 +156,20 @@ def test_frame_pool_refuses_bad_targets(reel_mod, tasks):
         pool.read([path + ".missing"], np.array([[0, 1, 0, 0]], np.int64), [out], True)
     pool.read([path], np.array([[0, 4, 0, 1]], np.int64), [out], True)
     assert np.array_equal(out[1], frame_of(reel_mod, tasks[0], 1, 4).numpy()) and not out[0].any()
+
+
+def test_frame_memory_is_used_again_only_once_nothing_refers_to_it(reel_mod, tasks):
+    from reel.torch import FrameDataset, collate
+    ds = FrameDataset(str(tasks[0]), columns=[], cameras=[CAM])
+    first = collate(ds.__getitems__([1, 2, 3]))
+    kept, ptr = first[KEY].clone(), first[KEY].data_ptr()
+    second = collate(ds.__getitems__([7, 8, 9]))
+    assert second[KEY].data_ptr() != ptr and torch.equal(first[KEY], kept)  # held by the batch
+    view = first[KEY][0].numpy()  # only a numpy array of one row left
+    del first
+    third = collate(ds.__getitems__([10, 11, 12]))
+    assert third[KEY].data_ptr() != ptr and np.array_equal(view, kept[0].numpy())
+    del view  # nothing refers to the first batch's memory now: the next batch of its size takes it
+    fourth = collate(ds.__getitems__([1, 2, 3]))
+    assert fourth[KEY].data_ptr() == ptr and torch.equal(fourth[KEY], kept)
+    assert torch.equal(second[KEY], collate(ds.__getitems__([7, 8, 9]))[KEY])

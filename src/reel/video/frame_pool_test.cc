@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -38,6 +39,65 @@ TEST(PlanFrameJobs, GroupsByFileDistinctAscendingLargestFirst) {
   EXPECT_EQ(jobs[2].frames, (std::vector<int64_t>{7}));
   EXPECT_EQ(jobs[2].targets, (std::vector<size_t>{1, 5}));
   EXPECT_TRUE(internal::PlanFrameJobs({}).empty());
+}
+
+// GOP 2 (keyframes at even frames): one file's targets cut into pieces at keyframes only,
+// each piece's frames ascending, every target in the one piece that holds its frame, no GOP
+// (so no decoded frame) in two pieces, at most `threads` pieces per file, largest first.
+TEST(SplitFrameJobs, CutsAFileAtKeyframesIntoBalancedPieces) {
+  const auto gop2 = [](uint32_t, int64_t frame) { return frame - frame % 2; };
+  // File 0: 16 frames, among them 6 and 7 (one GOP) and 30, 31; file 1: frame 5 twice.
+  const std::vector<int64_t> frames0 = {40, 2, 7, 30, 12, 6, 18, 31, 25, 9, 51, 44, 60, 14, 21, 35};
+  std::vector<FrameTarget> t;
+  for (int64_t f : frames0) t.push_back({0, f, 0, static_cast<int64_t>(t.size())});
+  t.push_back({1, 5, 0, static_cast<int64_t>(t.size())});
+  t.push_back({1, 5, 0, static_cast<int64_t>(t.size())});
+  const std::vector<internal::FrameJob> jobs = internal::SplitFrameJobs(t, internal::PlanFrameJobs(t), 2, gop2);
+  std::vector<int64_t> seen;
+  std::vector<size_t> served;
+  int pieces0 = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const internal::FrameJob& job = jobs[j];
+    if (j > 0) {
+      EXPECT_GE(jobs[j - 1].cost, job.cost) << "largest first";
+    }
+    EXPECT_TRUE(std::is_sorted(job.frames.begin(), job.frames.end()));
+    EXPECT_EQ(std::adjacent_find(job.frames.begin(), job.frames.end()), job.frames.end());
+    for (size_t k : job.targets) {
+      EXPECT_EQ(t[k].file, job.file);
+      EXPECT_TRUE(std::binary_search(job.frames.begin(), job.frames.end(), t[k].index)) << "target " << k;
+      served.push_back(k);
+    }
+    if (job.file == 0) {
+      ++pieces0;
+      seen.insert(seen.end(), job.frames.begin(), job.frames.end());
+      // No other piece of the file has a frame in this piece's GOPs (its first frame's
+      // keyframe through its last frame).
+      for (const internal::FrameJob& other : jobs) {
+        if (&other == &job || other.file != 0) continue;
+        for (int64_t f : other.frames) {
+          EXPECT_FALSE(gop2(0, f) >= gop2(0, job.frames.front()) && gop2(0, f) <= gop2(0, job.frames.back()))
+              << "frame " << f << " shares a GOP with a piece from " << job.frames.front();
+        }
+      }
+    } else {
+      EXPECT_EQ(job.frames, (std::vector<int64_t>{5}));
+      EXPECT_EQ(job.targets.size(), 2u);
+    }
+  }
+  EXPECT_EQ(pieces0, 2);
+  std::sort(seen.begin(), seen.end());
+  std::vector<int64_t> want = frames0;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(seen, want);
+  std::sort(served.begin(), served.end());
+  EXPECT_EQ(served.size(), t.size());
+  EXPECT_EQ(std::adjacent_find(served.begin(), served.end()), served.end());
+  // One thread, or a file that lists no keyframes (every frame reached from frame 0): whole files.
+  EXPECT_EQ(internal::SplitFrameJobs(t, internal::PlanFrameJobs(t), 1, gop2).size(), 2u);
+  EXPECT_EQ(internal::SplitFrameJobs(t, internal::PlanFrameJobs(t), 4, [](uint32_t, int64_t) { return int64_t{0}; })
+                .size(),
+            2u);
 }
 
 class FramePoolTest : public ::testing::Test {
@@ -98,7 +158,7 @@ TEST_F(FramePoolTest, SlotsInTheOrderAskedLayoutsAndTypes) {
       {hwc.data(), static_cast<int64_t>(targets.size()), kW, kH, FrameLayout::kHwc, FrameDtype::kUint8},
       {chw.data(), static_cast<int64_t>(targets.size()), kW, kH, FrameLayout::kChw, FrameDtype::kFloat32}};
   FramePoolOptions o;
-  o.threads = 2;
+  o.threads = 1;  // one job per file (threads > 1 may cut a file: ManyJobsPerFile...)
   FramePool pool(o);
   ASSERT_TRUE(pool.Read(files, all, outputs).ok());
   for (size_t s = 0; s < targets.size(); ++s) {
@@ -123,6 +183,53 @@ TEST_F(FramePoolTest, SlotsInTheOrderAskedLayoutsAndTypes) {
   // A second batch reuses the readers.
   ASSERT_TRUE(pool.Read(files, targets, outputs).ok());
   EXPECT_EQ(pool.open_readers(), 2u);
+}
+
+// Four threads over one file's 16 frames: the file is read by several jobs (cut at its
+// keyframes), and the slots hold exactly the frames ReadRgb returns, as uint8 and as float32
+// (value / 255 in both layouts); the jobs together decode no frame more often than one ReadRgb
+// of the distinct frames does.
+TEST_F(FramePoolTest, ManyJobsPerFileSameBytesNoFrameDecodedTwice) {
+  const std::vector<std::string> files = {P("a.mp4")};
+  const std::vector<int64_t> frames = {37, 3, 20, 8, 21, 30, 1, 14, 26, 11, 33, 5, 17, 39, 24, 3};
+  const std::vector<uint8_t> ref = Reference("a.mp4", frames);
+  const int64_t n = static_cast<int64_t>(frames.size());
+  std::vector<FrameTarget> targets;
+  for (uint32_t out = 0; out < 3; ++out)
+    for (int64_t s = 0; s < n; ++s) targets.push_back({0, frames[s], out, s});
+  std::vector<uint8_t> hwc(n * kRgbBytes);
+  std::vector<float> chw(n * kRgbBytes), hwcf(n * kRgbBytes);
+  const std::vector<FrameOutput> outputs = {{hwc.data(), n, kW, kH, FrameLayout::kHwc, FrameDtype::kUint8},
+                                            {chw.data(), n, kW, kH, FrameLayout::kChw, FrameDtype::kFloat32},
+                                            {hwcf.data(), n, kW, kH, FrameLayout::kHwc, FrameDtype::kFloat32}};
+  FramePoolOptions o;
+  o.threads = 4;
+  FramePool pool(o);
+  for (int round = 0; round < 2; ++round) {  // the second with the readers the first left open
+    pool.ResetStats();
+    ASSERT_TRUE(pool.Read(files, targets, outputs).ok());
+    EXPECT_EQ(0, std::memcmp(hwc.data(), ref.data(), hwc.size()));
+    for (size_t s = 0; s < frames.size(); ++s)
+      for (size_t i = 0; i < kPixels; ++i)
+        for (size_t c = 0; c < 3; ++c) {
+          const float want = static_cast<float>(ref[s * kRgbBytes + i * 3 + c]) / 255.0f;
+          ASSERT_EQ(chw[s * kRgbBytes + c * kPixels + i], want) << "slot " << s << " pixel " << i;
+          ASSERT_EQ(hwcf[s * kRgbBytes + i * 3 + c], want) << "slot " << s << " pixel " << i;
+        }
+    const VideoReadStats st = pool.stats();
+    EXPECT_GT(st.requests, 1) << "one file, several jobs";
+    EXPECT_LE(st.requests, 4);
+    EXPECT_EQ(st.frames_converted, 15);
+    auto r = VideoReader::Open(P("a.mp4"));
+    ASSERT_TRUE(r.ok());
+    std::vector<int64_t> distinct = frames;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    std::vector<uint8_t> scratch(distinct.size() * kRgbBytes);
+    ASSERT_TRUE((*r)->ReadRgb(distinct, scratch).ok());
+    EXPECT_EQ(st.frames_decoded, (*r)->stats().frames_decoded);
+    EXPECT_LE(pool.open_readers(), 4u);
+  }
 }
 
 TEST_F(FramePoolTest, RefusesBadTargetsAndReportsFileErrors) {
