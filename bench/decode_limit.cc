@@ -15,7 +15,7 @@
 // Conversion: rgb24 through swscale with the settings of `ffmpeg -i F -pix_fmt rgb24`
 // (bicubic, MPEG-2 chroma siting for yuv420p, the frame's colour matrix and range) into
 // an aligned frame (no copy out); --depth: a 12-bit log-code frame to millimetres by a
-// 4096-entry table. Threads: --threads N (decoder thread_count; 0 = FFmpeg's choice).
+// 4096-entry table. Threads: --threads N (decoder thread_count; 0 = one per CPU, as reel's VideoReader).
 //
 // Output: one JSON object on stdout, {"times_s": [per rep], "requests", "packets_sent",
 // "frames_decoded", "skipped", ...} (counts of the last rep); --dump FILE writes the
@@ -24,6 +24,7 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/opt.h>
+#include <libavutil/cpu.h>
 #include <libswscale/swscale.h>
 }
 
@@ -143,7 +144,7 @@ class Limit {
     if (!codec) Die(args_.path + ": no decoder");
     ctx_ = avcodec_alloc_context3(codec);
     avcodec_parameters_to_context(ctx_, par);
-    ctx_->thread_count = args_.threads;
+    ctx_->thread_count = args_.threads > 0 ? args_.threads : std::max(1, av_cpu_count());
     ctx_->pkt_timebase = fmt_->streams[stream_]->time_base;
     const int err = avcodec_open2(ctx_, codec, nullptr);
     if (err < 0) Die(args_.path + ": opening the decoder", err);

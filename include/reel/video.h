@@ -128,7 +128,9 @@ struct VideoInfo {
 };
 
 struct VideoReaderOptions {
-  // Decoder threads for long runs of frames (0 = FFmpeg's choice, 1 = one thread always).
+  // Decoder threads for long runs of frames (0 = one per CPU this process may run on,
+  // 1 = one thread always). FFmpeg's own default is one more than that; on a 2-core machine
+  // the extra frame thread only queued (640x480 HEVC 367 -> 410 fps, 12-bit depth 86 -> 102).
   // The reader picks by access pattern at every seek: a run of few frames after a seek
   // (random access) decodes on one thread, since frame threading delays each frame by a
   // frame per thread and flushes the pipeline at every seek; a long run (a sequential

@@ -313,7 +313,7 @@ class VideoReader:
     """One video file opened for decoding, by frame index or by time.
 
     ``VideoReader(path, threads=0)`` opens the file (threads: decoder threads for long runs of
-    frames, 0 = FFmpeg's choice; a random read that decodes a few frames after a seek uses one
+    frames, 0 = one per CPU; a random read that decodes a few frames after a seek uses one
     thread, so more threads never slow it). The decoder stays open between calls: reading
     forward decodes forward, and it seeks back to a keyframe only when that is cheaper than
     decoding up to the target; :meth:`stats` counts the seeks and decoded frames. Output

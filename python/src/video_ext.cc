@@ -290,7 +290,7 @@ void BindVideo(nb::module_& m) {
                             "One video file opened for decoding by frame index or by time. Keeps its "
                             "demuxer and decoder open between calls; one call at a time per reader.")
       .def_static("open", &OpenReader, "path"_a, "threads"_a = 0, "storage"_a = ObjectStoreOptions(),
-                  "Opens `path` (threads: decoder threads for long runs, 0 = FFmpeg's choice; random "
+                  "Opens `path` (threads: decoder threads for long runs, 0 = one per CPU; random "
                   "reads decode on one thread).")
       .def_prop_ro("path", [](const PyVideoReader& r) { return r.path; })
       .def_prop_ro("info", [](const PyVideoReader& r) { return InfoDict(r.info); },

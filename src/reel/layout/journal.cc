@@ -15,12 +15,25 @@ namespace reel::internal {
 namespace {
 
 std::string JournalPath(const std::string& root, int64_t n) {
-  return JoinPath(root, "meta/.commit-" + std::to_string(n) + ".json");
+  return JoinPath(root, n == kTaskChange ? "meta/.commit-task.json" : "meta/.commit-" + std::to_string(n) + ".json");
 }
 
-Status ApplyRenames(FileSystem* fs, const std::string& root, const std::vector<Rename>& renames) {
+// A path a journal may name: relative to the task root, no "", "." or ".." component.
+bool SafeRelPath(const std::string& rel) {
+  if (rel.empty() || rel.front() == '/' || rel.find('\0') != std::string::npos) return false;
+  size_t start = 0;
+  while (start <= rel.size()) {
+    const size_t end = std::min(rel.find('/', start), rel.size());
+    const std::string_view part(rel.data() + start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+Status ApplyPlan(FileSystem* fs, const std::string& root, const CommitPlan& plan) {
   std::set<std::string> dirs;
-  for (const Rename& r : renames) {
+  for (const Rename& r : plan.renames) {
     const std::string from = JoinPath(root, r.from), to = JoinPath(root, r.to);
     REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(from));
     if (info.type == FileType::kNotFound) continue;  // already renamed before a crash
@@ -28,8 +41,60 @@ Status ApplyRenames(FileSystem* fs, const std::string& root, const std::vector<R
     REEL_RETURN_IF_ERROR(fs->Rename(from, to));
     dirs.insert(DirName(to));
   }
+  for (const std::string& rel : plan.removes) {
+    const std::string path = JoinPath(root, rel);
+    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
+    if (info.type == FileType::kNotFound) continue;  // already removed before a crash
+    REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
+    dirs.insert(DirName(path));
+  }
   for (const std::string& d : dirs) REEL_RETURN_IF_ERROR(fs->SyncDir(d));
   return Status::OK();
+}
+
+// The plan a journal holds; an error for one that is too large, does not parse (it is
+// written atomically, so a torn one cannot exist: it is left for a person to look at) or
+// names an unsafe path.
+Result<CommitPlan> ReadJournal(FileSystem* fs, const std::string& path) {
+  constexpr uint64_t kMaxJournalBytes = uint64_t{256} << 20;
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
+  if (info.size > kMaxJournalBytes)
+    return Status::Invalid(path + ": interrupted commit journal of " + std::to_string(info.size) +
+                           " bytes, over the 256 MiB a journal may hold");
+  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
+  REEL_ASSIGN_OR_RETURN(Json doc, ParseJson(text, path));
+  CommitPlan plan;
+  const auto bad = [&](const std::string& what) {
+    return Status::Invalid(path + ": interrupted commit journal " + what + "; left for a person to look at");
+  };
+  if (!doc.is_object()) return bad("is not a JSON object");
+  if (doc.contains("renames")) {
+    if (!doc["renames"].is_array()) return bad("has \"renames\" that is not an array");
+    for (const Json& r : doc["renames"]) {
+      if (!r.is_array() || r.size() != 2 || !r[0].is_string() || !r[1].is_string())
+        return bad("has a rename that is not [from, to]");
+      plan.renames.push_back({r[0].get<std::string>(), r[1].get<std::string>()});
+    }
+  }
+  if (doc.contains("removes")) {
+    if (!doc["removes"].is_array()) return bad("has \"removes\" that is not an array");
+    for (const Json& r : doc["removes"]) {
+      if (!r.is_string()) return bad("has a removal that is not a path");
+      plan.removes.push_back(r.get<std::string>());
+    }
+  }
+  for (const Rename& r : plan.renames)
+    if (!SafeRelPath(r.from) || !SafeRelPath(r.to)) return bad("names an unsafe path (" + r.from + " -> " + r.to + ")");
+  for (const std::string& r : plan.removes)
+    if (!SafeRelPath(r)) return bad("names an unsafe path (" + r + ")");
+  return plan;
+}
+
+Status RollForward(FileSystem* fs, const std::string& path, const std::string& root) {
+  REEL_ASSIGN_OR_RETURN(CommitPlan plan, ReadJournal(fs, path));
+  REEL_RETURN_IF_ERROR(ApplyPlan(fs, root, plan));
+  REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
+  return fs->SyncDir(DirName(path));
 }
 
 }  // namespace
@@ -52,11 +117,14 @@ bool IsStaleTemp(const std::string& name) {
   return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n,
-                         const std::vector<Rename>& renames, bool* decided) {
+Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n, const CommitPlan& plan,
+                         bool* decided) {
   *decided = false;
-  Json journal = {{"episode_index", n}, {"renames", Json::array()}};
-  for (const Rename& r : renames) journal["renames"].push_back({r.from, r.to});
+  Json journal = Json::object();
+  if (n != kTaskChange) journal["episode_index"] = n;
+  journal["renames"] = Json::array();
+  for (const Rename& r : plan.renames) journal["renames"].push_back({r.from, r.to});
+  if (!plan.removes.empty()) journal["removes"] = plan.removes;
   const std::string path = JournalPath(root, n);
   Status written = WriteFileAtomic(fs, path, Dump(journal, -1));
   // The rename happened even when the final directory fsync failed: the journal is there.
@@ -64,7 +132,7 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n,
   *decided = present.ok() && present->type == FileType::kFile;
   if (!*decided) return written;
   // From here on the commit is decided: a crash is rolled forward, never back.
-  REEL_RETURN_IF_ERROR(ApplyRenames(fs, root, renames));
+  REEL_RETURN_IF_ERROR(ApplyPlan(fs, root, plan));
   REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
   Status synced = fs->SyncDir(DirName(path));
   // A journal whose directory fsync failed was still used: report that durability
@@ -73,24 +141,13 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n,
 }
 
 Status RecoverCommits(FileSystem* fs, const std::string& root) {
-  for (int64_t n : CommitJournals(fs, root)) {
-    const std::string path = JournalPath(root, n);
-    REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
-    auto doc = ParseJson(text, path);
-    std::vector<Rename> renames;
-    if (doc.ok() && doc->contains("renames") && (*doc)["renames"].is_array()) {
-      for (const Json& r : (*doc)["renames"])
-        if (r.is_array() && r.size() == 2 && r[0].is_string() && r[1].is_string())
-          renames.push_back({r[0].get<std::string>(), r[1].get<std::string>()});
-    }
-    // A journal that does not parse was never completed (it is written atomically),
-    // so it cannot exist; if it does, keep it for a person to look at.
-    if (!doc.ok()) return doc.status().WithContext("interrupted commit journal");
-    REEL_RETURN_IF_ERROR(ApplyRenames(fs, root, renames));
-    REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
-    REEL_RETURN_IF_ERROR(fs->SyncDir(DirName(path)));
-  }
-  return Status::OK();
+  // Episodes' commits first: a task change (a maintenance tool) runs under the task lock,
+  // after any episode commit it found was rolled forward.
+  for (int64_t n : CommitJournals(fs, root)) REEL_RETURN_IF_ERROR(RollForward(fs, JournalPath(root, n), root));
+  const std::string task_change = JournalPath(root, kTaskChange);
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(task_change));
+  if (info.type == FileType::kNotFound) return Status::OK();
+  return RollForward(fs, task_change, root);
 }
 
 namespace {

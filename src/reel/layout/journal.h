@@ -23,14 +23,30 @@ struct Rename {
   std::string to;
 };
 
-// `decided` becomes true once the journal is durable: from then on the episode
-// will appear (now, or when the next writer rolls the journal forward), whatever
-// the returned Status says.
-Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t episode_index,
-                         const std::vector<Rename>& renames, bool* decided);
+// What one journaled commit does: every rename in order (a rename over an existing file
+// replaces it), then every removal (paths relative to the task root; a missing file is
+// already removed). Paths in a journal read back are refused unless relative, without
+// "." or ".." components: a journal is a file like any other and may come from elsewhere.
+struct CommitPlan {
+  std::vector<Rename> renames;
+  std::vector<std::string> removes;
+};
 
-// Rolls forward every interrupted commit of the task (the .commit-<N> journals; a push
-// journal is the pusher's to finish).
+// The journal of a change to the task as a whole (a maintenance tool's: rebuilt stats,
+// split shards, a migration) rather than to one episode: meta/.commit-task.json. Readers
+// hide no episode while it is present; its renames are the change's commit.
+inline constexpr int64_t kTaskChange = -1;
+
+// `decided` becomes true once the journal is durable: from then on the change will
+// appear (now, or when the next writer rolls the journal forward), whatever the returned
+// Status says. `episode_index` is N (meta/.commit-<N>.json, N hidden meanwhile) or
+// kTaskChange.
+Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t episode_index, const CommitPlan& plan,
+                         bool* decided);
+
+// Rolls forward every interrupted commit of the task (the .commit-<N> journals and
+// .commit-task.json; a push journal is the pusher's to finish). A journal over 256 MiB or
+// naming an unsafe path stops recovery with an error and is left for a person.
 Status RecoverCommits(FileSystem* fs, const std::string& root);
 
 // Episode numbers with a commit journal still present.

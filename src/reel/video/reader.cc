@@ -8,6 +8,7 @@
 #include <mutex>
 
 extern "C" {
+#include <libavutil/cpu.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 }
@@ -236,7 +237,8 @@ Status VideoReader::Impl::OpenDecoder(bool many) {
   if (!ctx) return Status::IOError(path + ": out of memory");
   int err = avcodec_parameters_to_context(ctx.get(), par);
   if (err < 0) return Status::Corruption(path + ": bad codec parameters: " + AvErrorText(err));
-  ctx->thread_count = many ? options.threads : 1;
+  // av_cpu_count() honours the process's CPU affinity.
+  ctx->thread_count = !many ? 1 : options.threads > 0 ? options.threads : std::max(1, av_cpu_count());
   ctx->pkt_timebase = stream->time_base;
   err = avcodec_open2(ctx.get(), codec, nullptr);
   if (err < 0)

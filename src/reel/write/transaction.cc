@@ -184,8 +184,10 @@ Status EpisodeTransaction::Abort() {
   return st;
 }
 
-Status EpisodeTransaction::Commit(const TaskFilesUpdate& update) {
-  if (done_) return Status::Invalid("episode " + std::to_string(n_) + " is already committed or aborted");
+template <typename Publish>
+Status EpisodeTransaction::CommitWith(Publish&& publish) {
+  if (done_) return Status::Invalid(n_ == kTaskChange ? std::string("the task change is already committed or aborted")
+                                                      : "episode " + std::to_string(n_) + " is already committed or aborted");
   std::optional<TaskLock> own;
   if (!lock_) {
     auto acquired = TaskLock::Acquire(fs_, root_);
@@ -195,7 +197,7 @@ Status EpisodeTransaction::Commit(const TaskFilesUpdate& update) {
     }
     own.emplace(std::move(*acquired));
   }
-  Status st = CommitLocked(update);
+  Status st = publish();
   if (!decided_) {
     (void)Abort();  // nothing visible: temps go, a reserved N is recycled
     return st;
@@ -208,6 +210,21 @@ Status EpisodeTransaction::Commit(const TaskFilesUpdate& update) {
     (void)fs_->RemoveFile(reservation_);
   }
   return st;
+}
+
+Status EpisodeTransaction::Commit(const TaskFilesUpdate& update) {
+  if (n_ == kTaskChange) return Status::Invalid("a task change commits with CommitFiles(), not Commit()");
+  return CommitWith([&] { return CommitLocked(update); });
+}
+
+Status EpisodeTransaction::CommitFiles() {
+  return CommitWith([&] { return CommitWithJournal(fs_, root_, n_, {files_, removes_}, &decided_); });
+}
+
+void EpisodeTransaction::Remove(const std::string& rel) { removes_.push_back(rel); }
+
+std::unique_ptr<EpisodeTransaction> EpisodeTransaction::BeginTaskChange(TaskLock* lock) {
+  return std::unique_ptr<EpisodeTransaction>(new EpisodeTransaction(lock->fs(), lock->root(), kTaskChange, lock));
 }
 
 // Merges info.json and stats.json, writes their temps (and tasks.jsonl's), then renames
@@ -226,7 +243,7 @@ Status EpisodeTransaction::CommitLocked(const TaskFilesUpdate& update) {
     REEL_ASSIGN_OR_RETURN(std::string temp, NewTemp(rel, "commit"));
     REEL_RETURN_IF_ERROR(WriteFileSynced(fs_, temp, contents));
   }
-  return CommitWithJournal(fs_, root_, n_, files_, &decided_);
+  return CommitWithJournal(fs_, root_, n_, {files_, removes_}, &decided_);
 }
 
 }  // namespace reel::internal

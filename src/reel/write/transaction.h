@@ -22,6 +22,13 @@
 //   - Begin(lock, n): the caller holds a TaskLock for the whole transaction (and possibly
 //     for many of them); N is given or chosen under it. No reservation, no recycling: an
 //     aborted N is free again as soon as the lock is released.
+//
+// The maintenance tools change what a task already holds the same way: Begin(lock, N) of
+// an existing N (a rewritten row or data file, published over the old one, N hidden only
+// for the renames), or BeginTaskChange(lock) for a change to the task as a whole (rebuilt
+// stats.json, split legacy shards, a migration): temps published over the old files,
+// Remove() for files that go, CommitFiles() to commit exactly those without merging the
+// task files (the tool writes whole task files itself when it changes them).
 #pragma once
 
 #include <cstdint>
@@ -75,6 +82,9 @@ class EpisodeTransaction {
   // when `n` is empty. Adopting a number the task already holds is the caller's decision
   // (the import server refuses or skips before it begins).
   static Result<std::unique_ptr<EpisodeTransaction>> Begin(TaskLock* lock, std::optional<int64_t> n);
+  // Under `lock`: a change to the task as a whole (journal meta/.commit-task.json, which
+  // hides no episode); episode_index() is kTaskChange. Commit with CommitFiles().
+  static std::unique_ptr<EpisodeTransaction> BeginTaskChange(TaskLock* lock);
 
   ~EpisodeTransaction();  // Abort() unless committed or aborted
   EpisodeTransaction(const EpisodeTransaction&) = delete;
@@ -94,6 +104,9 @@ class EpisodeTransaction {
   // Moves `from` (same file system) into a fresh temp for `rel` and tracks it.
   Status Adopt(const std::string& from, const std::string& rel);
 
+  // Removes the task file `rel` (relative to the root) at the commit, after every rename.
+  void Remove(const std::string& rel);
+
   // Publishes every tracked temp and the merged task files in one journaled commit.
   // Once decided() is true the episode appears (now or when the next writer rolls the
   // journal forward) whatever the Status says; an error then only means durability was
@@ -102,6 +115,11 @@ class EpisodeTransaction {
   Status Commit(const TaskFilesUpdate& update);
   bool decided() const { return decided_; }
 
+  // Publishes every tracked temp and performs every Remove() in one journaled commit, the
+  // task files left as they are unless the caller tracked temps for them. Decided and
+  // aborted as Commit.
+  Status CommitFiles();
+
   // Removes every tracked temp and the reservation; a reserved N is offered to the next
   // recording (the marker is written first). Idempotent; a no-op after a decided commit.
   Status Abort();
@@ -109,6 +127,10 @@ class EpisodeTransaction {
  private:
   EpisodeTransaction(FileSystem* fs, std::string root, int64_t n, TaskLock* lock)
       : fs_(fs), root_(std::move(root)), n_(n), lock_(lock) {}
+  // Commit's and CommitFiles' shared body: the lock (the caller's or a fresh one), then
+  // `publish`, then abort or cleanup by whether the commit was decided.
+  template <typename Publish>
+  Status CommitWith(Publish&& publish);
   Status CommitLocked(const TaskFilesUpdate& update);
   void RemoveTemps();
 
@@ -118,6 +140,7 @@ class EpisodeTransaction {
   TaskLock* lock_;           // the caller's lock (Begin), or null (Reserve)
   std::string reservation_;  // absolute path of the reservation dotfile (Reserve)
   std::vector<Rename> files_;  // tracked temps (relative to the root) -> final paths
+  std::vector<std::string> removes_;  // task files removed at the commit (relative)
   bool done_ = false;
   bool decided_ = false;
 };

@@ -178,5 +178,62 @@ TEST_F(TransactionTest, AnAdoptThatFailsTracksNothing) {
   EXPECT_EQ(Listed(), std::vector<int64_t>{3});
 }
 
+// A task change (what the maintenance tools commit): temps published over existing files,
+// removals after them, the task files untouched, and the journal gone.
+TEST_F(TransactionTest, ATaskChangeReplacesAndRemovesFilesInOneCommit) {
+  stdfs::create_directories(stdfs::path(root_) / "meta/episodes");
+  std::ofstream(stdfs::path(root_) / "meta/old.txt") << "old";
+  std::ofstream(stdfs::path(root_) / "meta/gone.txt") << "gone";
+  auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  auto txn = EpisodeTransaction::BeginTaskChange(&*lock);
+  EXPECT_EQ(txn->episode_index(), kTaskChange);
+  auto temp = txn->NewTemp("meta/old.txt", "test");
+  ASSERT_TRUE(temp.ok());
+  std::ofstream(*temp) << "new";
+  txn->Remove("meta/gone.txt");
+  txn->Remove("meta/never-there.txt");
+  EXPECT_EQ(txn->Commit({}).code(), StatusCode::kInvalid);  // a task change merges no task files
+  txn.reset();                                               // aborted: its temp removed
+  auto again = EpisodeTransaction::BeginTaskChange(&*lock);
+  temp = again->NewTemp("meta/old.txt", "test");
+  ASSERT_TRUE(temp.ok());
+  std::ofstream(*temp) << "new";
+  again->Remove("meta/gone.txt");
+  again->Remove("meta/never-there.txt");
+  ASSERT_TRUE(again->CommitFiles().ok());
+  EXPECT_TRUE(again->decided());
+  EXPECT_EQ(Read("meta/old.txt"), "new");
+  EXPECT_FALSE(Exists("meta/gone.txt"));
+  EXPECT_FALSE(Exists(kInfoPath));
+  EXPECT_TRUE(Leftovers().empty());
+}
+
+// A task change killed after its journal was written is rolled forward by the next writer
+// (renames, then removals); a journal naming a path outside the task is refused whole.
+TEST_F(TransactionTest, AnInterruptedTaskChangeIsRolledForwardAndAnUnsafeOneRefused) {
+  stdfs::create_directories(stdfs::path(root_) / "meta/episodes");
+  std::ofstream(stdfs::path(root_) / "meta/.stats.json.t.tmp") << "rebuilt";
+  std::ofstream(stdfs::path(root_) / "meta/stats.json") << "old";
+  std::ofstream(stdfs::path(root_) / "meta/shard.parquet") << "shard";
+  std::ofstream(stdfs::path(root_) / "meta/.commit-task.json")
+      << R"({"renames": [["meta/.stats.json.t.tmp", "meta/stats.json"]], "removes": ["meta/shard.parquet"]})";
+  ASSERT_TRUE(TaskLock::Acquire(DefaultFileSystem(), root_).ok());
+  EXPECT_EQ(Read("meta/stats.json"), "rebuilt");
+  EXPECT_FALSE(Exists("meta/shard.parquet"));
+  EXPECT_FALSE(Exists("meta/.commit-task.json"));
+
+  for (const char* journal : {R"({"renames": [["meta/stats.json", "../outside"]]})",
+                              R"({"removes": ["/etc/passwd"]})", R"({"removes": ["meta/./stats.json"]})",
+                              R"({"renames": "x"})", R"([1])"}) {
+    std::ofstream(stdfs::path(root_) / "meta/.commit-task.json") << journal;
+    auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+    EXPECT_EQ(lock.status().code(), StatusCode::kInvalid) << journal;
+    EXPECT_NE(lock.status().ToString().find(".commit-task.json"), std::string::npos) << lock.status().ToString();
+    EXPECT_EQ(Read("meta/stats.json"), "rebuilt") << journal;
+    EXPECT_TRUE(Exists("meta/.commit-task.json"));
+  }
+}
+
 }  // namespace
 }  // namespace reel::internal
