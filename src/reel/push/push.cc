@@ -186,8 +186,15 @@ Status RollForwardChange(FileSystem* dest, const std::string& root) {
   const std::string path = ChangeJournalPath(root);
   REEL_ASSIGN_OR_RETURN(FileInfo st, dest->Stat(path));
   if (st.type == FileType::kNotFound) return Status::OK();
+  constexpr int64_t kMaxChangeJournalBytes = int64_t{256} << 20;
+  // Bounded before it is read: its bytes come from the store, and ParseJson's bound applies
+  // only once the whole file is in memory.
+  if (st.size > static_cast<uint64_t>(kMaxChangeJournalBytes))
+    return Status::Corruption(path + ": a change journal of " + std::to_string(st.size) +
+                              " bytes, over the 256 MiB one may hold; the change cannot be rolled forward "
+                              "(remove the file to abandon it)");
   REEL_ASSIGN_OR_RETURN(std::string text, dest->ReadFile(path));
-  auto parsed = ParseJson(text, path, {.max_bytes = int64_t{256} << 20, .max_depth = 4});
+  auto parsed = ParseJson(text, path, {.max_bytes = kMaxChangeJournalBytes, .max_depth = 4});
   // Torn while written (a destination with in-place writes, i.e. a local disk): the
   // commit point was never reached, so the change is rolled back like an uncommitted one.
   if (!parsed.ok()) return dest->RemoveFile(path);
@@ -218,9 +225,15 @@ Result<std::vector<int64_t>> RollBackStagedEpisodes(FileSystem* dest, const std:
   std::vector<int64_t> others;
   for (int64_t n : PushJournals(dest, root)) {
     const std::string path = PushJournalPath(root, n);
+    // A journal torn while written (a local destination), or one over the 1 MiB a journal
+    // may hold (bounded by its size before it is read), cannot say it is staged: it is left
+    // for its push to resume, as the journals of plain pushes are.
+    REEL_ASSIGN_OR_RETURN(FileInfo st, dest->Stat(path));
+    if (st.size > (uint64_t{1} << 20)) {
+      others.push_back(n);
+      continue;
+    }
     REEL_ASSIGN_OR_RETURN(std::string text, dest->ReadFile(path));
-    // A journal torn while written (a local destination) cannot say it is staged: it is
-    // left for its push to resume, as the journals of plain pushes are.
     auto parsed = ParseJson(text, path, {.max_bytes = 1 << 20, .max_depth = 4});
     Json doc = parsed.ok() ? std::move(*parsed) : Json();
     bool staged = false;

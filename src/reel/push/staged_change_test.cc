@@ -184,6 +184,26 @@ TEST_F(StagedChangeTest, TornJournalsOfALocalDestination) {
   EXPECT_EQ(torn.status().code(), StatusCode::kNotSupported) << torn.status().ToString();
 }
 
+// Journals are bounded by their size before they are read (sparse files: nothing is
+// allocated): an oversized change journal stops the change, an oversized push journal
+// cannot say it is staged and is left for its push.
+TEST_F(StagedChangeTest, OversizedJournalsAreNotRead) {
+  ASSERT_TRUE(Record(1).ok());
+  Put("meta/.push-change.json", "{}");
+  stdfs::resize_file(store_root_ + "/meta/.push-change.json", (uintmax_t{256} << 20) + 1);
+  auto big = Record(1);
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().code(), StatusCode::kCorruption) << big.status().ToString();
+  EXPECT_NE(big.status().message().find("over the 256 MiB"), std::string::npos) << big.status().message();
+  stdfs::remove(store_root_ + "/meta/.push-change.json");
+  Put("meta/.push-2.json", R"({"episode_index":2,"staged":true,"files":[]})");
+  stdfs::resize_file(store_root_ + "/meta/.push-2.json", (uintmax_t{1} << 20) + 1);
+  auto left = Record(1);
+  ASSERT_FALSE(left.ok());
+  EXPECT_EQ(left.status().code(), StatusCode::kNotSupported) << left.status().ToString();
+  EXPECT_EQ(Listed(), (std::vector<int64_t>{1}));
+}
+
 TEST_F(StagedChangeTest, AnotherWritersLiveLockIsRefused) {
   Put("meta/.push-lock.json", R"({"holder":"elsewhere:1:2","expires_at":4102444800})");
   auto report = Record(1);
