@@ -6,9 +6,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <functional>
 
 #include "binding.h"
+#include "released.h"
 #include "reel/maintenance.h"
 
 namespace reel {
@@ -17,16 +17,6 @@ namespace py {
 using namespace nb::literals;
 
 namespace {
-
-template <typename T>
-T ReleasedCall(const std::function<Result<T>()>& fn) {
-  Result<T> r = Status::OK();
-  {
-    nb::gil_scoped_release release;
-    r = fn();
-  }
-  return Unwrap(std::move(r));
-}
 
 nb::dict StatsReportDict(const RebuildStatsReport& r, bool dry_run) {
   nb::list diffs;
@@ -74,7 +64,7 @@ void BindMaintStats(nb::module_& m) {
         RebuildStatsOptions o;
         o.dry_run = dry_run || verify;
         RebuildStatsReport r =
-            ReleasedCall<RebuildStatsReport>([&] { return RebuildStats(task, o); });
+            Released([&] { return RebuildStats(task, o); });
         return StatsReportDict(r, o.dry_run);
       },
       "task"_a, "dry_run"_a = false, "verify"_a = false,
@@ -87,7 +77,7 @@ void BindMaintStats(nb::module_& m) {
         o.apply = apply;
         o.all = all;
         o.episodes = episodes;
-        RepairScaleReport r = ReleasedCall<RepairScaleReport>([&] { return RepairScale(task, o); });
+        RepairScaleReport r = Released([&] { return RepairScale(task, o); });
         nb::list decisions;
         int64_t refused = 0;
         for (const ScaleDecision& s : r.decisions) {

@@ -152,3 +152,24 @@ def test_python_repair_scale(reel_mod, reel_bin, tmp_path):
     r = reel_mod.repair_scale(task, apply=True, episodes=[1])
     assert r["rows_written"] == 1
     assert reel_mod.repair_scale(task)["decisions"] == []
+
+
+def test_refuses_a_ratio_between_tiers(reel_bin, tmp_path):
+    """x100 matrices against a force sensor reading 25x higher: ratio ~4, between x1 and x10."""
+    task = tmp_path / "sim_between"
+    simulate(reel_bin, task, "int16x100", count=1)
+    strip_specs(task)
+    path = glob.glob(str(task / "data" / "chunk-*" / "episode-000.parquet"))[0]
+    t = pq.read_table(path)
+    for matrix in MATRICES:
+        force = matrix[: -len("_matrix")]
+        i = t.schema.get_field_index(force)
+        values = np.array(t.column(force).to_pylist(), np.float32) * 25
+        t = t.set_column(i, t.schema.field(i), pa.FixedSizeListArray.from_arrays(pa.array(values.ravel()), 3))
+    pq.write_table(t, path, compression="zstd")
+    rows_before = {p: open(p, "rb").read() for p in row_files(task)}
+    r = reel_json(reel_bin, "repair-scale", task, "--apply")
+    assert len(r["decisions"]) == 2 and r["refused"] == 2 and r["rows_written"] == 0
+    for d in r["decisions"]:
+        assert d["scale"] is None and d["ratio"] == pytest.approx(4, rel=0.05) and "refused" in d["reason"], d
+    assert {p: open(p, "rb").read() for p in row_files(task)} == rows_before
