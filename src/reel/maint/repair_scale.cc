@@ -41,37 +41,51 @@ std::string ForceColumnOf(const std::string& matrix_column) {
   return matrix_column.substr(0, matrix_column.size() - kSuffix.size());
 }
 
-// Per contact frame, Σ(raw quantized fz plane) / sensor fz. `matrix` is list<int16>,
-// `force` fixed_size_list<float32>[3]; both from one data file.
-Result<std::vector<double>> ContactRatios(const arrow::ChunkedArray& matrix, const arrow::ChunkedArray& force,
-                                          const std::string& where) {
-  REEL_ASSIGN_OR_RETURN(auto fz_all, [&]() -> Result<std::vector<float>> {
-    std::vector<float> out;
-    for (const auto& chunk : force.chunks()) {
-      if (chunk->type_id() != arrow::Type::FIXED_SIZE_LIST)
-        return Status::Invalid(where + ": force column is not fixed_size_list<float32>[3]");
-      const auto& fsl = static_cast<const arrow::FixedSizeListArray&>(*chunk);
-      if (fsl.list_type()->list_size() != 3 || fsl.values()->type_id() != arrow::Type::FLOAT)
-        return Status::Invalid(where + ": force column is not fixed_size_list<float32>[3]");
-      const float* v = static_cast<const arrow::FloatArray&>(*fsl.values()).raw_values() + fsl.offset() * 3;
-      for (int64_t r = 0; r < fsl.length(); ++r) out.push_back(v[3 * r + 2]);
-    }
-    return out;
-  }());
+// The force sensor's fz (component 2 of fixed_size_list<float32>[3]) of every row.
+Result<std::vector<float>> SensorFz(const arrow::ChunkedArray& force, const std::string& where) {
+  std::vector<float> out;
+  out.reserve(static_cast<size_t>(force.length()));
+  for (const auto& chunk : force.chunks()) {
+    const auto* fsl = dynamic_cast<const arrow::FixedSizeListArray*>(chunk.get());
+    if (!fsl || fsl->list_type()->list_size() != 3 || fsl->values()->type_id() != arrow::Type::FLOAT)
+      return Status::Invalid(where + ": the force column is not fixed_size_list<float32>[3]");
+    const float* v = static_cast<const arrow::FloatArray&>(*fsl->values()).raw_values() + fsl->offset() * 3;
+    for (int64_t r = 0; r < fsl->length(); ++r) out.push_back(v[3 * r + 2]);
+  }
+  return out;
+}
+
+// Per contact frame, Σ(raw quantized fz plane) / sensor fz. The matrix column is streamed
+// batch by batch (a long episode's matrices weigh gigabytes); only contact frames are decoded.
+Result<std::vector<double>> ContactRatios(const Task& task, const EpisodeEntry& e, const std::string& matrix,
+                                          const std::vector<float>& fz_all) {
   double peak = 0;
   for (float f : fz_all) peak = std::max(peak, std::abs(static_cast<double>(f)));
   const double threshold = std::max(kContactFloorMn, kContactShareOfPeak * peak);
   const ForceMatrixSpec raw{ForceMatrixEncoding::kRowDiffQuantized, "int16", 1.0};
   std::vector<float> frame(kForceMatrixValues);
   std::vector<double> ratios;
-  for (int64_t r = 0; r < static_cast<int64_t>(fz_all.size()) && r < matrix.length(); ++r) {
-    const double fz = fz_all[r];
-    if (std::abs(fz) < threshold) continue;
-    REEL_ASSIGN_OR_RETURN(bool present, DecodeForceMatrixCell(matrix, r, raw, frame.data()));
-    if (!present) continue;
-    double sum = 0;
-    for (int64_t i = 2; i < kForceMatrixValues; i += 3) sum += frame[i];
-    ratios.push_back(sum / fz);
+  REEL_ASSIGN_OR_RETURN(auto reader, task.OpenData(e, {matrix}));
+  int64_t base = 0;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    if (auto st = reader->ReadNext(&batch); !st.ok())
+      return Status::Corruption(task.Path(e.data_path) + ": " + st.ToString());
+    if (!batch) break;
+    const arrow::ChunkedArray cells(batch->column(0));
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      const int64_t row = base + r;
+      if (row >= static_cast<int64_t>(fz_all.size())) break;
+      const double fz = fz_all[row];
+      if (std::abs(fz) < threshold) continue;
+      auto present = DecodeForceMatrixCell(cells, r, raw, frame.data());
+      if (!present.ok()) return present.status().WithContext(task.Path(e.data_path) + " column " + matrix);
+      if (!*present) continue;
+      double sum = 0;
+      for (int64_t i = 2; i < kForceMatrixValues; i += 3) sum += frame[i];
+      ratios.push_back(sum / fz);
+    }
+    base += batch->num_rows();
   }
   return ratios;
 }
@@ -143,9 +157,9 @@ Result<std::vector<ScaleDecision>> ExamineEpisode(const Task& task, const Episod
       continue;
     }
     d.force_column = force;
-    REEL_ASSIGN_OR_RETURN(auto table, task.ReadData(e, {name, force}));
-    REEL_ASSIGN_OR_RETURN(auto ratios, ContactRatios(*table->column(0), *table->column(1),
-                                                     task.Path(e.data_path) + " column " + name));
+    REEL_ASSIGN_OR_RETURN(auto force_table, task.ReadData(e, {force}));
+    REEL_ASSIGN_OR_RETURN(auto fz, SensorFz(*force_table->column(0), task.Path(e.data_path) + " column " + force));
+    REEL_ASSIGN_OR_RETURN(auto ratios, ContactRatios(task, e, name, fz));
     Decide(d, ratios);
     out.push_back(std::move(d));
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "reel/columns.h"
+#include "reel/json_limits.h"
 #include "reel/maintenance.h"
 #include "reel/merge.h"
 #include "reel/task.h"
@@ -175,6 +176,10 @@ Result<RebuildStatsReport> RebuildStats(const std::string& root, const RebuildSt
   REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(path));
   StatsJson stored;
   if (st.type != FileType::kNotFound) {
+    // Bounded before it is read: its bytes come from the store (JsonLimits).
+    if (st.size > static_cast<uint64_t>(JsonLimits{}.max_bytes))
+      return Status::Invalid(path + ": json.size: " + std::to_string(st.size) + " bytes, above the " +
+                             std::to_string(JsonLimits{}.max_bytes) + "-byte limit");
     REEL_ASSIGN_OR_RETURN(report.stored_json, fs->ReadFile(path));
     REEL_ASSIGN_OR_RETURN(stored, ParseStatsJson(report.stored_json, path));
   }
