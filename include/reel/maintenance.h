@@ -23,8 +23,94 @@ namespace reel {
 // ---- split-episodes (legacy multi-row shards -> one file per episode) -------------------
 
 // ---- stats --rebuild / --verify -----------------------------------------------------------
+// meta/stats.json recomputed from data/ with the contract's accumulator (§4,
+// reference-behaviour.md "stats.json"): a block per glove column observation.<sensor>
+// (counted per row, zero-filled rows included) and for observation.imu (counted per
+// sample), population std, float64; `action` the placeholder block; placeholder and
+// uncounted columns (hand pose, gripper, force matrix, glove IMU) never counted. Episodes
+// are merged in N order with the same merge the recorder uses (reel/merge.h). A rebuild
+// counts what data/ holds now: an episode deleted after upload no longer counts (the
+// incremental stats.json keeps it, §4), which --verify reports as a difference.
+
+struct RebuildStatsOptions {
+  bool dry_run = false;  // compute and compare; write nothing
+  ProgressFn progress;   // "episodes read"
+};
+
+// One block where the stored stats.json and the recomputed one disagree.
+struct StatsBlockDiff {
+  std::string block;   // "observation.imu"
+  std::string what;    // "missing in stored", "count", "mean", "dim", "removed", ...
+  std::string detail;  // for people: "stored 120, recomputed 118" / "[3] stored 0.5, recomputed 0.25"
+};
+
+struct RebuildStatsReport {
+  int64_t episodes = 0;        // episodes whose data file was read
+  std::string stored_json;     // meta/stats.json as it was ("" when absent)
+  std::string rebuilt_json;    // the recomputed file's text
+  std::vector<StatsBlockDiff> diffs;  // stored vs recomputed; empty = they agree
+  bool written = false;        // rebuilt_json was committed (false: dry run, or unchanged)
+};
+
+// Recomputes meta/stats.json of the task at `root` under the task lock and, unless
+// dry_run, commits it through a task change of the episode transaction when its text
+// differs from the stored one (so a second run writes nothing). Blocks the accumulator
+// does not produce and that name no data column (e.g. imported image stats) are kept as
+// they are; a stored block for a data column the contract does not count is removed.
+// Values agree when |a - b| <= 1e-6 * max(1, |a|, |b|); counts and dims exactly.
+Result<RebuildStatsReport> RebuildStats(const std::string& root, const RebuildStatsOptions& options,
+                                        FileSystem* fs = nullptr);
+
 
 // ---- repair-scale (int16 force-matrix scale, contract §7.2.1) -----------------------------
+// The scale of an int16 force-matrix column cannot be read from its values, only checked:
+// in one frame Σ(fz plane) ≈ the force sensor's fz (observation.<x>_force, component 2,
+// for observation.<x>_force_matrix). Summing the raw quantized fz plane (decoded with
+// scale 1) over contact frames gives ratio ≈ scale for the x10/x100/x1000 tiers; the
+// historical uncalibrated x1 tier truncates every value toward zero, which gives ratios
+// well below 1 (0.04-0.55 measured) - truncation, not a scale - so a ratio up to 1.25
+// decides x1. Anything else (no contact, too few contact frames, a ratio between the
+// tiers, frames that disagree) is refused, never guessed.
+
+struct RepairScaleOptions {
+  bool apply = false;               // false: dry run (the default), nothing written
+  bool all = false;                 // also episodes whose row already declares the column
+  std::vector<int64_t> episodes;    // empty = every episode
+  ProgressFn progress;              // "episodes examined"
+};
+
+// The evidence and the decision for one int16 force-matrix column of one episode.
+struct ScaleDecision {
+  int64_t episode_index = 0;
+  std::string column;          // observation.gripper_left_force_matrix
+  std::string force_column;    // observation.gripper_left_force ("" when absent)
+  std::string current_source;  // where the reader takes the scale today: episode_row, info_features, default
+  double current_scale = 1;
+  int64_t contact_frames = 0;  // frames used (force sensor |fz| in contact)
+  double ratio = 0;            // median over contact frames of Σ raw fz / sensor fz
+  double ratio_low = 0;        // 10th and 90th percentiles of the per-frame ratios
+  double ratio_high = 0;
+  std::optional<double> scale;  // the decision: 1, 10, 100 or 1000; empty = refused
+  std::string reason;           // why this decision / why refused
+  bool written = false;         // the row's force_matrix_specs now declares `scale`
+};
+
+struct RepairScaleReport {
+  std::vector<ScaleDecision> decisions;  // every examined column, in N order
+  int64_t episodes_examined = 0;
+  int64_t rows_written = 0;
+  bool applied = false;
+};
+
+// Examines every int16 force-matrix column without a spec in its episode row (all: every
+// int16 one) and decides its scale. With apply, each decided episode's row file is
+// rewritten with only force_matrix_specs changed (the decided columns added as
+// {dtype int16, shape [250,250,3], encoding row_diff_quantized, scale}), one episode
+// transaction (Begin of that existing N) per episode; data files are never written. An
+// episode whose row lives in a legacy multi-row shard is refused (split-episodes first).
+Result<RepairScaleReport> RepairScale(const std::string& root, const RepairScaleOptions& options,
+                                      FileSystem* fs = nullptr);
+
 
 // ---- migrate (v1.0 session folders -> pooled_episodes_v1) ---------------------------------
 

@@ -192,3 +192,20 @@ def serve(root: str | os.PathLike, config: str | os.PathLike | None = None, **kw
     base.root = os.fspath(root)
     o = options(_core.ServeConfig, "serve", kwargs, base)
     return Server(_core.ServerThread.start(o), o.root)
+
+
+def rebuild_stats(task: str | os.PathLike, dry_run: bool = False, verify: bool = False) -> dict[str, Any]:
+    """meta/stats.json recomputed from data/ with the contract's accumulator (``reel stats
+    --rebuild``; docs/maintenance.md) and written through the episode transaction. ``verify``
+    (``--verify``) or ``dry_run`` write nothing; the report's ``agrees`` is False and ``diffs``
+    lists per block what differs when the stored file disagrees with the data."""
+    return _core.rebuild_stats(os.fspath(task), dry_run, verify)
+
+
+def repair_scale(task: str | os.PathLike, apply: bool = False, all: bool = False,
+                 episodes: Iterable[int] | None = None) -> dict[str, Any]:
+    """Infers the scale of int16 force-matrix columns whose episodes row has no spec, by
+    contract §7.2.1 (Σ fz plane ≈ the force sensor's fz; ``reel repair-scale``). A dry run
+    unless ``apply``, which writes only force_matrix_specs of the decided rows. Each decision
+    carries its ratio evidence; ``scale`` is None where the tool refuses to guess."""
+    return _core.repair_scale(os.fspath(task), apply, all, list(episodes or []))

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "binding.h"
+#include "released.h"
 #include "reel/push.h"
 #include "reel/check.h"
 #include "reel/interop.h"
@@ -33,17 +34,6 @@ namespace py {
 using namespace nb::literals;
 
 namespace {
-
-// Runs `fn` (returning Result<T>) with the GIL released; raises its error.
-template <typename Fn>
-auto Released(Fn fn) -> std::remove_cvref_t<decltype(fn().value())> {
-  decltype(fn()) r = Status::OK();
-  {
-    nb::gil_scoped_release release;
-    r = fn();
-  }
-  return Unwrap(std::move(r));
-}
 
 // "path/to/task/" and "." name the task by its directory, as the CLI does.
 std::string TaskDirName(const std::string& path) {

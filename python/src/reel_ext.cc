@@ -314,4 +314,5 @@ NB_MODULE(_core, m) {
   BindVideo(m);
   BindWriter(m);
   BindForeign(m);
+  BindMaintStats(m);
 }

@@ -1,4 +1,5 @@
-// reel info | ls | show | stats: read-only views of a task.
+// reel info | ls | show | stats: read-only views of a task; stats --rebuild / --verify
+// recompute meta/stats.json from data/ (include/reel/maintenance.h).
 #include <arrow/api.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "cli.h"
 #include "foreign_cmds.h"
 #include "reel/decode.h"
+#include "reel/maintenance.h"
 #include "reel/task.h"
 
 namespace reel::cli {
@@ -407,6 +409,39 @@ int RunStats(const Common& c) {
   return kExitOk;
 }
 
+// --rebuild / --verify: recomputed from data/; --verify (or a dry run) writes nothing and
+// exits 1 when the stored file differs (kExitFindings, like check).
+struct StatsRebuildArgs {
+  bool rebuild = false, verify = false, dry_run = false;
+  std::string progress = "auto";
+};
+
+int RunStatsRebuild(const Common& c, const StatsRebuildArgs& a) {
+  auto loc = OpenInput(c.task, c.store);
+  if (!loc.ok()) return Fail(loc.status());
+  RebuildStatsOptions options;
+  options.dry_run = a.verify || a.dry_run;
+  options.progress = MakeProgress(a.progress);
+  auto r = RebuildStats(loc->root, options, loc->fs.get());
+  if (!r.ok()) return Fail(r.status());
+  const bool differs = !r->diffs.empty();
+  if (c.json) {
+    Json diffs = Json::array();
+    for (const StatsBlockDiff& d : r->diffs) diffs.push_back({{"block", d.block}, {"what", d.what}, {"detail", d.detail}});
+    PrintJson({{"episodes", r->episodes}, {"dry_run", options.dry_run}, {"written", r->written},
+               {"agrees", !differs}, {"diffs", diffs}, {"stats", Json::parse(r->rebuilt_json)}});
+  } else {
+    for (const StatsBlockDiff& d : r->diffs)
+      std::cout << d.block << ": " << d.what << ": " << d.detail << "\n";
+    std::cout << "recomputed from " << r->episodes << " episodes: "
+              << (differs ? std::to_string(r->diffs.size()) + " difference(s) from meta/stats.json"
+                          : std::string("meta/stats.json agrees"))
+              << (r->written ? "; meta/stats.json rewritten" : options.dry_run ? "; nothing written" : "")
+              << "\n";
+  }
+  return a.verify && differs ? kExitFindings : kExitOk;
+}
+
 }  // namespace
 
 std::vector<std::string> SampleColumn(const arrow::ChunkedArray& column, int64_t n) {
@@ -436,7 +471,23 @@ void AddInfoCommands(CLI::App& app, int& exit_code) {
       ->required();
   show->callback([&exit_code, a = show_args, n] { exit_code = RunShow(*a, *n); });
   auto [stats, stats_args] = add("stats", "The task's stats.json blocks");
-  stats->callback([&exit_code, a = stats_args] { exit_code = RunStats(*a); });
+  auto rb = std::make_shared<StatsRebuildArgs>();
+  auto* rebuild = stats->add_flag("--rebuild", rb->rebuild,
+                                  "recompute meta/stats.json from data/ (contract §4 accumulator) and write it");
+  stats->add_flag("--verify", rb->verify,
+                  "recompute and compare with meta/stats.json; exit 1 with a per-block diff when they differ")
+      ->excludes(rebuild);
+  stats->add_flag("--dry-run", rb->dry_run, "with --rebuild: report the differences, write nothing");
+  AddProgressOption(stats, rb->progress);
+  stats->callback([&exit_code, a = stats_args, rb] {
+    if (rb->dry_run && !rb->rebuild) {
+      exit_code = UsageFail("--dry-run goes with --rebuild");
+    } else if (rb->rebuild || rb->verify) {
+      exit_code = RunStatsRebuild(*a, *rb);
+    } else {
+      exit_code = RunStats(*a);
+    }
+  });
 }
 
 }  // namespace reel::cli

@@ -279,7 +279,7 @@ void CheckStats(const Task& task, bool has_episodes, FindingSink& sink) {
     const std::string where = "block \"" + name + "\"";
     if (b.needs_rebuild())
       sink.Add("stats.count", rel,
-               where + " has no count: a v1.1.0 block; rebuild it from data/ before merging");
+               where + " has no count: a v1.1.0 block; rebuild it from data/ before merging (reel stats --rebuild)");
     const size_t dim = b.mean.size();
     if (b.std.size() != dim || b.min.size() != dim || b.max.size() != dim)
       sink.Add("stats.shape", rel,

@@ -397,11 +397,12 @@ void CheckForceMatrices(const EpisodeData& d, const EpisodeEntry& e, const Episo
     if (resolved->source == ScaleSource::kDefault && dtype == "int16")
       sink.Add("features.force_matrix_spec", Severity::kWarning, e.row_path,
                "no scale is declared for \"" + name + "\" of this episode (neither its "
-               "force_matrix_specs nor an int16 feature in info.json): decoded as x1, uncalibrated");
+               "force_matrix_specs nor an int16 feature in info.json): decoded as x1, uncalibrated; "
+               "reel repair-scale infers it (contract §7.2.1)");
     else if (row && row->force_matrix_specs != "{}" && resolved->source != ScaleSource::kEpisodeRow)
       sink.Add("features.force_matrix_spec", Severity::kWarning, e.row_path,
                "force_matrix_specs does not give a scale for \"" + name + "\"; the reader falls back "
-               "to " + ScaleSourceName(resolved->source));
+               "to " + ScaleSourceName(resolved->source) + "; reel repair-scale infers it (contract §7.2.1)");
     const std::vector<int64_t> lengths = ListLengths(d, name);
     for (size_t r = 0; r < lengths.size(); ++r) {
       const int64_t n = std::max<int64_t>(lengths[r], 0);  // a null row: data.null_list
