@@ -55,6 +55,8 @@ void BindForeign(nb::module_& m);
 // ops_ext.cc: the CLI's options structs (ExportOptions, ImportOptions, PackOptions,
 // UploadOptions, CheckOptions, SimulateOptions) and export/import/pack/upload/simulate.
 void BindOps(nb::module_& m);
+// maint_ext.cc: reel._core.migrate (include/reel/maintenance.h).
+void BindMaintenance(nb::module_& m);
 // serve_ext.cc: reel._core.ServeConfig, ServerThread, sha256_hex, hash_password (serve.h).
 void BindServe(nb::module_& m);
 // store_ext.cc: reel._core.StorageOptions, read_file, object_store_counters. Bind first:

@@ -41,6 +41,7 @@ void AddUploadCommand(CLI::App& app, int& exit_code);   // upload
 void AddExportCommand(CLI::App& app, int& exit_code);   // export
 void AddImportCommand(CLI::App& app, int& exit_code);   // import
 void AddPushCommand(CLI::App& app, int& exit_code);     // push
+void AddMaintenanceCommands(CLI::App& app, int& exit_code);  // migrate
 
 // grammar.cc: the parts every command shares.
 void AddCompletionCommand(CLI::App& app, int& exit_code);  // completion bash|zsh
