@@ -157,7 +157,10 @@ Result<bool> MigratedAlready(FileSystem* fs, const MigratePlan& plan) {
   REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(plan.dest, "meta/info.json")));
   if (info.type == FileType::kNotFound) {
     if (plan.in_place) return false;
-    // Only temps (dotfiles) of a killed run may be there; RemoveStaleTemps takes them.
+    // A killed run's publish, decided: the lock's roll-forward finishes it.
+    REEL_ASSIGN_OR_RETURN(FileInfo journal, fs->Stat(JoinPath(plan.dest, "meta/.commit-task.json")));
+    if (journal.type == FileType::kFile) return false;
+    // Else only temps (dotfiles) of a killed run may be there; RemoveStaleTemps takes them.
     for (const char* dir : {"data", "videos"}) {
       REEL_ASSIGN_OR_RETURN(FileInfo d, fs->Stat(JoinPath(plan.dest, dir)));
       if (d.type != FileType::kDirectory) continue;
