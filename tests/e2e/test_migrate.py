@@ -317,6 +317,20 @@ def test_round_trip_every_value_and_video_byte(reel_bin, v1_template, tmp_path, 
     assert {p: p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file()} == snap
 
 
+def test_python_migrate(reel_mod, reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path)
+    plan = reel_mod.migrate(task, dry_run=True)
+    assert plan["dry_run"] and [s["episode_index"] for s in plan["sessions"]] == [1, 2, 3]
+    out = reel_mod.migrate(task, to=tmp_path / "pooled")
+    assert out["frames"] == sum(len(c["frame_index"]) for _, c, _ in expected_episodes(v1_template).values())
+    assert_migrated(tmp_path / "pooled", expected_episodes(v1_template), v1_template)
+    assert reel_mod.migrate(task, to=tmp_path / "pooled")["already_pooled"] is True
+    assert reel_mod.migrate(tmp_path / "pooled")["already_pooled"] is True  # in place on a pooled task: a no-op
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(Exception, match="not a dataset"):
+        reel_mod.migrate(tmp_path / "empty")
+
+
 def test_refuses_a_depth_frame_sequence_and_changes_nothing(reel_bin, v1_template, tmp_path):
     task = copy_task(v1_template, tmp_path)
     session = task / f"{TASK}_000002"

@@ -321,7 +321,12 @@ Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& op
   REEL_ASSIGN_OR_RETURN(auto staged, FinishedStaging(fs, plan));
   if (!staged) {
     plan->backup = plan->in_place && !options.no_backup ? BackupName() : "";
-    REEL_ASSIGN_OR_RETURN(staged, Stage(fs, plan, options, report));
+    auto built = Stage(fs, plan, options, report);
+    if (!built.ok()) {  // a source reel cannot convert: leave no staging behind
+      (void)RemoveAll(fs, JoinPath(plan->dest, kStagingDir));
+      return built.status();
+    }
+    staged = std::move(*built);
   }
   REEL_RETURN_IF_ERROR(Publish(&lock, *plan, *staged));
   Report(*plan, report);
