@@ -343,6 +343,18 @@ def test_refuses_a_depth_frame_sequence_and_changes_nothing(reel_bin, v1_templat
     assert after == before
 
 
+def test_a_broken_session_fails_before_anything_is_published(reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path)
+    broken = task / f"{TASK}_000005" / "data" / "left_glove" / "chunk-0000" / "chunk_000000.parquet"
+    broken.write_bytes(b"not a parquet file")
+    before = {p: p.read_bytes() for p in task.rglob("*") if p.is_file()}
+    proc = reel(reel_bin, "migrate", task, ok=2)
+    assert "chunk_000000.parquet" in proc.stderr
+    after = {p: p.read_bytes() for p in task.rglob("*") if p.is_file() and p.name != ".lock"}
+    assert after == before and not (task / ".reel-migrate").exists()
+    assert check_json(reel_bin, task)["tasks"][0]["format"] == "legacy_v1_0"
+
+
 # --------------------------------------------------------------------------- kill campaign
 
 
