@@ -77,6 +77,17 @@ def import_dataset(source: str | os.PathLike, task: str | os.PathLike, storage_o
     return _core.import_dataset(_location(source), _location(task), o, _storage(storage_options))
 
 
+def migrate(task: str | os.PathLike, to: str | os.PathLike | None = None, no_backup: bool = False,
+            dry_run: bool = False) -> dict[str, Any]:
+    """Converts a v1.0 task (one ``<task>_NNNNNN/`` folder per session) into pooled_episodes_v1
+    (``reel migrate``; docs/maintenance.md "migrate"). In place, the session folders go to
+    ``_migrate_backup_<time>/`` unless ``no_backup``; ``to`` writes a new task there and leaves
+    the source as it is; ``dry_run`` only plans. Safe to kill and to run again. Returns {task,
+    already_pooled, dry_run, backup, sessions: [{session, episode_index, frames, videos}],
+    frames, warnings}."""
+    return _core.migrate(os.fspath(task), os.fspath(to) if to is not None else "", no_backup, dry_run)
+
+
 def pack(task: str | os.PathLike, episode_index: int, zip_path: str | os.PathLike | None = None,
          storage_options: dict | None = None, **kwargs: Any) -> dict[str, Any]:
     """Writes the upload zip slice of episode N (contract §9, ``reel pack``) to a local zip;

@@ -57,6 +57,8 @@ void BindForeign(nb::module_& m);
 void BindOps(nb::module_& m);
 // maint_stats_ext.cc: reel._core.rebuild_stats and repair_scale (reel/maintenance.h).
 void BindMaintStats(nb::module_& m);
+// maint_ext.cc: reel._core.migrate (include/reel/maintenance.h).
+void BindMaintenance(nb::module_& m);
 // serve_ext.cc: reel._core.ServeConfig, ServerThread, sha256_hex, hash_password (serve.h).
 void BindServe(nb::module_& m);
 // store_ext.cc: reel._core.StorageOptions, read_file, object_store_counters. Bind first:

@@ -225,6 +225,7 @@ NB_MODULE(_core, m) {
         "Decodes k row_diff_quantized force matrices (k, 187500) int16 into (k, 250, 250, 3) "
         "float32: int32 cumulative sum per row of 750, int16 wrap, then / scale.");
 
+  BindMaintenance(m);
   BindOps(m);  // CheckOptions first: check's default argument is one
   m.def("check", &Check, "path"_a, "options"_a = CheckOptions(), "storage"_a = ObjectStoreOptions(),
         "Checks a task (or a folder of tasks); returns the findings as dicts.");

@@ -42,6 +42,7 @@ void AddExportCommand(CLI::App& app, int& exit_code);   // export
 void AddImportCommand(CLI::App& app, int& exit_code);   // import
 void AddPushCommand(CLI::App& app, int& exit_code);     // push
 void AddRepairScaleCommand(CLI::App& app, int& exit_code);  // repair-scale
+void AddMaintenanceCommands(CLI::App& app, int& exit_code);  // migrate
 
 // grammar.cc: the parts every command shares.
 void AddCompletionCommand(CLI::App& app, int& exit_code);  // completion bash|zsh

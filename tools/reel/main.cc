@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   reel::cli::AddImportCommand(app, exit_code);
   reel::cli::AddPushCommand(app, exit_code);
   reel::cli::AddRepairScaleCommand(app, exit_code);
+  reel::cli::AddMaintenanceCommands(app, exit_code);
   reel::cli::AddCompletionCommand(app, exit_code);
   reel::cli::AddVersionFlags(app);
   try {

@@ -344,7 +344,10 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
   if (format.format != DatasetFormat::kPooledEpisodesV1) {
     sink.Add("format.unknown", internal::kInfo,
              std::string("this is a ") + DatasetFormatName(format.format) + " dataset (" +
-                 format.version + "); the conformance rules apply to pooled_episodes_v1 tasks");
+                 format.version + "); the conformance rules apply to pooled_episodes_v1 tasks" +
+                 (format.format == DatasetFormat::kLegacyV1_0
+                      ? "; convert it with `reel migrate " + root + "` (docs/maintenance.md)"
+                      : std::string()));
     report.findings = std::move(sink.findings());
     return report;
   }
@@ -415,7 +418,11 @@ namespace {
 Result<bool> IsTaskDir(FileSystem* fs, const std::string& dir) {
   REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(dir, "meta/info.json")));
   REEL_ASSIGN_OR_RETURN(FileInfo manifest, fs->Stat(JoinPath(dir, "manifest.json")));
-  return info.type != FileType::kNotFound || manifest.type != FileType::kNotFound;
+  if (info.type != FileType::kNotFound || manifest.type != FileType::kNotFound) return true;
+  // A v1.0 task has no task-level meta/info.json, but its session folders each have one:
+  // it is one task (to migrate), not a folder of broken ones.
+  auto format = DetectFormat(fs, dir);
+  return format.ok() && format->format == DatasetFormat::kLegacyV1_0;
 }
 
 // A task's report, or one error finding when the task cannot be read at all.

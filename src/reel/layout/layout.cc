@@ -43,6 +43,9 @@ bool IsNonDataName(const std::string& name) {
 }
 
 bool IsLegacySessionFolderName(const std::string& name) {
+  // Never a non-data name: the reference's backup "_migrate_backup_YYYYmmdd_HHMMSS" ends
+  // like a session folder, and a migrated task keeps it (contract §11).
+  if (IsNonDataName(name)) return false;
   if (name.size() < 8 || name[name.size() - 7] != '_') return false;
   for (size_t i = name.size() - 6; i < name.size(); ++i)
     if (!std::isdigit(static_cast<unsigned char>(name[i]))) return false;

@@ -69,7 +69,10 @@ Result<std::unique_ptr<Task>> Task::Open(const std::string& root, const TaskOpti
   REEL_ASSIGN_OR_RETURN(DetectedFormat format, DetectFormat(fs, root));
   if (format.format != DatasetFormat::kPooledEpisodesV1)
     return Status::NotSupported(root + ": is a " + DatasetFormatName(format.format) + " dataset (" +
-                                format.version + "); this reader opens pooled_episodes_v1 tasks");
+                                format.version + "); this reader opens pooled_episodes_v1 tasks" +
+                                (format.format == DatasetFormat::kLegacyV1_0
+                                     ? " (convert it with `reel migrate " + root + "`)"
+                                     : ""));
   const std::string info_path = JoinPath(root, "meta/info.json");
   REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(info_path));
   REEL_ASSIGN_OR_RETURN(InfoJson info, ParseInfoJson(text, info_path));

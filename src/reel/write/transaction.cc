@@ -165,8 +165,14 @@ Status EpisodeTransaction::Adopt(const std::string& from, const std::string& rel
   return st;
 }
 
+void EpisodeTransaction::Move(const std::string& from_rel, const std::string& rel) {
+  files_.push_back({from_rel, rel});
+  moved_.insert(from_rel);
+}
+
 void EpisodeTransaction::RemoveTemps() {
-  for (const Rename& r : files_) (void)fs_->RemoveFile(JoinPath(root_, r.from));
+  for (const Rename& r : files_)
+    if (!moved_.count(r.from)) (void)fs_->RemoveFile(JoinPath(root_, r.from));
   files_.clear();
 }
 

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,12 @@ class EpisodeTransaction {
   // Moves `from` (same file system) into a fresh temp for `rel` and tracks it.
   Status Adopt(const std::string& from, const std::string& rel);
 
+  // Renames the task's existing file `from_rel` to `rel` at the commit, in call order with
+  // the tracked temps (a migration moves session videos and backups this way, so no byte
+  // is copied). Unlike a temp it stays where it is on Abort: it is the task's file until
+  // the commit is decided.
+  void Move(const std::string& from_rel, const std::string& rel);
+
   // Removes the task file `rel` (relative to the root) at the commit, after every rename.
   void Remove(const std::string& rel);
 
@@ -141,6 +148,7 @@ class EpisodeTransaction {
   std::string reservation_;  // absolute path of the reservation dotfile (Reserve)
   std::vector<Rename> files_;  // tracked temps (relative to the root) -> final paths
   std::vector<std::string> removes_;  // task files removed at the commit (relative)
+  std::set<std::string> moved_;       // renames of files_ that are Move()s, not temps
   bool done_ = false;
   bool decided_ = false;
 };

@@ -1,0 +1,369 @@
+// reel migrate: a v1.0 task (one folder per session) into pooled_episodes_v1
+// (reel/maintenance.h, docs/maintenance.md "migrate"; the old layout in
+// shared/docs/v1.0-layout.md).
+//
+// Three steps, each safe to kill:
+//   1. stage   every pooled file is built in <dest>/.reel-migrate/task/ (a pooled task of
+//              its own, written with the episode transaction; readers ignore dotfolders),
+//              then .reel-migrate/ready.json lists it. A staging without ready.json, or
+//              with a listed file missing, is rebuilt from the sources, which nothing has
+//              changed yet.
+//   2. publish ONE task-change commit of the destination: the staged files renamed into
+//              place (meta/info.json last: until then the task reads as v1.0, from then on
+//              as pooled, with every episode complete), then the session files moved into
+//              the backup (or, with --no-backup, the videos moved into the pooled task and
+//              the rest removed). A kill after the journal is written is rolled forward
+//              by the next TaskLock::Acquire (the re-run's).
+//   3. clean   the emptied session folders and the staging folder are removed; a re-run
+//              on the pooled task does only this.
+#include <arrow/api.h>
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "io/copy_file.h"
+#include "io/parquet_io.h"
+#include "maint/migrate_internal.h"
+#include "maint/migrate_table.h"
+#include "util/json_util.h"
+#include "util/time_util.h"
+#include "reel/layout.h"
+#include "reel/maintenance.h"
+#include "write/episode_stats.h"
+#include "write/task_files.h"
+#include "write/transaction.h"
+
+namespace reel {
+namespace {
+
+using internal::Json;
+using internal::MigratePlan;
+using internal::Session;
+
+constexpr const char* kStagingDir = ".reel-migrate";
+constexpr const char* kStagedTask = ".reel-migrate/task";
+constexpr const char* kReadyPath = ".reel-migrate/ready.json";
+constexpr const char* kManifestPath = "meta/.migrate_manifest.json";
+
+std::string BackupName() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d_%H%M%S", &tm);
+  return std::string("_migrate_backup_") + buf;
+}
+
+// The pooled path of episode n's file by info.json's default templates (a fresh task).
+Result<std::string> PooledRel(const std::string& tpl, int64_t n, std::optional<std::string> key,
+                              std::optional<std::string> ext) {
+  REEL_ASSIGN_OR_RETURN(auto parsed, PathTemplate::Parse(tpl));
+  const EpisodeLocation loc = LocateEpisode(n, InfoJson{}.chunks_size);
+  return parsed.Render(PathVars{loc.chunk, loc.file, n, std::move(key), std::move(ext)});
+}
+
+Result<std::string> VideoRel(int64_t n, const internal::SessionVideo& v) {
+  return PooledRel(InfoJson{}.video_path, n, v.slot, v.ext);
+}
+
+FeatureSpec Float32(std::vector<int64_t> shape) {
+  FeatureSpec f;
+  f.dtype = "float32";
+  f.shape = std::move(shape);
+  return f;
+}
+
+// The task-level declaration one session adds (MergeInfo unions them in N order;
+// created_at and calibration are set over all sessions by FinishStagedInfo).
+Result<InfoJson> Declaration(const MigratePlan& plan, const Session& s, const arrow::Table& table,
+                             const std::vector<std::string>& sensors, bool has_imu) {
+  InfoJson d;
+  d.format = "pooled_episodes_v1";
+  d.codebase_version = "v3.0";
+  d.task_name = plan.task_name;
+  d.fps = s.fps;
+  d.sensor_dim = s.meta.value("sensor_dim", int64_t{256});
+  const std::string app = s.meta.value("codebase_version", std::string());
+  if (!app.empty()) d.app_version = app + "-migrated";
+  for (const std::string& sn : sensors) {
+    d.features.emplace_back("observation." + sn, Float32({16, 16}));
+    d.sensors.push_back(sn);
+  }
+  if (has_imu) d.features.emplace_back("observation.imu", Float32({6}));
+  for (const char* pose : {"observation.left_hand_pose", "observation.right_hand_pose"})
+    if (table.GetColumnByName(pose)) d.features.emplace_back(pose, Float32({63}));
+  d.features.emplace_back("action", Float32({1}));
+  const Json cameras = s.meta.value("cameras", Json::object());
+  for (const internal::SessionVideo& v : s.videos) {
+    d.video_extensions.emplace_back(v.slot, v.ext);
+    auto c = cameras.find(v.slot);
+    if (v.ext != "mp4" || c == cameras.end() || !c->is_object()) continue;
+    CameraSpec spec{c->value("height", int64_t{0}), c->value("width", int64_t{0}), std::nullopt};
+    const double fps = c->value("fps", s.fps);
+    if (fps != s.fps) spec.fps = fps;
+    d.cameras.emplace_back(v.slot, spec);
+  }
+  d.video = !s.videos.empty();
+  for (const Json& dev : s.meta.value("devices", Json::array())) {
+    if (!dev.is_object()) continue;
+    DeviceEntry e{dev.value("key", std::string()), dev.value("kind", std::string()),
+                  dev.value("name", std::string()), {}};
+    for (const Json& slot : dev.value("slots", Json::array()))
+      if (slot.is_string()) e.slots.push_back(slot.get<std::string>());
+    if (!e.name.empty())
+      for (const std::string& slot : e.slots) d.device_names.emplace_back(slot, e.name);
+    if (!e.key.empty()) d.devices.push_back(std::move(e));
+  }
+  return d;
+}
+
+// The episodes row (contract §6): the session's metadata, verbatim, in its columns.
+EpisodeRow RowOf(const Session& s, const arrow::Table& table, const std::vector<internal::LegacyFrame>& frames) {
+  EpisodeRow row;
+  row.episode_index = s.n;
+  row.length = table.num_rows();
+  row.start_frame_index = frames.empty() ? 0 : frames.front().frame_index;
+  row.end_frame_index = frames.empty() ? -1 : frames.back().frame_index;
+  row.created_at = s.created_at;
+  double lo = 0.0, hi = 0.0;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    lo = i == 0 ? frames[i].timestamp : std::min(lo, frames[i].timestamp);
+    hi = i == 0 ? frames[i].timestamp : std::max(hi, frames[i].timestamp);
+  }
+  row.duration_sec = frames.empty() ? 0.0 : hi - lo + 1.0 / s.fps;
+  auto verbatim = [&](const char* key) {
+    auto it = s.meta.find(key);
+    return it != s.meta.end() && it->is_object() ? internal::Dump(*it, -1) : std::string("{}");
+  };
+  row.drop_stats = verbatim("drop_stats");
+  row.video_codec = verbatim("video_codec");
+  row.calibration = internal::Dump(s.calibration, -1);
+  return row;
+}
+
+// Session s as episode s.n of the staged task, in one transaction under `lock`.
+Status StageSession(internal::TaskLock* lock, FileSystem* fs, const MigratePlan& plan, const Session& s,
+                    int64_t* frames_out) {
+  const std::string dir = JoinPath(plan.source, s.name);
+  REEL_ASSIGN_OR_RETURN(auto frames, internal::ReadLegacyFrames(fs, dir));
+  REEL_ASSIGN_OR_RETURN(auto sources, internal::ReadLegacySensors(fs, dir, s));
+  REEL_ASSIGN_OR_RETURN(auto table, internal::PooledTableFromLegacy(s.n, frames.frames, sources.tables));
+  REEL_ASSIGN_OR_RETURN(auto txn, internal::EpisodeTransaction::Begin(lock, s.n));
+  REEL_ASSIGN_OR_RETURN(std::string data_rel, PooledRel(InfoJson{}.data_path, s.n, std::nullopt, std::nullopt));
+  REEL_ASSIGN_OR_RETURN(std::string row_rel, PooledRel(InfoJson{}.episodes_path, s.n, std::nullopt, std::nullopt));
+  REEL_ASSIGN_OR_RETURN(std::string data_temp, txn->NewTemp(data_rel, "migrate"));
+  REEL_RETURN_IF_ERROR(internal::WriteParquet(fs, data_temp, *table));
+  REEL_ASSIGN_OR_RETURN(std::string row_temp, txn->NewTemp(row_rel, "migrate"));
+  REEL_RETURN_IF_ERROR(internal::WriteEpisodeRow(fs, row_temp, RowOf(s, *table, frames.frames)));
+  if (plan.copy_videos) {
+    for (const internal::SessionVideo& v : s.videos) {
+      REEL_ASSIGN_OR_RETURN(std::string rel, VideoRel(s.n, v));
+      REEL_ASSIGN_OR_RETURN(std::string temp, txn->NewTemp(rel, "migrate"));
+      REEL_RETURN_IF_ERROR(internal::CopyFileAcross(fs, JoinPath(dir, v.rel), fs, temp).status());
+    }
+  }
+  internal::TaskFilesUpdate update;
+  REEL_ASSIGN_OR_RETURN(update.stats, internal::EpisodeStatsFromTable(*table, sources.sensors));
+  REEL_ASSIGN_OR_RETURN(update.declaration, Declaration(plan, s, *table, sources.sensors, sources.has_imu));
+  update.tasks_jsonl = "{\"task_index\": 0, \"task\": " + internal::Dump(Json(plan.task_name), -1) + "}\n";
+  Status st = txn->Commit(update);
+  if (!txn->decided()) return st.WithContext(dir);
+  *frames_out = table->num_rows();
+  return Status::OK();
+}
+
+// The staged info.json over all sessions: created_at the earliest session's, calibration
+// the union with the latest value per key (contract-decisions.md "v1.0 migration: task
+// files"), video when any session had one.
+Status FinishStagedInfo(FileSystem* fs, const MigratePlan& plan, const std::string& staged) {
+  REEL_ASSIGN_OR_RETURN(InfoJson info, internal::LoadInfo(fs, staged));
+  Json calibration = Json::object();
+  std::optional<double> earliest;
+  for (const Session& s : plan.sessions) {
+    for (auto it = s.calibration.begin(); it != s.calibration.end(); ++it) calibration[it.key()] = it.value();
+    if (s.created_at > 0 && (!earliest || s.created_at < *earliest)) earliest = s.created_at;
+    info.video = info.video || !s.videos.empty();
+  }
+  if (earliest) info.created_at = earliest;
+  info.calibration_json = internal::Dump(calibration, -1);
+  REEL_ASSIGN_OR_RETURN(std::string text, SerializeInfoJson(info));
+  return WriteFileAtomic(fs, JoinPath(staged, internal::kInfoPath), text);
+}
+
+Json ManifestOf(const MigratePlan& plan) {
+  Json sessions = Json::array();
+  for (const Session& s : plan.sessions)
+    sessions.push_back({{"session", s.name}, {"episode_index", s.n}, {"source_episode_index", s.source_index}});
+  return {{"migrated_by", "reel migrate"},
+          {"source", plan.source},
+          {"in_place", plan.in_place},
+          {"backup", plan.backup},
+          {"sessions", sessions}};
+}
+
+// Step 1: the staged pooled task and ready.json; returns the staged files (relative).
+Result<std::vector<std::string>> Stage(FileSystem* fs, MigratePlan* plan, const MigrateOptions& options,
+                                       MigrateReport* report) {
+  const std::string staged = JoinPath(plan->dest, kStagedTask);
+  REEL_RETURN_IF_ERROR(RemoveAll(fs, JoinPath(plan->dest, kStagingDir)));
+  REEL_RETURN_IF_ERROR(fs->CreateDirs(staged));
+  {
+    REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, staged));
+    for (size_t i = 0; i < plan->sessions.size(); ++i) {
+      REEL_RETURN_IF_ERROR(StageSession(&lock, fs, *plan, plan->sessions[i], &plan->sessions[i].frames));
+      if (options.progress)
+        options.progress({"sessions staged", static_cast<int64_t>(i + 1), static_cast<int64_t>(plan->sessions.size()),
+                          plan->sessions[i].name});
+    }
+  }
+  REEL_RETURN_IF_ERROR(FinishStagedInfo(fs, *plan, staged));
+  REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, JoinPath(staged, kManifestPath), internal::Dump(ManifestOf(*plan), 2)));
+  std::vector<std::string> files;
+  REEL_RETURN_IF_ERROR(internal::ListTree(fs, staged, "", &files));
+  std::vector<std::string> published;
+  for (const std::string& f : files)
+    if (f == kManifestPath || (f[0] != '.' && f.find("/.") == std::string::npos)) published.push_back(f);
+  Json ready = {{"backup", plan->backup}, {"staged", published}, {"frames", Json::array()}};
+  for (const Session& s : plan->sessions) ready["frames"].push_back(s.frames);
+  REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, JoinPath(plan->dest, kReadyPath), internal::Dump(ready, -1)));
+  return published;
+}
+
+// A staging a killed run finished (ready.json, every listed file present), else nullopt.
+Result<std::optional<std::vector<std::string>>> FinishedStaging(FileSystem* fs, MigratePlan* plan) {
+  const std::string path = JoinPath(plan->dest, kReadyPath);
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(path));
+  if (st.type != FileType::kFile) return std::optional<std::vector<std::string>>();
+  REEL_ASSIGN_OR_RETURN(Json ready, internal::ReadJsonObjectBounded(fs, path));
+  std::vector<std::string> staged;
+  const Json frames = ready.value("frames", Json::array());
+  if (!ready.value("staged", Json()).is_array() || !frames.is_array() || frames.size() != plan->sessions.size())
+    return std::optional<std::vector<std::string>>();
+  for (const Json& f : ready["staged"]) {
+    if (!f.is_string()) return std::optional<std::vector<std::string>>();
+    REEL_ASSIGN_OR_RETURN(FileInfo fst, fs->Stat(JoinPath(JoinPath(plan->dest, kStagedTask), f.get<std::string>())));
+    if (fst.type != FileType::kFile) return std::optional<std::vector<std::string>>();
+    staged.push_back(f.get<std::string>());
+  }
+  plan->backup = ready.value("backup", std::string());
+  for (size_t i = 0; i < frames.size(); ++i) plan->sessions[i].frames = frames[i].is_number_integer() ? frames[i].get<int64_t>() : 0;
+  return std::optional<std::vector<std::string>>(std::move(staged));
+}
+
+// Step 2: one journaled task-change commit (see the file comment for its order).
+Status Publish(internal::TaskLock* lock, const MigratePlan& plan, const std::vector<std::string>& staged) {
+  FileSystem* fs = lock->fs();
+  const std::string staged_root = JoinPath(plan.dest, kStagedTask);
+  auto txn = internal::EpisodeTransaction::BeginTaskChange(lock);
+  for (const std::string& f : staged)
+    if (f != internal::kInfoPath) REEL_RETURN_IF_ERROR(txn->Adopt(JoinPath(staged_root, f), f));
+  std::set<std::string> moved;
+  if (!plan.copy_videos) {
+    for (const Session& s : plan.sessions)
+      for (const internal::SessionVideo& v : s.videos) {
+        REEL_ASSIGN_OR_RETURN(std::string rel, VideoRel(s.n, v));
+        txn->Move(s.name + "/" + v.rel, rel);
+        moved.insert(s.name + "/" + v.rel);
+      }
+  }
+  REEL_RETURN_IF_ERROR(txn->Adopt(JoinPath(staged_root, internal::kInfoPath), internal::kInfoPath));
+  if (plan.in_place) {
+    for (const Session& s : plan.sessions)
+      for (const std::string& f : s.files) {
+        const std::string rel = s.name + "/" + f;
+        if (moved.count(rel)) continue;
+        if (plan.backup.empty()) txn->Remove(rel);
+        else txn->Move(rel, plan.backup + "/" + rel);
+      }
+  }
+  Status st = txn->CommitFiles();
+  if (!txn->decided()) return st.WithContext(plan.dest + ": publishing the migrated task");
+  (void)fs;
+  return Status::OK();
+}
+
+// Step 3: removes the session folders the commit emptied and the staging folder; a
+// session folder that still holds a file is kept and reported.
+Status Clean(FileSystem* fs, const std::string& dest, bool in_place, std::vector<std::string>* warnings) {
+  REEL_RETURN_IF_ERROR(RemoveAll(fs, JoinPath(dest, kStagingDir)));
+  if (!in_place) return Status::OK();
+  REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(dest));
+  for (const DirEntry& e : entries) {
+    if (e.type != FileType::kDirectory || !IsLegacySessionFolderName(e.name)) continue;
+    REEL_ASSIGN_OR_RETURN(bool empty, internal::RemoveEmptyTree(fs, JoinPath(dest, e.name)));
+    if (!empty) warnings->push_back(JoinPath(dest, e.name) + ": still holds files after the migration; left as it is");
+  }
+  return Status::OK();
+}
+
+void Report(const MigratePlan& plan, MigrateReport* report) {
+  report->backup = plan.backup;
+  for (const Session& s : plan.sessions) {
+    MigratedSession m{s.name, s.n, s.frames, {}};
+    for (const internal::SessionVideo& v : s.videos) m.videos.push_back(v.slot);
+    report->frames += s.frames;
+    report->sessions.push_back(std::move(m));
+  }
+}
+
+// Under the destination's lock: stage (unless a finished staging is there), publish, clean.
+Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& options, MigrateReport* report) {
+  REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, plan->dest));
+  lock.RemoveStaleTemps();  // temps of a publish killed before its journal was written
+  REEL_ASSIGN_OR_RETURN(bool pooled, internal::MigratedAlready(fs, *plan));
+  if (pooled) {
+    report->already_pooled = true;
+    return Clean(fs, plan->dest, plan->in_place, &report->warnings);
+  }
+  REEL_RETURN_IF_ERROR(internal::FindSessions(fs, plan));
+  REEL_ASSIGN_OR_RETURN(auto staged, FinishedStaging(fs, plan));
+  if (!staged) {
+    plan->backup = plan->in_place && !options.no_backup ? BackupName() : "";
+    auto built = Stage(fs, plan, options, report);
+    if (!built.ok()) {  // a source reel cannot convert: leave no staging behind
+      (void)RemoveAll(fs, JoinPath(plan->dest, kStagingDir));
+      return built.status();
+    }
+    staged = std::move(*built);
+  }
+  REEL_RETURN_IF_ERROR(Publish(&lock, *plan, *staged));
+  Report(*plan, report);
+  return Clean(fs, plan->dest, plan->in_place, &report->warnings);
+}
+
+}  // namespace
+
+Result<MigrateReport> MigrateTask(const std::string& task_root, const MigrateOptions& options) {
+  FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
+  MigratePlan plan;
+  plan.source = task_root;
+  plan.in_place = options.to.empty();
+  plan.dest = plan.in_place ? task_root : options.to;
+  plan.copy_videos = !plan.in_place || !options.no_backup;
+  plan.task_name = BaseName(task_root);
+  MigrateReport report;
+  report.task = plan.dest;
+  report.dry_run = options.dry_run;
+  // Read-only first: a re-run after success, or a dry run, writes nothing.
+  REEL_ASSIGN_OR_RETURN(bool pooled, internal::MigratedAlready(fs, plan));
+  if (pooled && options.dry_run) {
+    report.already_pooled = true;
+    return report;
+  }
+  if (!pooled) {
+    REEL_RETURN_IF_ERROR(internal::CheckSource(fs, plan));
+    REEL_RETURN_IF_ERROR(internal::FindSessions(fs, &plan));
+    if (options.dry_run) {
+      plan.backup = plan.in_place && !options.no_backup ? BackupName() : "";
+      Report(plan, &report);
+      return report;
+    }
+  }
+  if (!plan.in_place) REEL_RETURN_IF_ERROR(fs->CreateDirs(plan.dest));
+  REEL_RETURN_IF_ERROR(MigrateLocked(fs, &plan, options, &report));
+  return report;
+}
+
+}  // namespace reel

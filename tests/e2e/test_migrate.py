@@ -1,0 +1,439 @@
+"""reel migrate: a v1.0 task (one folder per session) into pooled_episodes_v1.
+
+The v1.0 fixtures are built here with pyarrow, json and the ffmpeg CLI only (fixtures.video_bytes),
+from shared/docs/v1.0-layout.md, independently of reel; the expected pooled values are derived
+from the same description (one row per frame_index, the frame's first timestamps.json entry and
+first sensor row, defaults for a frame a sensor lacks), never from reel's output.
+
+The kill campaign runs REEL_MIGRATE_KILLS rounds (default 20; the issue's full campaign is 100+):
+    REEL_MIGRATE_KILLS=120 REEL_BIN=$PWD/build/cmake/tools/reel .venv/bin/python -m pytest -q \
+        -p no:cacheprovider tests/e2e/test_migrate.py -k kill
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from .cli_run import reel
+from .fixtures import video_bytes
+
+TASK = "pick"
+FPS = 30
+# (folder suffix, frames, stereo); suffixes 1, 2, 5 become N = 1, 2, 3
+# (contract-decisions.md "v1.0 -> pooled migration: numbering").
+SESSIONS = ((1, 6, True), (2, 5, False), (5, 4, True))
+GLOVES = ("left_glove", "right_glove")
+KEYS = ("episode_index", "frame_index", "timestamp", "task_index")
+
+
+# --------------------------------------------------------------------------- the v1.0 fixture
+
+
+def _fixed(values, width):
+    return pa.array([list(map(float, v)) for v in values], pa.list_(pa.float32(), width))
+
+
+def _glove_table(idx: int, frames: int, sensor: str, rng) -> pa.Table:
+    """One glove's parquet. The right glove repeats frame 1 (the first row wins); the left
+    glove misses frame 2 (zeros and "connected" there)."""
+    fis = list(range(frames))
+    if sensor == "right_glove":
+        fis = fis[:2] + [1] + fis[2:]
+    else:
+        fis = [f for f in fis if f != 2]
+    n = len(fis)
+    return pa.table({
+        "episode_index": pa.array([idx] * n, pa.int64()),
+        "frame_index": pa.array(fis, pa.int64()),
+        "timestamp": pa.array([f / FPS for f in fis], pa.float32()),
+        "task_index": pa.array([0] * n, pa.int64()),
+        f"observation.{sensor}": _fixed(rng.random((n, 256)), 256),
+        "observation.left_hand_pose": _fixed(np.zeros((n, 63)), 63),
+        "observation.right_hand_pose": _fixed(rng.random((n, 63)) if sensor == "right_glove" else np.zeros((n, 63)), 63),
+        "action": _fixed(np.zeros((n, 1)), 1),
+        f"status.ble_glove:{sensor[0].upper()}1": pa.array(
+            ["connected" if k % 3 else "disconnected" for k in range(n)], pa.string()),
+    })
+
+
+def _imu_table(idx: int, frames: int, rng) -> pa.Table:
+    counts = [1 + (f % 3) for f in range(frames)]
+    return pa.table({
+        "episode_index": pa.array([idx] * frames, pa.int64()),
+        "frame_index": pa.array(range(frames), pa.int64()),
+        "timestamp": pa.array([f / FPS for f in range(frames)], pa.float32()),
+        "task_index": pa.array([0] * frames, pa.int64()),
+        "hardware_ns": pa.array([10**9 * f for f in range(frames)], pa.int64()),
+        "imu_ts_ns": pa.array([[10**9 * f + 1000 * k for k in range(c)] for f, c in enumerate(counts)],
+                              pa.list_(pa.int64())),
+        "observation.imu": pa.array([[list(map(float, rng.random(6))) for _ in range(c)] for c in counts],
+                                    pa.list_(pa.list_(pa.float32(), 6))),
+    })
+
+
+def make_v1_task(root: Path) -> Path:
+    task = root / TASK
+    rng = np.random.default_rng(7)
+    for k, (idx, frames, stereo) in enumerate(SESSIONS):
+        s = task / f"{TASK}_{idx:06d}"
+        created = 1_700_000_000.0 + 100.0 * k
+        cameras = {"head_left": {"height": 24, "width": 32},
+                   "head_depth": {"height": 24, "width": 32, "type": "depth", "unit": "mm", "format": "png16"}}
+        if stereo:
+            cameras["head_right"] = {"height": 24, "width": 32, "fps": 15}
+        meta = {
+            "format": "egodata", "format_version": "1.0", "episode_index": idx, "fps": FPS, "task_name": TASK,
+            "cameras": cameras,
+            "devices": [{"key": "s80m:AB12", "kind": "s80m", "name": f"Head {k}", "slots": list(cameras),
+                         "serial": "AB12", "resolution": [32, 24], "fps": FPS, "calibration": {}},
+                        {"key": "ble_glove:R1", "kind": "ble_glove", "name": "Right glove", "slots": [],
+                         "sensor_column": "observation.right_glove"}],
+            "sensors": list(GLOVES), "sensor_dim": 256, "created_at": created, "codebase_version": f"1.0.1{k}",
+            "video_codec": {"encoder": "libx264", "codec": "h264", "crf": 23, "ffmpeg": "/usr/bin/ffmpeg",
+                            "selected_by": "probe", "probe": {"libx264": True}},
+            "drop_stats": {"queue": k, "imu_overflow": 0},
+        }
+        entries = []
+        for f in range(frames):
+            e = {"frame_index": f, "timestamp": f / FPS, "wall_time": created + f / FPS}
+            if stereo:
+                e["hardware_ns"] = 10**9 * f + 7
+            entries.append(e)
+            if stereo:  # the right eye's entry: never the one kept
+                entries.append({"frame_index": f, "timestamp": f / FPS + 0.001, "wall_time": created + f / FPS + 0.001,
+                                "hardware_ns": 10**9 * f + 9})
+        _write_json(s / "metadata.json", meta)
+        _write_json(s / "timestamps.json", {"timestamps": entries, "total_frames": frames})
+        for sensor in GLOVES:
+            _write_parquet(s / "data" / sensor / "chunk-0000" / "chunk_000000.parquet", _glove_table(idx, frames, sensor, rng))
+        if stereo:
+            _write_parquet(s / "data" / "imu" / "chunk-0000" / "chunk_000000.parquet", _imu_table(idx, frames, rng))
+        _write(s / "videos" / "head_left" / "chunk-0000" / "head_left.mp4", video_bytes("mp4", False, frames))
+        if stereo:
+            _write(s / "videos" / "head_right" / "chunk-0000" / "head_right.mp4", video_bytes("mp4", False, frames))
+            _write(s / "videos" / "head_left" / "chunk-0000" / "head_left_aux.mp4", video_bytes("mp4", False, frames))
+        _write(s / "depth" / "head_depth" / "head_depth.mkv", video_bytes("mkv", True, frames))
+        _write(s / "depth" / "head_depth" / "head_depth.mp4", video_bytes("mp4", False, frames))  # heat-map preview
+        _write_json(s / "calibration" / "head_stereo.json", {"baseline_m": 0.06 + k, "K": [[1, 0, 16], [0, 1, 12], [0, 0, 1]]})
+        if k == 0:
+            _write_json(s / "calibration" / "wrist_calibration.json", {"R": [1, 0, 0]})
+        _write_json(s / "meta" / "info.json", {"codebase_version": "v3.0", "fps": FPS, "total_episodes": 1})
+        _write(s / "meta" / "tasks.jsonl", json.dumps({"task_index": 0, "task": TASK}).encode() + b"\n")
+        _write_parquet(s / "meta" / "episodes" / "chunk-000" / "file-000.parquet", pa.table(
+            {c: pa.array([v], pa.int64()) for c, v in
+             {"episode_index": idx, "task_index": 0, "start_frame_index": 0, "end_frame_index": frames - 1,
+              "length": frames}.items()}))
+    return task
+
+
+def _write(path: Path, data: bytes):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _write_json(path: Path, obj):
+    _write(path, json.dumps(obj, indent=2).encode())
+
+
+def _write_parquet(path: Path, table: pa.Table):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
+# --------------------------------------------------------------------------- what the migration must give
+
+
+def expected_episodes(v1: Path) -> dict:
+    """N -> (session folder, {column: [values]}, {image key: source video path}), from the
+    v1.0 files alone."""
+    folders = sorted((p for p in v1.iterdir() if (p / "metadata.json").is_file()),
+                     key=lambda p: (json.loads((p / "metadata.json").read_text())["episode_index"], p.name))
+    out = {}
+    for n, s in enumerate(folders, start=1):
+        entries = json.loads((s / "timestamps.json").read_text())["timestamps"]
+        first = {}
+        for e in entries:
+            first.setdefault(e["frame_index"], e)
+        frames = sorted(first)
+        cols = {"episode_index": [n] * len(frames), "frame_index": frames,
+                "timestamp": [float(np.float32(first[f]["timestamp"])) for f in frames],
+                "task_index": [0] * len(frames), "wall_time": [first[f]["wall_time"] for f in frames]}
+        cols["hardware_ns"] = [first[f].get("hardware_ns", 0) for f in frames]  # a key column: 0 when absent
+        subs = sorted(p.name for p in (s / "data").iterdir())
+        for sub in [x for x in subs if x != "imu"] + [x for x in subs if x == "imu"]:
+            t = pq.read_table(next((s / "data" / sub).rglob("*.parquet")))
+            rows = {}
+            for r, fi in enumerate(t.column("frame_index").to_pylist()):
+                rows.setdefault(fi, r)
+            for name in t.column_names:
+                if name in cols or name == "hardware_ns":
+                    continue
+                values = t.column(name).to_pylist()
+                typ = t.schema.field(name).type
+                default = ("connected" if pa.types.is_string(typ) else
+                           [] if pa.types.is_list(typ) else [0.0] * typ.list_size)
+                cols[name] = [values[rows[f]] if f in rows else default for f in frames]
+        videos = {p.stem: p for p in (s / "videos").rglob("*.mp4")}
+        videos["head_depth"] = s / "depth" / "head_depth" / "head_depth.mkv"
+        out[n] = (s.name, cols, videos)
+    return out
+
+
+def pooled_rel(n: int, kind: str, slot: str = "", ext: str = "") -> str:
+    c, f = (n - 1) // 1000, (n - 1) % 1000
+    return {"data": f"data/chunk-{c:03d}/episode-{f:03d}.parquet",
+            "row": f"meta/episodes/chunk-{c:03d}/episode-{f:03d}.parquet",
+            "video": f"videos/chunk-{c:03d}/{slot}/episode-{f:03d}.{ext}"}[kind]
+
+
+def assert_migrated(task: Path, expected: dict, v1: Path):
+    """Every column, every frame, every video byte of `task` equals what `expected` derives
+    from the v1.0 files at `v1`."""
+    info = json.loads((task / "meta" / "info.json").read_text())
+    assert info["format"] == "pooled_episodes_v1" and info["codebase_version"] == "v3.0"
+    assert info["total_episodes"] == len(expected)
+    assert set(info["sensors"]) == set(GLOVES)
+    metas = {n: json.loads((v1 / name / "metadata.json").read_text()) for n, (name, _, _) in expected.items()}
+    assert info["created_at"] == min(m["created_at"] for m in metas.values())
+    assert info["video_extensions"] == {"head_left": "mp4", "head_depth": "mkv", "head_right": "mp4",
+                                        "head_left_aux": "mp4"} or set(info["video_extensions"]) == {
+        "head_left", "head_depth", "head_right", "head_left_aux"}
+    assert info["video_extensions"]["head_depth"] == "mkv"
+    assert "head_depth" not in info["cameras"] and info["cameras"]["head_right"]["fps"] == 15
+    calibration = {}
+    for n, (name, _, _) in sorted(expected.items()):
+        for p in sorted((v1 / name / "calibration").glob("*.json")):
+            calibration[p.stem] = json.loads(p.read_text())
+    assert info["calibration"] == calibration
+    for n, (name, cols, videos) in expected.items():
+        table = pq.read_table(task / pooled_rel(n, "data"))
+        assert sorted(table.column_names) == sorted(cols), (n, table.column_names)
+        for c, values in cols.items():
+            got = table.column(c).to_pylist()
+            if c == "timestamp" or "observation" in c or c == "action":
+                np.testing.assert_array_equal(np.array(got, dtype=object), np.array(values, dtype=object), err_msg=f"N={n} {c}")
+            else:
+                assert got == values, (n, c)
+        row = pq.read_table(task / pooled_rel(n, "row")).to_pylist()
+        assert len(row) == 1
+        row, meta = row[0], metas[n]
+        assert row["episode_index"] == n and row["length"] == len(cols["frame_index"])
+        assert row["start_frame_index"] == cols["frame_index"][0] and row["end_frame_index"] == cols["frame_index"][-1]
+        assert row["created_at"] == meta["created_at"]
+        assert json.loads(row["drop_stats"]) == meta["drop_stats"]
+        assert json.loads(row["video_codec"]) == meta["video_codec"]
+        assert json.loads(row["calibration"]) == {p.stem: json.loads(p.read_text())
+                                                  for p in (v1 / name / "calibration").glob("*.json")}
+        for slot, src in videos.items():
+            ext = src.suffix[1:]
+            assert (task / pooled_rel(n, "video", slot, ext)).read_bytes() == src.read_bytes(), (n, slot)
+
+
+def check_json(reel_bin, task: Path) -> dict:
+    proc = subprocess.run([reel_bin, "check", "--json", str(task)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def errors(report: dict, allowed=()) -> list:
+    return [f for t in report.get("tasks", []) for f in t.get("findings", [])
+            if f.get("severity") in ("error", "warning") and f.get("rule") not in allowed]
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@pytest.fixture(scope="module")
+def v1_template(tmp_path_factory) -> Path:
+    return make_v1_task(tmp_path_factory.mktemp("v1"))
+
+
+def copy_task(template: Path, where: Path) -> Path:
+    dst = where / TASK
+    shutil.copytree(template, dst)
+    return dst
+
+
+def test_check_names_the_migrate_command(reel_bin, v1_template):
+    report = check_json(reel_bin, v1_template)
+    hint = [f for t in report["tasks"] for f in t["findings"] if f["rule"] == "format.unknown"]
+    assert hint and "reel migrate" in hint[0]["message"], report
+
+
+def test_dry_run_writes_nothing(reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path)
+    before = sorted(str(p.relative_to(task)) for p in task.rglob("*"))
+    out = json.loads(reel(reel_bin, "migrate", "--dry-run", "--json", task).stdout)
+    assert [(s["session"], s["episode_index"]) for s in out["sessions"]] == [
+        ("pick_000001", 1), ("pick_000002", 2), ("pick_000005", 3)]
+    assert sorted(str(p.relative_to(task)) for p in task.rglob("*")) == before
+
+
+@pytest.mark.parametrize("mode", ["backup", "no-backup", "to"])
+def test_round_trip_every_value_and_video_byte(reel_bin, v1_template, tmp_path, mode):
+    task = copy_task(v1_template, tmp_path)
+    expected = expected_episodes(v1_template)
+    args = {"backup": [], "no-backup": ["--no-backup"], "to": ["--to", tmp_path / "pooled"]}[mode]
+    out = json.loads(reel(reel_bin, "migrate", "--json", task, *args).stdout)
+    dest = tmp_path / "pooled" if mode == "to" else task
+    assert out["frames"] == sum(len(c["frame_index"]) for _, c, _ in expected.values())
+    reel(reel_bin, "check", dest)  # exit 0: no errors
+    assert errors(check_json(reel_bin, dest)) == []
+    assert_migrated(dest, expected, v1_template)
+    manifest = json.loads((dest / "meta" / ".migrate_manifest.json").read_text())
+    assert [(s["session"], s["episode_index"]) for s in manifest["sessions"]] == [
+        (name, n) for n, (name, _, _) in sorted(expected.items())]
+    leftovers = [p.name for p in dest.iterdir() if p.name.startswith(f"{TASK}_") or p.name.startswith(".reel-")]
+    assert leftovers == []
+    backups = [p for p in dest.iterdir() if p.name.startswith("_migrate_backup_")]
+    if mode == "backup":  # the backup holds every source file, byte for byte
+        assert len(backups) == 1
+        for src in v1_template.rglob("*"):
+            if src.is_file():
+                assert (backups[0] / src.relative_to(v1_template)).read_bytes() == src.read_bytes(), src
+    else:
+        assert backups == []
+    if mode == "to":  # the source is left as it was
+        for src in v1_template.rglob("*"):
+            if src.is_file():
+                assert (task / src.relative_to(v1_template)).read_bytes() == src.read_bytes()
+    # Idempotent: a second run changes nothing.
+    snap = {p: p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file()}
+    again = json.loads(reel(reel_bin, "migrate", "--json", task, *args).stdout)
+    assert again["already_pooled"] is True
+    assert {p: p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file()} == snap
+
+
+def test_python_migrate(reel_mod, reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path)
+    plan = reel_mod.migrate(task, dry_run=True)
+    assert plan["dry_run"] and [s["episode_index"] for s in plan["sessions"]] == [1, 2, 3]
+    out = reel_mod.migrate(task, to=tmp_path / "pooled")
+    assert out["frames"] == sum(len(c["frame_index"]) for _, c, _ in expected_episodes(v1_template).values())
+    assert_migrated(tmp_path / "pooled", expected_episodes(v1_template), v1_template)
+    assert reel_mod.migrate(task, to=tmp_path / "pooled")["already_pooled"] is True
+    assert reel_mod.migrate(tmp_path / "pooled")["already_pooled"] is True  # in place on a pooled task: a no-op
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(Exception, match="not a dataset"):
+        reel_mod.migrate(tmp_path / "empty")
+
+
+def test_refuses_a_depth_frame_sequence_and_changes_nothing(reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path)
+    session = task / f"{TASK}_000002"
+    (session / "depth" / "head_depth" / "head_depth.mkv").unlink()
+    _write(session / "depth" / "head_depth" / "000001.png", b"\x89PNG")
+    before = {p: p.read_bytes() for p in task.rglob("*") if p.is_file()}
+    proc = reel(reel_bin, "migrate", task, ok=2)
+    assert "frame sequence" in proc.stderr and "pick_000002" in proc.stderr
+    after = {p: p.read_bytes() for p in task.rglob("*") if p.is_file() and ".lock" not in p.name}
+    assert after == before
+
+
+def test_a_broken_session_fails_before_anything_is_published(reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path)
+    broken = task / f"{TASK}_000005" / "data" / "left_glove" / "chunk-0000" / "chunk_000000.parquet"
+    broken.write_bytes(b"not a parquet file")
+    before = {p: p.read_bytes() for p in task.rglob("*") if p.is_file()}
+    proc = reel(reel_bin, "migrate", task, ok=2)
+    assert "chunk_000000.parquet" in proc.stderr
+    after = {p: p.read_bytes() for p in task.rglob("*") if p.is_file() and p.name != ".lock"}
+    assert after == before and not (task / ".reel-migrate").exists()
+    assert check_json(reel_bin, task)["tasks"][0]["format"] == "legacy_v1_0"
+
+
+# --------------------------------------------------------------------------- kill campaign
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _state_after_kill(reel_bin, task: Path, template: Path, to: Path | None):
+    """The task a reader sees after a kill: the v1.0 task exactly (old) or a pooled task
+    whose episodes are all there (new). Returns "old" or "new"."""
+    dest = to or task
+    journal = dest / "meta" / ".commit-task.json"
+    info = dest / "meta" / "info.json"
+    if info.is_file():
+        assert json.loads(info.read_text())["format"] == "pooled_episodes_v1"
+        # Every episode complete; session folders may wait for the re-run (empty ones, or the
+        # rest of a journal being rolled forward).
+        report = check_json(reel_bin, dest)
+        bad = errors(report, allowed=("layout.legacy_leftover",))
+        assert bad == [], bad
+        return "new"
+    renamed = {}
+    if journal.is_file():  # decided, not yet rolled forward: a file may be at its journaled place
+        renamed = {src: dst for src, dst in json.loads(journal.read_text())["renames"]}
+    if to is None:
+        for src in template.rglob("*"):
+            if not src.is_file():
+                continue
+            rel = str(src.relative_to(template))
+            here = task / rel
+            if here.is_file():
+                assert _sha(here) == _sha(src), rel
+            else:
+                assert rel in renamed and _sha(task / renamed[rel]) == _sha(src), f"{rel} is gone, not journaled"
+        report = check_json(reel_bin, task)
+        assert report["tasks"][0]["format"] == "legacy_v1_0", report
+    else:
+        for src in template.rglob("*"):
+            if src.is_file():
+                assert _sha(task / src.relative_to(template)) == _sha(src)
+    return "old"
+
+
+def run_killed_after(argv: list, delay: float) -> int:
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+    return proc.wait()
+
+
+def test_kill_campaign_old_or_new_then_rerun_finishes(reel_bin, v1_template, tmp_path):
+    rounds = int(os.environ.get("REEL_MIGRATE_KILLS", "20"))
+    expected = expected_episodes(v1_template)
+    rng = random.Random(17)
+    # How long a whole migration takes here: kills land uniformly over it.
+    probe = copy_task(v1_template, tmp_path / "probe")
+    start = time.monotonic()
+    reel(reel_bin, "migrate", probe)
+    full = time.monotonic() - start
+    outcomes = {"old": 0, "new": 0, "finished": 0}
+    for r in range(rounds):
+        where = tmp_path / f"round{r}"
+        task = copy_task(v1_template, where)
+        mode = ("backup", "no-backup", "to")[r % 3]
+        to = where / "pooled" if mode == "to" else None
+        args = {"backup": [], "no-backup": ["--no-backup"], "to": ["--to", to]}[mode]
+        argv = [reel_bin, "migrate", str(task), *map(str, args)]
+        rc = run_killed_after(argv, rng.uniform(0.0, full * 1.1))
+        if rc == 0:
+            outcomes["finished"] += 1
+        else:
+            assert rc == -signal.SIGKILL, f"round {r}: exit {rc}"
+            outcomes[_state_after_kill(reel_bin, task, v1_template, to)] += 1
+        reel(reel_bin, "migrate", task, *args)
+        dest = to or task
+        assert errors(check_json(reel_bin, dest)) == [], f"round {r} ({mode})"
+        assert_migrated(dest, expected, v1_template)
+        assert not (dest / ".reel-migrate").exists()
+        shutil.rmtree(where)
+    print(f"\nmigrate kill campaign: {rounds} rounds, {full:.2f} s per migration: {outcomes}")

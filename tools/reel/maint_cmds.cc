@@ -1,0 +1,70 @@
+// The maintenance tools (docs/maintenance.md) over reel/maintenance.h: reel migrate.
+#include <iostream>
+#include <memory>
+
+#include "cli.h"
+#include "reel/maintenance.h"
+
+namespace reel::cli {
+namespace {
+
+struct MigrateArgs {
+  std::string task;
+  bool json = false;
+  std::string progress = "auto";
+  MigrateOptions options;
+};
+
+Json MigrateJson(const MigrateReport& r) {
+  Json sessions = Json::array();
+  for (const MigratedSession& s : r.sessions)
+    sessions.push_back({{"session", s.session}, {"episode_index", s.episode_index}, {"frames", s.frames},
+                        {"videos", s.videos}});
+  return {{"task", r.task},           {"already_pooled", r.already_pooled}, {"dry_run", r.dry_run},
+          {"backup", r.backup},       {"sessions", sessions},               {"frames", r.frames},
+          {"warnings", r.warnings}};
+}
+
+int RunMigrate(MigrateArgs& a) {
+  a.options.progress = MakeProgress(a.progress);
+  auto report = MigrateTask(a.task, a.options);
+  if (!report.ok()) return Fail(report.status());
+  if (a.json) {
+    PrintJson(MigrateJson(*report));
+    return kExitOk;
+  }
+  for (const auto& w : report->warnings) std::cerr << "reel: warning: " << w << "\n";
+  if (report->already_pooled) {
+    std::cout << report->task << ": already a pooled_episodes_v1 task; nothing to migrate\n";
+    return kExitOk;
+  }
+  const char* verb = report->dry_run ? "would migrate" : "migrated";
+  for (const MigratedSession& s : report->sessions)
+    std::cout << s.session << " -> episode " << s.episode_index
+              << (report->dry_run ? std::string() : " (" + std::to_string(s.frames) + " frames)") << "\n";
+  std::cout << report->task << ": " << verb << " " << report->sessions.size() << " sessions";
+  if (!report->dry_run) std::cout << ", " << report->frames << " frames";
+  if (!report->backup.empty()) std::cout << "; backup " << report->backup << "/";
+  std::cout << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddMaintenanceCommands(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<MigrateArgs>();
+  auto* cmd = app.add_subcommand("migrate", "Convert a v1.0 task (one folder per session) into pooled_episodes_v1");
+  cmd->add_option("task", a->task, "the v1.0 task directory")->required();
+  cmd->add_option("--to", a->options.to,
+                  "write the pooled task to this new (or empty) directory and leave the source as it is "
+                  "(default: in place)");
+  cmd->add_flag("--no-backup", a->options.no_backup,
+                "in place: move the videos and remove the session folders instead of keeping them in "
+                "_migrate_backup_<time>/");
+  cmd->add_flag("--dry-run", a->options.dry_run, "print the plan (sessions and their episode numbers), write nothing");
+  AddJsonFlag(cmd, a->json);
+  AddProgressOption(cmd, a->progress);
+  cmd->callback([&exit_code, a] { exit_code = RunMigrate(*a); });
+}
+
+}  // namespace reel::cli
