@@ -41,6 +41,7 @@ void AddUploadCommand(CLI::App& app, int& exit_code);   // upload
 void AddExportCommand(CLI::App& app, int& exit_code);   // export
 void AddImportCommand(CLI::App& app, int& exit_code);   // import
 void AddPushCommand(CLI::App& app, int& exit_code);     // push
+void AddSplitCommand(CLI::App& app, int& exit_code);    // split-episodes
 
 // grammar.cc: the parts every command shares.
 void AddCompletionCommand(CLI::App& app, int& exit_code);  // completion bash|zsh

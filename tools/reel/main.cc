@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   reel::cli::AddExportCommand(app, exit_code);
   reel::cli::AddImportCommand(app, exit_code);
   reel::cli::AddPushCommand(app, exit_code);
+  reel::cli::AddSplitCommand(app, exit_code);
   reel::cli::AddCompletionCommand(app, exit_code);
   reel::cli::AddVersionFlags(app);
   try {
