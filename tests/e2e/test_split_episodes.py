@@ -264,3 +264,12 @@ def test_kill_campaign(reel_bin, tmp_path):
         shutil.rmtree(task)
     print(f"\nsplit-episodes kill campaign: {rounds} rounds, full run ~{full_s * 1000:.1f} ms, "
           f"states after the kill: {dict(sorted(states.items()))}")
+
+
+def test_progress_and_a_trailing_slash(reel_bin, legacy):
+    rc, out, err = reel_exec(reel_bin, "split-episodes", f"{legacy}/", "--progress", "json")
+    assert rc == 0, err
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert lines and lines[-1]["progress"] == "episodes split"
+    assert lines[-1]["done"] == lines[-1]["total"] == len(SHARD0) + len(SHARD1)
+    assert_split_done(legacy, shard_rows(make_task(legacy.parent / "again")))
