@@ -273,3 +273,16 @@ def test_progress_and_a_trailing_slash(reel_bin, legacy):
     assert lines and lines[-1]["progress"] == "episodes split"
     assert lines[-1]["done"] == lines[-1]["total"] == len(SHARD0) + len(SHARD1)
     assert_split_done(legacy, shard_rows(make_task(legacy.parent / "again")))
+
+
+def test_python_split_episodes(reel_mod, reel_bin, legacy):
+    original = shard_rows(legacy)
+    before = snapshot(legacy)
+    plan = reel_mod.split_episodes(legacy, dry_run=True)
+    assert snapshot(legacy) == before
+    assert plan["dry_run"] is True and plan["episodes_split"] == len(SHARD0) + len(SHARD1)
+    done = reel_mod.split_episodes(str(legacy))
+    assert {k: v for k, v in done.items() if k != "dry_run"} == {k: v for k, v in plan.items() if k != "dry_run"}
+    assert_split_done(legacy, original)
+    assert reel_mod.split_episodes(legacy)["shards"] == []
+    check_clean(reel_bin, legacy)
