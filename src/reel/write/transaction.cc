@@ -180,7 +180,9 @@ Result<std::string> EpisodeTransaction::NewTemp(const std::string& rel, const st
 }
 
 void EpisodeTransaction::Track(const std::string& temp, const std::string& rel) {
-  files_.push_back({temp.substr(root_.size() + 1), rel});
+  // temp is JoinPath(root_, ...): no separator is added after a root that ends in '/'
+  // ("task/" names the task too), so none is skipped then.
+  files_.push_back({temp.substr(root_.size() + (root_.ends_with('/') ? 0 : 1)), rel});
 }
 
 Status EpisodeTransaction::Adopt(const std::string& from, const std::string& rel) {
