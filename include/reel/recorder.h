@@ -208,6 +208,18 @@ class TaskWriter {
 
   // Chooses N (under the lock) and starts an episode.
   Result<std::unique_ptr<EpisodeWriter>> BeginEpisode();
+  // Records the number `n` again (contract §6.1 "同号重录"; docs/recorder.md "Re-recording a
+  // number"): one whose data was deleted, or, with `replace`, a live one (its data or video
+  // files exist) whose recording is being redone. Refused: AlreadyExists for a live N
+  // without `replace` or one another writer is recording; Invalid for a number never
+  // recorded (new numbers come from BeginEpisode()). The commit publishes the new files
+  // over the old ones and removes, in the same journaled commit, every old file of N the
+  // new recording does not write (a video slot it lacks, a depth file of the other codec).
+  // stats.json is left as it is: a re-recorded number stays counted once, by its first
+  // recording (deleting never rolled it back, contract §4), and cannot be subtracted
+  // exactly; `reel stats --rebuild` recomputes it from the data. info.json merges as usual.
+  // Aborting does not offer N to the next recording.
+  Result<std::unique_ptr<EpisodeWriter>> BeginEpisode(int64_t n, bool replace);
 
   const std::string& root() const { return root_; }
   const TaskWriterOptions& options() const { return options_; }
@@ -216,6 +228,7 @@ class TaskWriter {
   friend class EpisodeWriter;
 
   TaskWriter() = default;
+  Result<std::unique_ptr<EpisodeWriter>> Begin(std::optional<int64_t> n, bool replace);
   std::string root_;
   TaskWriterOptions options_;
   FileSystem* fs_ = nullptr;

@@ -52,7 +52,7 @@ from ._storage import STORAGE_OPTION_KEYS  # noqa: F401 - documented keys
 from ._storage import storage as _storage
 from ._writer import Episode, TaskWriter
 from ._ops import Server, check, export, import_dataset, migrate, pack, push, serve, simulate, upload
-from ._ops import rebuild_stats, repair_scale
+from ._ops import rebuild_stats, repair_scale, split_episodes
 from ._ops import options_repr as _options_repr
 from ._errors import (
     AlreadyExistsError,
@@ -84,7 +84,7 @@ for _cls in (ExportOptions, ImportOptions, PackOptions, PushOptions, UploadOptio
 
 __all__ = [
     "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
-    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "check", "simulate", "rebuild_stats", "repair_scale", "serve", "Server", "sha256_hex",
+    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "serve", "Server", "sha256_hex",
     "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "PushOptions", "UploadOptions", "CheckOptions",
     "SimulateOptions", "ServeConfig",
     "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",

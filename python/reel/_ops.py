@@ -155,6 +155,15 @@ def simulate(task: str | os.PathLike, count: int = 2, **kwargs: Any) -> dict[str
     return _core.simulate(os.fspath(task), int(count), o)
 
 
+def split_episodes(path: str | os.PathLike, dry_run: bool = False) -> dict[str, Any]:
+    """Splits the legacy multi-row episodes shards of a local task
+    (``meta/episodes/chunk-CCC/file-CCC.parquet``) into one file per episode, rows unchanged, the
+    shards removed last (``reel split-episodes``, docs/maintenance.md); crash-safe and idempotent.
+    ``dry_run``: the plan only, nothing written. Returns {task, dry_run, episodes_split,
+    episodes_kept, shards: [{shard, split, kept, files}]}."""
+    return _core.split_episodes(os.fspath(path), bool(dry_run))
+
+
 class Server:
     """The import server (``reel serve``, docs/serve.md) running on a thread of this process.
 

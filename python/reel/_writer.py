@@ -133,9 +133,15 @@ class TaskWriter:
         """The task directory."""
         return self._core.root
 
-    def episode(self) -> Episode:
-        """Begins an episode (chooses N under the task lock)."""
-        return Episode(self._core.begin_episode())
+    def episode(self, n: int | None = None, replace: bool = False) -> Episode:
+        """Begins an episode: a new N chosen under the task lock, or, with ``n``, that number
+        recorded again (contract §6.1; docs/recorder.md "Re-recording a number"): one whose data
+        was deleted, or a live one with ``replace=True`` (its old files replaced in the commit;
+        stats.json keeps counting N once). Raises for a live N without ``replace`` or a number
+        never recorded."""
+        if replace and n is None:
+            raise TypeError("episode(replace=True) needs the number to re-record: episode(n, replace=True)")
+        return Episode(self._core.begin_episode(None if n is None else int(n), bool(replace)))
 
     def __repr__(self) -> str:
         return f"reel.TaskWriter({self.root!r})"

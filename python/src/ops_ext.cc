@@ -21,6 +21,7 @@
 #include "reel/push.h"
 #include "reel/check.h"
 #include "reel/interop.h"
+#include "reel/maintenance.h"
 #include "reel/object_store.h"
 #include "reel/pack.h"
 #include "reel/recorder.h"
@@ -412,6 +413,35 @@ void BindPush(nb::module_& m) {
       "Mirrors a local task to a URI or directory (docs/storage.md); the report `reel push --json` prints.");
 }
 
+void BindSplitEpisodes(nb::module_& m) {
+  m.def(
+      "split_episodes",
+      [](const std::string& task, bool dry_run) {
+        SplitEpisodesOptions o;
+        o.dry_run = dry_run;
+        SplitEpisodesReport r = Released([&] { return SplitEpisodes(task, o); });
+        nb::list shards;
+        for (const SplitShard& s : r.shards) {
+          nb::dict sd;
+          sd["shard"] = s.shard;
+          sd["split"] = nb::cast(s.split);
+          sd["kept"] = nb::cast(s.kept);
+          sd["files"] = StringList(s.files);
+          shards.append(sd);
+        }
+        nb::dict d;
+        d["task"] = task;
+        d["dry_run"] = r.dry_run;
+        d["episodes_split"] = r.episodes_split;
+        d["episodes_kept"] = r.episodes_kept;
+        d["shards"] = shards;
+        return d;
+      },
+      "task"_a, "dry_run"_a = false,
+      "Splits legacy multi-row episodes shards into one file per episode (docs/maintenance.md); "
+      "the report `reel split-episodes --json` prints.");
+}
+
 void BindOps(nb::module_& m) {
   nb::class_<CheckOptions>(m, "CheckOptions", "reel::CheckOptions (include/reel/check.h): `reel check`.")
       .def(nb::init<>())
@@ -428,6 +458,7 @@ void BindOps(nb::module_& m) {
   BindPush(m);
   BindUpload(m);
   BindSimulate(m);
+  BindSplitEpisodes(m);
   BindServe(m);
 }
 

@@ -4,6 +4,7 @@
 // (commit on success, abort on an exception) lives in the Python layer.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 
@@ -243,14 +244,14 @@ void BindWriter(nb::module_& m) {
           },
           "root"_a, "options"_a)
       .def_prop_ro("root", &TaskWriter::root)
-      .def("begin_episode", [](TaskWriter& w) {
+      .def("begin_episode", [](TaskWriter& w, std::optional<int64_t> n, bool replace) {
         Result<std::unique_ptr<EpisodeWriter>> e = Status::OK();
         {
           nb::gil_scoped_release release;
-          e = w.BeginEpisode();
+          e = n ? w.BeginEpisode(*n, replace) : w.BeginEpisode();
         }
         return Unwrap(std::move(e));
-      }, nb::keep_alive<0, 1>());
+      }, "n"_a = nb::none(), "replace"_a = false, nb::keep_alive<0, 1>());
 }
 
 }  // namespace py

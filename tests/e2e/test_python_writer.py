@@ -172,3 +172,25 @@ def test_episodes_with_and_without_a_sparse_column_export_and_train(reel_mod, re
     import reel.daft as rd
     got = rd.read([str(task)], columns=["observation.gripper_state_ns"]).sort(["episode_index", "frame_index"])
     assert got.to_pydict()["observation.gripper_state_ns"] == [100, 101, 102, 0, 0, 0]
+
+
+def test_rerecord_a_number_from_python(reel_mod, reel_bin, tmp_path):
+    """writer.episode(n, replace=True): docs/recorder.md "Re-recording a number"."""
+    rng = np.random.default_rng(6)
+    task = tmp_path / "py_task"
+    w = reel_mod.TaskWriter(str(task), fps=30.0)
+    for _ in range(2):
+        with w.episode() as ep:
+            record(ep, 3, rng)
+    stats = (task / "meta/stats.json").read_bytes()
+    with pytest.raises(reel_mod.AlreadyExistsError, match="episode 2 is live"):
+        w.episode(2)
+    with pytest.raises(TypeError, match="needs the number"):
+        w.episode(replace=True)
+    with w.episode(2, replace=True) as ep:
+        assert ep.episode_index == 2
+        record(ep, 5, rng)
+    assert pq.read_table(task / data_rel(2)).column("episode_index").to_pylist() == [2] * 5
+    assert pq.read_table(task / row_rel(2)).column("length").to_pylist() == [5]
+    assert (task / "meta/stats.json").read_bytes() == stats
+    check_clean(reel_bin, task)

@@ -191,3 +191,15 @@ def test_delete_lower_number_keeps_numbering(reel_bin, tmp_path, victim):
     assert data_numbers(task) == [n for n in (1, 2, 3, 4) if n != victim]
     assert row_numbers(task) == [1, 2, 3, 4]
     check_clean(reel_bin, task)
+
+
+def test_a_task_path_with_a_trailing_slash_records(reel_bin, tmp_path):
+    """`reel simulate task/` once reported success and published nothing: the commit's paths
+    were cut one character short after a root ending in '/' (EpisodeTransaction::Track)."""
+    from .test_recorder_common import check_clean, data_numbers, row_numbers, simulate
+
+    task = tmp_path / "pick"
+    for _ in range(2):
+        simulate(reel_bin, f"{task}/", "--count", 1, "--seconds", 0.2, "--fps", 10, "--no-video")
+    assert data_numbers(task) == [1, 2] and row_numbers(task) == [1, 2]
+    check_clean(reel_bin, task)

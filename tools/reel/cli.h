@@ -43,6 +43,7 @@ void AddImportCommand(CLI::App& app, int& exit_code);   // import
 void AddPushCommand(CLI::App& app, int& exit_code);     // push
 void AddRepairScaleCommand(CLI::App& app, int& exit_code);  // repair-scale
 void AddMaintenanceCommands(CLI::App& app, int& exit_code);  // migrate
+void AddSplitCommand(CLI::App& app, int& exit_code);    // split-episodes
 
 // grammar.cc: the parts every command shares.
 void AddCompletionCommand(CLI::App& app, int& exit_code);  // completion bash|zsh

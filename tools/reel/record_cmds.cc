@@ -18,6 +18,8 @@ struct SimulateArgs {
   int64_t episodes = 2;
   int64_t deprecated_episodes = -1;  // simulate --episodes N, before --count
   int64_t watermark = 0;
+  int64_t episode = 0;  // --episode N: record N again (0 = a new number)
+  bool replace = false;
   std::string progress = "auto";
   bool abort_last = false, json = false, profile = false, no_video = false, depth_ffv1 = false,
        depth_hevc = false, queue_drop = false;
@@ -74,11 +76,13 @@ int RunSimulate(SimulateArgs a) {
   options.video.depth_preset = a.depth_preset;
   if (a.queue_drop) options.video.queue_full = QueueFullPolicy::kDrop;
   options.progress_watermark = a.watermark;
+  if (a.replace && a.episode == 0) return UsageFail("--replace re-records a number: give it with --episode N");
+  if (a.episode > 0) a.episodes = 1;  // --episode N records N once
   auto writer = TaskWriter::Open(a.task, options);
   if (!writer.ok()) return Fail(writer.status());
   Json list = Json::array();
   for (int64_t k = 0; k < a.episodes; ++k) {
-    auto episode = (*writer)->BeginEpisode();
+    auto episode = a.episode > 0 ? (*writer)->BeginEpisode(a.episode, a.replace) : (*writer)->BeginEpisode();
     if (!episode.ok()) return Fail(episode.status());
     Status st = RecordEpisode(**episode, a, &record_cpu, &record_wall);
     if (!st.ok()) return Fail(st);
@@ -177,6 +181,14 @@ void AddRecordCommands(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sim->add_option("--seed", a->sim.seed, "random seed")->capture_default_str();
   sim->add_option("--watermark", a->watermark, "caller's progress watermark: the next N it expects");
+  auto* episode = sim->add_option("--episode", a->episode,
+                                  "record this number again (one whose data was deleted; a live one needs "
+                                  "--replace); records one episode")
+                      ->check(CLI::PositiveNumber);
+  sim->add_flag("--replace", a->replace,
+                "with --episode: replace a live episode's files (old files the new recording lacks are "
+                "removed in the same commit; stats.json keeps counting N once)")
+      ->needs(episode);
   sim->add_flag("--no-video", a->no_video, "record no video streams");
   sim->add_option("--video-size", a->video_size, "every camera's WIDTHxHEIGHT")->capture_default_str();
   sim->add_option("--codec", a->rgb.codec, "RGB codec: h264 or hevc")->capture_default_str();

@@ -393,7 +393,7 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
   if (from_shards > 0)
     sink.Add("episodes.legacy_shard", "meta/episodes",
              std::to_string(from_shards) + " episodes rows live in legacy multi-row shards "
-             "(migrate with --split-episodes to get one file per episode)");
+             "(`reel split-episodes " + root + "` gives each its own file)");
 
   std::vector<FindingSink> per_episode(episodes->size());
   const int threads = options.io_threads > 0 ? options.io_threads : 2;

@@ -189,20 +189,34 @@ struct EpisodeWriter::Impl {
   std::unique_ptr<internal::EpisodeData> data;
   std::unique_ptr<internal::EpisodeVideos> videos;
   std::map<std::string, int64_t> drops;  // CountDrop
+  bool rerecord = false;  // BeginEpisode(n, replace): N recorded again
   bool done = false;
+
+  // A re-recording: every file N has now that the new recording does not publish over
+  // (a slot it lacks, the other depth extension) goes in the same commit.
+  Status RemoveReplacedFiles();
 
   Result<InfoJson> Declaration(internal::Json* fm_specs, internal::Json* slam_specs) const;
   static Result<internal::Json> SlamSpec(const std::string& column, const FeatureSpec& f, InfoJson* decl);
 };
 
-Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() {
+Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode() { return Begin(std::nullopt, false); }
+
+Result<std::unique_ptr<EpisodeWriter>> TaskWriter::BeginEpisode(int64_t n, bool replace) { return Begin(n, replace); }
+
+Result<std::unique_ptr<EpisodeWriter>> TaskWriter::Begin(std::optional<int64_t> n, bool replace) {
   auto impl = std::make_unique<EpisodeWriter::Impl>();
   impl->task = this;
   impl->fs = fs_;
   impl->created_at = NowUnixSeconds();
+  impl->rerecord = n.has_value();
   REEL_ASSIGN_OR_RETURN(InfoJson info, LoadInfo(fs_, root_));
-  REEL_ASSIGN_OR_RETURN(impl->txn,
-                        internal::EpisodeTransaction::Reserve(fs_, root_, options_.progress_watermark));
+  if (n) {
+    REEL_ASSIGN_OR_RETURN(impl->txn, internal::EpisodeTransaction::ReserveNumber(fs_, root_, *n, replace));
+  } else {
+    REEL_ASSIGN_OR_RETURN(impl->txn,
+                          internal::EpisodeTransaction::Reserve(fs_, root_, options_.progress_watermark));
+  }
   impl->n = impl->txn->episode_index();
   auto tpl_data = PathTemplate::Parse(info.data_path);
   auto tpl_rows = PathTemplate::Parse(info.episodes_path);
@@ -322,6 +336,20 @@ Result<Json> EpisodeWriter::Impl::SlamSpec(const std::string& column, const Feat
   return spec;
 }
 
+Status EpisodeWriter::Impl::RemoveReplacedFiles() {
+  REEL_ASSIGN_OR_RETURN(auto t, Task::Open(task->root_, {fs, 0}));
+  auto old = t->FindEpisode(n);
+  if (!old.ok()) return old.status().code() == StatusCode::kNotFound ? Status::OK() : old.status();
+  std::set<std::string> published = {data_rel, row_rel};
+  for (const auto& f : videos->files()) published.insert(f.final_rel);
+  std::vector<std::string> files;
+  if (!old->data_path.empty()) files.push_back(old->data_path);
+  for (const auto& [slot, path] : old->videos) files.push_back(path);
+  for (const std::string& rel : files)
+    if (!published.count(rel)) txn->Remove(rel);
+  return Status::OK();
+}
+
 Result<CommittedEpisode> EpisodeWriter::Commit() {
   if (impl_->done) return Status::Invalid("episode " + std::to_string(impl_->n) + " is already closed");
   Impl& m = *impl_;
@@ -363,9 +391,14 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
   if (!row_tmp.ok()) return fail(row_tmp.status());
   if (Status st = WriteEpisodeRow(m.fs, *row_tmp, row); !st.ok()) return fail(st);
 
+  if (m.rerecord)
+    if (Status st = m.RemoveReplacedFiles(); !st.ok()) return fail(st);
+
   internal::TaskFilesUpdate update;
   update.declaration = std::move(*decl);
-  update.stats = m.data->Stats();
+  // A re-recorded number stays counted once in stats.json, by its first recording
+  // (TaskWriter::BeginEpisode(n, replace)).
+  if (!m.rerecord) update.stats = m.data->Stats();
   // One line, written the way the reference's json.dumps writes it (contract §5).
   update.tasks_jsonl = "{\"task_index\": 0, \"task\": " + internal::Dump(Json(options.task_name), -1) + "}\n";
   Status st = m.txn->Commit(update);

@@ -134,6 +134,31 @@ Result<std::unique_ptr<EpisodeTransaction>> EpisodeTransaction::Reserve(FileSyst
   return txn;
 }
 
+Result<std::unique_ptr<EpisodeTransaction>> EpisodeTransaction::ReserveNumber(FileSystem* fs, const std::string& root,
+                                                                              int64_t n, bool replace) {
+  const std::string name = root + ": episode " + std::to_string(n);
+  if (n < 1) return Status::Invalid(name + ": an episode_index is >= 1");
+  REEL_ASSIGN_OR_RETURN(TaskLock lock, TaskLock::Acquire(fs, root));
+  REEL_ASSIGN_OR_RETURN(FileInfo info_st, fs->Stat(JoinPath(root, kInfoPath)));
+  if (info_st.type != FileType::kFile)
+    return Status::Invalid(name + " was never recorded (the task has no meta/info.json); new numbers come from BeginEpisode()");
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
+  REEL_ASSIGN_OR_RETURN(int64_t highest, HighestEpisode(fs, root));
+  const int64_t recorded = std::max(highest, task->info().total_episodes);
+  if (n > recorded)
+    return Status::Invalid(name + " was never recorded (the highest recorded is " + std::to_string(recorded) +
+                           "); new numbers come from BeginEpisode(), which never skips one");
+  if (LiveReservations(fs, root).count(n))
+    return Status::AlreadyExists(name + " is being recorded by another writer (a live reservation holds it)");
+  if (auto live = task->FindEpisode(n); live.ok() && (!live->data_path.empty() || !live->videos.empty()) && !replace)
+    return Status::AlreadyExists(name + " is live (its data or video files exist); re-recording it replaces them: "
+                                 "pass replace (reel simulate --replace)");
+  std::unique_ptr<EpisodeTransaction> txn(new EpisodeTransaction(fs, root, n, nullptr));
+  txn->recycle_ = false;
+  REEL_ASSIGN_OR_RETURN(txn->reservation_, WriteReservation(fs, root, n));
+  return txn;
+}
+
 Result<std::unique_ptr<EpisodeTransaction>> EpisodeTransaction::Begin(TaskLock* lock, std::optional<int64_t> n) {
   int64_t number = 0;
   if (n) {
@@ -155,7 +180,9 @@ Result<std::string> EpisodeTransaction::NewTemp(const std::string& rel, const st
 }
 
 void EpisodeTransaction::Track(const std::string& temp, const std::string& rel) {
-  files_.push_back({temp.substr(root_.size() + 1), rel});
+  // temp is JoinPath(root_, ...): no separator is added after a root that ends in '/'
+  // ("task/" names the task too), so none is skipped then.
+  files_.push_back({temp.substr(root_.size() + (root_.ends_with('/') ? 0 : 1)), rel});
 }
 
 Status EpisodeTransaction::Adopt(const std::string& from, const std::string& rel) {
@@ -180,7 +207,7 @@ Status EpisodeTransaction::Abort() {
   if (done_) return Status::OK();
   done_ = true;
   Status st;
-  if (!reservation_.empty()) {
+  if (!reservation_.empty() && recycle_) {
     // The marker first: whatever happens next, N is offered to the next recording.
     Json marker = {{"episode_index", n_}, {"freed_at", IsoUtc(UnixNow())}};
     st = WriteFileAtomic(fs_, JoinPath(root_, kRecycledPath), Dump(marker, -1));

@@ -79,6 +79,15 @@ class EpisodeTransaction {
   // `watermark`) under a short lock and reserves it. See the file comment.
   static Result<std::unique_ptr<EpisodeTransaction>> Reserve(FileSystem* fs, const std::string& root,
                                                               int64_t watermark);
+  // Reserves the given N to record it again (contract §6.1 "同号重录", docs/recorder.md
+  // "Re-recording a number"): under a short lock, N must have been recorded before (N <= the
+  // highest N on disk or total_episodes), no live reservation may hold it, and it must not
+  // be live (data or video files present) unless `replace`. Errors: Invalid for a number
+  // never recorded, AlreadyExists naming N for a live episode without `replace` or another
+  // writer's reservation. An aborted re-recording is not offered to the next recording (N
+  // is not a fresh number).
+  static Result<std::unique_ptr<EpisodeTransaction>> ReserveNumber(FileSystem* fs, const std::string& root,
+                                                                    int64_t n, bool replace);
   // Under `lock`, which must outlive the transaction: N is `n`, or the next free number
   // when `n` is empty. Adopting a number the task already holds is the caller's decision
   // (the import server refuses or skips before it begins).
@@ -146,6 +155,7 @@ class EpisodeTransaction {
   int64_t n_;
   TaskLock* lock_;           // the caller's lock (Begin), or null (Reserve)
   std::string reservation_;  // absolute path of the reservation dotfile (Reserve)
+  bool recycle_ = true;      // Abort offers a reserved N to the next recording (not ReserveNumber's)
   std::vector<Rename> files_;  // tracked temps (relative to the root) -> final paths
   std::vector<std::string> removes_;  // task files removed at the commit (relative)
   std::set<std::string> moved_;       // renames of files_ that are Move()s, not temps
