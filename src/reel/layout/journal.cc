@@ -18,19 +18,6 @@ std::string JournalPath(const std::string& root, int64_t n) {
   return JoinPath(root, n == kTaskChange ? "meta/.commit-task.json" : "meta/.commit-" + std::to_string(n) + ".json");
 }
 
-// A path a journal may name: relative to the task root, no "", "." or ".." component.
-bool SafeRelPath(const std::string& rel) {
-  if (rel.empty() || rel.front() == '/' || rel.find('\0') != std::string::npos) return false;
-  size_t start = 0;
-  while (start <= rel.size()) {
-    const size_t end = std::min(rel.find('/', start), rel.size());
-    const std::string_view part(rel.data() + start, end - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
 Status ApplyPlan(FileSystem* fs, const std::string& root, const CommitPlan& plan) {
   std::set<std::string> dirs;
   for (const Rename& r : plan.renames) {
@@ -84,9 +71,9 @@ Result<CommitPlan> ReadJournal(FileSystem* fs, const std::string& path) {
     }
   }
   for (const Rename& r : plan.renames)
-    if (!SafeRelPath(r.from) || !SafeRelPath(r.to)) return bad("names an unsafe path (" + r.from + " -> " + r.to + ")");
+    if (!IsInsideTaskPath(r.from) || !IsInsideTaskPath(r.to)) return bad("names an unsafe path (" + r.from + " -> " + r.to + ")");
   for (const std::string& r : plan.removes)
-    if (!SafeRelPath(r)) return bad("names an unsafe path (" + r + ")");
+    if (!IsInsideTaskPath(r)) return bad("names an unsafe path (" + r + ")");
   return plan;
 }
 
@@ -98,6 +85,18 @@ Status RollForward(FileSystem* fs, const std::string& path, const std::string& r
 }
 
 }  // namespace
+
+bool IsInsideTaskPath(const std::string& rel) {
+  if (rel.empty() || rel.front() == '/' || rel.size() > 4096 || rel.find('\0') != std::string::npos) return false;
+  size_t at = 0;
+  while (at <= rel.size()) {
+    const size_t end = std::min(rel.find('/', at), rel.size());
+    const std::string_view part(rel.data() + at, end - at);
+    if (part.empty() || part == "." || part == "..") return false;
+    at = end + 1;
+  }
+  return true;
+}
 
 std::string TempPathFor(const std::string& final_path, const std::string& tag) {
   static std::atomic<uint64_t> counter{0};

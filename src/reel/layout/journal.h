@@ -65,6 +65,11 @@ std::string ChangeJournalPath(const std::string& root);
 // Episode numbers readers must hide: a commit or a push journal is present.
 std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root);
 
+// Whether `rel` is a path relative to the task root that stays inside it: not absolute, no
+// "", "." or ".." component, no NUL, at most 4096 bytes. Journals and push journals read back
+// are checked with it before any file they name is touched.
+bool IsInsideTaskPath(const std::string& rel);
+
 // Unique dotfile temp name beside `final_path` ("<dir>/.<base>.<tag>.reel-<pid>-<k>.tmp").
 std::string TempPathFor(const std::string& final_path, const std::string& tag);
 // True for a reel temp file whose writing process is gone.

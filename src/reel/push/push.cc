@@ -161,18 +161,6 @@ Result<std::vector<EpisodeEntry>> Selected(std::vector<EpisodeEntry> all, const 
   return out;
 }
 
-// A relative path that stays inside the task: no "", "." or ".." component, not absolute.
-bool InsideTask(const std::string& rel) {
-  if (rel.empty() || rel.front() == '/' || rel.size() > 4096) return false;
-  size_t at = 0;
-  while (at <= rel.size()) {
-    const size_t end = std::min(rel.find('/', at), rel.size());
-    const std::string_view part(rel.data() + at, end - at);
-    if (part.empty() || part == "." || part == "..") return false;
-    at = end + 1;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -244,7 +232,7 @@ Result<std::vector<int64_t>> RollBackStagedEpisodes(FileSystem* dest, const std:
       continue;
     }
     for (const std::string& rel : files)
-      if (!InsideTask(rel))
+      if (!IsInsideTaskPath(rel))
         return Status::Invalid(path + ": lists \"" + rel + "\", which is not a file inside the task; "
                                "nothing was rolled back");
     for (auto it = files.rbegin(); it != files.rend(); ++it) {
