@@ -119,4 +119,25 @@ bool IsNonDataName(const std::string& name);
 // "<task>_NNNNNN": a v1.0 per-session folder (contract §1).
 bool IsLegacySessionFolderName(const std::string& name);
 
+// The keypoints mirror (contract §10): hand-keypoint post-processing output, kept outside
+// the task and keyed like it:
+//   keypoints_output/<task>/episode_{N:06d}/hand_pose/chunk-000.parquet     2D (MediaPipe)
+//                                          /hand_pose_3d/chunk-000.parquet  3D world landmarks
+//                                          /auto_labels/auto_labels.parquet
+// Files inside carry no episode number; rows align with the data by frame_index.
+inline constexpr const char* kKeypointsHandPose = "hand_pose/chunk-000.parquet";
+inline constexpr const char* kKeypointsHandPose3d = "hand_pose_3d/chunk-000.parquet";
+inline constexpr const char* kKeypointsAutoLabels = "auto_labels/auto_labels.parquet";
+
+// The mirror folder of the task at `root` (the folder holding its episode_{N:06d}/
+// folders). `explicit_dir`, when not empty, is taken as it is (it must exist). Otherwise the
+// first existing <ancestor>/keypoints_output/<task name>, for ancestor = the task's parent,
+// grandparent and great-grandparent: the reference collector keeps a task at
+// BASE/data/recordings/<task> and its mirror at BASE/keypoints_output/<task>.
+// Errors: NotFound naming every place looked at.
+Result<std::string> FindKeypointsMirror(FileSystem* fs, const std::string& root,
+                                        const std::string& explicit_dir = "");
+// <mirror>/episode_{N:06d}
+std::string KeypointsEpisodeDir(const std::string& mirror, int64_t episode_index);
+
 }  // namespace reel

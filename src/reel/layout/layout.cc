@@ -1,5 +1,6 @@
 // Episode numbering, format detection and the list of non-data names.
 #include <cctype>
+#include <cstdio>
 
 #include "util/json_util.h"
 #include "reel/layout.h"
@@ -155,6 +156,37 @@ Result<DetectedFormat> DetectFormat(FileSystem* fs, const std::string& root) {
   if (legacy) return DetectedFormat{DatasetFormat::kLegacyV1_0, "v1.0", "<task>_NNNNNN folders"};
   return Status::NotFound(info_path + ": missing (no meta/info.json, manifest.json or v1.0 "
                           "session folders: not a dataset reel knows)");
+}
+
+Result<std::string> FindKeypointsMirror(FileSystem* fs, const std::string& root,
+                                        const std::string& explicit_dir) {
+  if (!explicit_dir.empty()) {
+    auto info = fs->Stat(explicit_dir);
+    if (!info.ok() || info->type != FileType::kDirectory)
+      return Status::NotFound("keypoints folder " + explicit_dir + ": not a directory");
+    return explicit_dir;
+  }
+  std::string task = root;
+  while (task.size() > 1 && task.back() == '/') task.pop_back();
+  const std::string name = BaseName(task);
+  std::string ancestor = DirName(task);
+  std::string looked;
+  for (int up = 0; up < 3; ++up) {
+    const std::string candidate = JoinPath(JoinPath(ancestor, "keypoints_output"), name);
+    auto info = fs->Stat(candidate);
+    if (info.ok() && info->type == FileType::kDirectory) return candidate;
+    looked += (looked.empty() ? "" : ", ") + candidate;
+    const std::string next = DirName(ancestor);
+    if (next == ancestor) break;
+    ancestor = next;
+  }
+  return Status::NotFound("no keypoints mirror for task " + name + " (contract §10); looked at " + looked);
+}
+
+std::string KeypointsEpisodeDir(const std::string& mirror, int64_t episode_index) {
+  char folder[32];
+  std::snprintf(folder, sizeof folder, "episode_%06lld", static_cast<long long>(episode_index));
+  return JoinPath(mirror, folder);
 }
 
 }  // namespace reel

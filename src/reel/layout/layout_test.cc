@@ -171,3 +171,32 @@ TEST(PendingCommits, AWholeChangeJournalShowsItsEpisodesWhileTheirJournalsRemain
 
 }  // namespace
 }  // namespace reel
+
+namespace reel {
+namespace {
+
+// The reference collector's layout: BASE/data/recordings/<task> and BASE/keypoints_output/<task>.
+TEST(KeypointsMirror, FoundBesideTheRecordingsTreeOrGivenExplicitly) {
+  FileSystem* fs = DefaultFileSystem();
+  const std::string base = ::testing::TempDir() + "/reel_keypoints_mirror_test";
+  ASSERT_TRUE(RemoveAll(fs, base).ok());
+  const std::string task = base + "/data/recordings/pick";
+  ASSERT_TRUE(fs->CreateDirs(task + "/meta").ok());
+  auto missing = FindKeypointsMirror(fs, task + "/");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find(base + "/keypoints_output/pick"), std::string::npos);
+
+  ASSERT_TRUE(fs->CreateDirs(base + "/keypoints_output/pick/episode_000001").ok());
+  auto found = FindKeypointsMirror(fs, task + "/");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(*found, base + "/keypoints_output/pick");
+  EXPECT_EQ(KeypointsEpisodeDir(*found, 1), base + "/keypoints_output/pick/episode_000001");
+
+  auto given = FindKeypointsMirror(fs, task, base + "/keypoints_output/pick/episode_000001");
+  ASSERT_TRUE(given.ok());
+  EXPECT_FALSE(FindKeypointsMirror(fs, task, base + "/nowhere").ok());
+}
+
+}  // namespace
+}  // namespace reel
