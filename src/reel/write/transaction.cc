@@ -150,7 +150,11 @@ Result<std::unique_ptr<EpisodeTransaction>> EpisodeTransaction::ReserveNumber(Fi
                            "); new numbers come from BeginEpisode(), which never skips one");
   if (LiveReservations(fs, root).count(n))
     return Status::AlreadyExists(name + " is being recorded by another writer (a live reservation holds it)");
-  if (auto live = task->FindEpisode(n); live.ok() && (!live->data_path.empty() || !live->videos.empty()) && !replace)
+  // Only "no such episode" means not live: any other lookup error (an unreadable row, an
+  // I/O error) decides nothing, so it is returned rather than taken as free.
+  auto live = task->FindEpisode(n);
+  if (!live.ok() && live.status().code() != StatusCode::kNotFound) return live.status();
+  if (live.ok() && (!live->data_path.empty() || !live->videos.empty()) && !replace)
     return Status::AlreadyExists(name + " is live (its data or video files exist); re-recording it replaces them: "
                                  "pass replace (reel simulate --replace)");
   std::unique_ptr<EpisodeTransaction> txn(new EpisodeTransaction(fs, root, n, nullptr));

@@ -235,5 +235,69 @@ TEST_F(TransactionTest, AnInterruptedTaskChangeIsRolledForwardAndAnUnsafeOneRefu
   }
 }
 
+// Re-recording a number (contract §6.1): only a number recorded before; a live one only
+// with replace; an aborted re-recording is not offered to the next recording.
+TEST_F(TransactionTest, ReserveNumberTakesOnlyARecordedNumberAndALiveOneOnlyWithReplace) {
+  FileSystem* fs = DefaultFileSystem();
+  EXPECT_EQ(EpisodeTransaction::ReserveNumber(fs, root_, 1, false).status().code(), StatusCode::kInvalid);
+  for (int i = 0; i < 2; ++i) {
+    auto txn = EpisodeTransaction::Reserve(fs, root_, 0);
+    ASSERT_TRUE(txn.ok());
+    ASSERT_TRUE((*txn)->Commit(WriteEpisode(txn->get())).ok());
+  }
+  // Episode 1 gets a data file (live); episode 2 keeps only its row (its data was deleted).
+  stdfs::create_directories(stdfs::path(root_) / "data/chunk-000");
+  std::ofstream(stdfs::path(root_) / "data/chunk-000/episode-000.parquet") << "data";
+  EXPECT_EQ(EpisodeTransaction::ReserveNumber(fs, root_, 0, false).status().code(), StatusCode::kInvalid);
+  auto never = EpisodeTransaction::ReserveNumber(fs, root_, 3, false);
+  EXPECT_EQ(never.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(never.status().message().find("highest recorded is 2"), std::string::npos) << never.status().ToString();
+  auto live = EpisodeTransaction::ReserveNumber(fs, root_, 1, false);
+  EXPECT_EQ(live.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(live.status().message().find("replace"), std::string::npos);
+  {
+    auto replaced = EpisodeTransaction::ReserveNumber(fs, root_, 1, true);
+    ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+    EXPECT_EQ((*replaced)->episode_index(), 1);
+    // Another writer cannot take a number a live reservation holds.
+    EXPECT_EQ(EpisodeTransaction::ReserveNumber(fs, root_, 1, true).status().code(), StatusCode::kAlreadyExists);
+  }
+  auto deleted = EpisodeTransaction::ReserveNumber(fs, root_, 2, false);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  (void)WriteEpisode(deleted->get());
+  ASSERT_TRUE((*deleted)->Abort().ok());
+  EXPECT_FALSE(Exists(kRecycledPath));
+  EXPECT_TRUE(Leftovers().empty());
+  auto fresh = EpisodeTransaction::Reserve(fs, root_, 0);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ((*fresh)->episode_index(), 3);
+}
+
+// Move(): the task's own file is renamed at the commit, in call order with the temps, and
+// stays where it is when the change is aborted.
+TEST_F(TransactionTest, AMovedFileStaysOnAbortAndMovesOnCommit) {
+  stdfs::create_directories(stdfs::path(root_) / "session/videos");
+  std::ofstream(stdfs::path(root_) / "session/videos/cam.mp4") << "video bytes";
+  auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+  ASSERT_TRUE(lock.ok());
+  {
+    auto txn = EpisodeTransaction::BeginTaskChange(&*lock);
+    txn->Move("session/videos/cam.mp4", "videos/chunk-000/cam/episode-000.mp4");
+    ASSERT_TRUE(txn->Abort().ok());
+  }
+  EXPECT_EQ(Read("session/videos/cam.mp4"), "video bytes");
+  EXPECT_FALSE(Exists("videos/chunk-000/cam/episode-000.mp4"));
+  auto txn = EpisodeTransaction::BeginTaskChange(&*lock);
+  txn->Move("session/videos/cam.mp4", "videos/chunk-000/cam/episode-000.mp4");
+  auto temp = txn->NewTemp("meta/marker.txt", "test");
+  ASSERT_TRUE(temp.ok());
+  std::ofstream(*temp) << "after";
+  ASSERT_TRUE(txn->CommitFiles().ok());
+  EXPECT_FALSE(Exists("session/videos/cam.mp4"));
+  EXPECT_EQ(Read("videos/chunk-000/cam/episode-000.mp4"), "video bytes");
+  EXPECT_EQ(Read("meta/marker.txt"), "after");
+  EXPECT_TRUE(Leftovers().empty());
+}
+
 }  // namespace
 }  // namespace reel::internal
