@@ -18,6 +18,8 @@ def main() -> int:
         sys.stderr.write(f"reel: the CLI binary {exe} is missing (this installation was built without "
                          f"REEL_BUILD_TOOLS)\n")
         return 2
+    # `reel view` / `reel report` run Python code of this package: this interpreter has it.
+    os.environ.setdefault("REEL_PYTHON", sys.executable)
     os.execv(exe, ["reel", *sys.argv[1:]])
     return 2  # not reached
 

@@ -32,6 +32,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ._timeline import imu_time_s
+
 try:
     import rerun as rr
 except ImportError as _e:  # an optional dependency: say how to get it
@@ -268,18 +270,17 @@ def _log_signals(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
 
 
 def _log_imu(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
-    """observation.imu samples at their own imu_ts_ns; on the timestamp timeline at the row's
-    time plus the sample's offset from the row's hardware_ns."""
+    """observation.imu samples at their own imu_ts_ns on the hardware_ns timeline (the SDK's
+    device clock, 002 §4.2); on the timestamp timeline by imu_time_s."""
     if not _is_pooled(ep.task) or "observation.imu" not in ep.table.column_names:
         return
     imu = ep.task.imu(ep.n)
     if len(imu["ts_ns"]) == 0:
         return
     rows, ts_ns = imu["row"].astype(np.int64), imu["ts_ns"].astype(np.int64)
-    offset = (ts_ns - ep.hardware_ns[rows]) * 1e-9 if ep.hardware_ns is not None else 0.0
     entity = "imu/observation.imu"
     rec.log(entity, rr.SeriesLines(names=_SERIES_NAMES["observation.imu"]), static=True)
-    rec.send_columns(entity, indexes=[rr.TimeColumn("timestamp", duration=ep.timestamp[rows] + offset),
+    rec.send_columns(entity, indexes=[rr.TimeColumn("timestamp", duration=imu_time_s(ep.timestamp, rows, ts_ns)),
                                       rr.TimeColumn("hardware_ns", sequence=ts_ns)],
                      columns=rr.Scalars.columns(scalars=imu["values"].astype(np.float64)))
     summary["imu"] = int(len(ts_ns))

@@ -44,6 +44,7 @@ void AddPushCommand(CLI::App& app, int& exit_code);     // push
 void AddRepairScaleCommand(CLI::App& app, int& exit_code);  // repair-scale
 void AddMaintenanceCommands(CLI::App& app, int& exit_code);  // migrate
 void AddSplitCommand(CLI::App& app, int& exit_code);    // split-episodes
+void AddViewCommands(CLI::App& app, int& exit_code);    // view, report (Python: reel._view_cli)
 
 // grammar.cc: the parts every command shares.
 void AddCompletionCommand(CLI::App& app, int& exit_code);  // completion bash|zsh
