@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ._timeline import imu_time_s
+from ._viewing import imu_time_s, is_foreign_depth_map
 
 DEFAULT_THUMBNAILS = 6
 THUMB_WIDTH = 160
@@ -131,7 +131,8 @@ th{background:#f0f0f0;text-align:left}.strip{display:flex;gap:4px;flex-wrap:wrap
 
 
 def _findings_of(findings: list[dict[str, Any]], entry: dict[str, Any]) -> list[dict[str, Any]]:
-    files = {str(entry.get("data_path") or "")} | {str(v) for v in (entry.get("videos") or {}).values()}
+    files = {str(entry.get("data_path") or "")} | {v if isinstance(v, str) else str(v.get("path", ""))
+                                                   for v in (entry.get("videos") or {}).values()}
     files.discard("")
     tag = f"episode {entry['episode_index']}"
     return [f for f in findings if any(str(f.get("path", "")).endswith(p) for p in files)
@@ -160,7 +161,8 @@ def _episode_section(task: Any, entry: dict[str, Any], findings: list[dict[str, 
     import pyarrow as pa
     n = int(entry["episode_index"])
     table = pa.table(task.data(n))
-    strips = _thumbnails(task, n, table.num_rows, sorted(entry.get("videos") or {}), thumbnails)
+    slots = [s for s in sorted(entry.get("videos") or {}) if not is_foreign_depth_map(task, s)]
+    strips = _thumbnails(task, n, table.num_rows, slots, thumbnails)
     parts = [f"<section id='episode-{n}'><h2>Episode {n}</h2>",
              f"<p>{table.num_rows} rows, {float(entry.get('duration_sec') or 0):.2f} s. <a href='#episodes'>back to the table</a></p>"]
     for slot, thumbs in strips.items():

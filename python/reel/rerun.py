@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ._timeline import imu_time_s
+from ._viewing import imu_time_s, is_foreign_depth_map
 
 try:
     import rerun as rr
@@ -202,8 +202,8 @@ def _log_decoded(rec: Any, ep: _Episode, slot: str, max_frames: int | None, batc
 def _camera_slots(task: Any, entry: dict[str, Any]) -> list[tuple[str, str]]:
     """(slot, file relative to the root) of every video of the episode."""
     videos = entry.get("videos") or {}
-    if isinstance(videos, dict) and videos:
-        return sorted(videos.items())
+    if isinstance(videos, dict) and videos:  # a foreign dataset's value is {path, from_timestamp, ...}
+        return sorted((k, v if isinstance(v, str) else "") for k, v in videos.items())
     features = task.info.get("features") or {}
     return [(k, "") for k, v in features.items() if isinstance(v, dict) and v.get("dtype") == "video"]
 
@@ -213,6 +213,9 @@ def _log_cameras(rec: Any, ep: _Episode, max_frames: int | None, summary: dict[s
     cameras = info.get("cameras") or {}
     calibration = _json_field(ep.row, "calibration") or info.get("calibration") or {}
     for slot, rel in _camera_slots(ep.task, ep.entry):
+        if is_foreign_depth_map(ep.task, slot):
+            summary["cameras"][slot] = {"kind": "skipped_depth_map", "frames": 0}
+            continue
         is_rgb = slot in cameras or not _is_pooled(ep.task)
         frames = _log_video_asset(rec, ep, slot, rel) if is_rgb and rel else None
         kind = "video_asset"
@@ -237,9 +240,12 @@ def _fixed_floats(ep: _Episode, name: str) -> tuple[np.ndarray, np.ndarray] | No
     """(rows, values (k, width)) of a fixed-size float list column, null rows left out."""
     import pyarrow as pa
     col = ep.table[name].combine_chunks()
+    valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    if pa.types.is_floating(col.type):  # a plain float column (a LeRobot export's action)
+        values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, 1)
+        return np.nonzero(valid)[0], values[valid]
     if not pa.types.is_fixed_size_list(col.type) or not pa.types.is_floating(col.type.value_type):
         return None
-    valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     width = col.type.list_size
     # .values is the whole child array (slots under null rows included), from the offset on.
     flat = col.values.to_numpy(zero_copy_only=False)[col.offset * width:(col.offset + len(col)) * width]
@@ -255,12 +261,14 @@ def _series_names(name: str, width: int) -> list[str]:
 
 
 def _log_signals(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
-    """Small fixed-size float columns (force, state, action, ...) as scalar series."""
+    """Small fixed-size float columns (force, state, action, ...) and plain float observation
+    columns as scalar series."""
     for name in ep.table.column_names:
         if not (name.startswith("observation.") or name == "action") or name.endswith("_hand_pose"):
             continue
         got = _fixed_floats(ep, name)
-        if got is None or got[1].shape[1] > 8 or len(got[0]) == 0:
+        limit = 64 if name in ("observation.state", "action") else 8  # LeRobot's state vector
+        if got is None or got[1].shape[1] > limit or len(got[0]) == 0:
             continue
         rows, values = got
         entity = f"signals/{name}"
@@ -378,7 +386,8 @@ def _log_status(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
 def _episode_files(entry: dict[str, Any]) -> set[str]:
     files = {str(entry.get("data_path") or "")}
     videos = entry.get("videos") or {}
-    files.update(str(v) for v in (videos.values() if isinstance(videos, dict) else []))
+    files.update(v if isinstance(v, str) else str(v.get("path", "")) for v in
+                 (videos.values() if isinstance(videos, dict) else []))
     return {f for f in files if f}
 
 
@@ -420,8 +429,29 @@ def log_episode(task: Any, episode: int, recording: Any = None, *, max_frames: i
     _log_slam(rec, ep, summary)
     _log_status(rec, ep, summary)
     _log_findings(rec, ep, findings, summary)
+    rec.send_blueprint(blueprint(summary), make_active=True, make_default=True)
     summary["recording"] = rec
     return summary
+
+
+def blueprint(summary: dict[str, Any]) -> Any:
+    """The default layout for a summary of log_episode: cameras in a grid, the SLAM world in
+    3D, then signals, IMU, glove and force-matrix images, and the text events."""
+    import rerun.blueprint as rrb
+    cameras = [rrb.Spatial2DView(origin=f"cameras/{slot}", name=slot) for slot in summary["cameras"]]
+    tensors = [rrb.TensorView(origin=f"gloves/{c}", name=c) for c in summary["gloves"]]
+    tensors += [rrb.TensorView(origin=f"force_matrix/{c}", name=c) for c in summary["force_matrices"]]
+    left = [rrb.Grid(*cameras, name="cameras")] if cameras else []
+    if summary["slam"]:
+        left.append(rrb.Spatial3DView(origin="world", name="SLAM"))
+    right = [rrb.TimeSeriesView(origin="signals", name="signals")]
+    if summary["imu"]:
+        right.append(rrb.TimeSeriesView(origin="imu", name="IMU"))
+    if tensors:
+        right.append(rrb.Tabs(*tensors, name="gloves and force matrices"))
+    right.append(rrb.TextLogView(origin="/", contents=["status/**", "check"], name="status and check"))
+    return rrb.Blueprint(rrb.Horizontal(rrb.Vertical(*left), rrb.Vertical(*right), column_shares=[3, 2]),
+                         collapse_panels=False)
 
 
 def _save_path(save: str, task: Any, episode: int, many: bool) -> str:
@@ -455,7 +485,7 @@ def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None =
         if spawn:
             rec.spawn(connect=True)
         summary = log_episode(task, n, rec, max_frames=max_frames, findings=findings)
-        rec.flush()
+        rec.disconnect()  # flushes, and closes a file with its footer (RrdReader needs it)
         summary.pop("recording")
         out["episodes"].append(summary)
         if progress:

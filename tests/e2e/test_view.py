@@ -1,0 +1,191 @@
+"""`reel view` / `reel.rerun` (docs/view.md): the .rrd a task becomes, read back with rerun's
+own reading API (rerun.chunk.RrdReader) and compared with the task as pyarrow, numpy and
+PyAV read it, never with reel's readers:
+
+- each RGB slot is its file byte for byte (an AssetVideo, no re-encode) with one frame
+  reference per data row at the frame's own pts;
+- depth slots are DepthImages in millimetres (meter 1000), one per row, capped by --max-frames;
+- a force value, an IMU sample at its imu_ts_ns, a SLAM point at its _ns stamp in the frame
+  the episode declares, the fz plane of a force-matrix sample (decoded here with numpy from
+  the contract's row_diff_quantized rule), a glove pressure image and status events;
+- one file per episode for several episodes; a LeRobot dataset works too; bad input exits 2.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import av
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from .test_recorder_common import reel_exec, simulate
+
+rerun_chunk = pytest.importorskip("rerun.chunk", reason="rerun-sdk is in requirements.txt; `make venv` installs it")
+
+SIM = ("--seconds", 1.0, "--fps", 30, "--video-size", "64x48", "--count", 2)
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory, reel_bin) -> Path:
+    root = tmp_path_factory.mktemp("view") / "pick"
+    simulate(reel_bin, root, *SIM)
+    return root
+
+
+def view(reel_bin: str, *args) -> dict:
+    rc, out, err = reel_exec(reel_bin, "view", *args, "--json", "--progress", "none", timeout=300)
+    assert rc == 0, f"reel view {args} exited {rc}\nstdout:\n{out}\nstderr:\n{err}"
+    return json.loads(out)
+
+
+class Rrd:
+    """The chunks of the first recording of an .rrd file, by entity path."""
+
+    def __init__(self, path: Path):
+        reader = rerun_chunk.RrdReader(str(path))
+        self.recordings = reader.recordings()
+        self.batches: dict[str, list[pa.RecordBatch]] = {}
+        for chunk in reader.store().stream():
+            self.batches.setdefault(chunk.entity_path, []).append(chunk.to_record_batch())
+
+    def column(self, entity: str, name: str, index: str | None = None) -> tuple[list, list]:
+        """(values of component column `name`, values of timeline `index`) over the entity's
+        chunks; a row's batch of one instance is that instance (rerun stores lists per row)."""
+        values, times = [], []
+        for b in self.batches.get(entity, []):
+            if name in b.schema.names:
+                values += [v[0] if isinstance(v, list) and len(v) == 1 else v for v in b.column(name).to_pylist()]
+                if index:
+                    times += b.column(index).cast(pa.int64()).to_pylist()
+        return values, times
+
+
+def data(task: Path, n: int) -> pa.Table:
+    return pq.read_table(task / f"data/chunk-000/episode-{n - 1:03d}.parquet")
+
+
+def episode_row(task: Path, n: int) -> dict:
+    return pq.read_table(task / f"meta/episodes/chunk-000/episode-{n - 1:03d}.parquet").to_pylist()[0]
+
+
+def test_videos_are_the_files_with_a_frame_reference_per_row(task, reel_bin, tmp_path):
+    out = view(reel_bin, task, "1", "--save", tmp_path / "ep1.rrd")
+    rrd = Rrd(tmp_path / "ep1.rrd")
+    info = json.loads((task / "meta/info.json").read_text())
+    rows = data(task, 1).num_rows
+    assert out["episodes"][0]["rows"] == rows
+    assert set(info["cameras"]), "the simulated rig has RGB cameras"
+    for slot in info["cameras"]:
+        path = task / f"videos/chunk-000/{slot}/episode-000.mp4"
+        blob, _ = rrd.column(f"/cameras/{slot}", "AssetVideo:blob")
+        assert len(blob) == 1 and bytes(blob[0]) == path.read_bytes(), f"{slot}: the asset is not the file"
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            pts_ns = sorted(round(float(p.pts * stream.time_base) * 1e9) for p in container.demux(stream) if p.pts is not None)
+        refs, stamps = rrd.column(f"/cameras/{slot}", "VideoFrameReference:timestamp", "timestamp")
+        assert len(refs) == rows == len(pts_ns), f"{slot}: {len(refs)} references, {rows} rows, {len(pts_ns)} frames"
+        assert [int(r) for r in refs] == pts_ns
+        want = np.round(data(task, 1)["timestamp"].to_numpy().astype(np.float64) * 1e9).astype(np.int64)
+        assert np.abs(np.array(stamps) - want).max() <= 1, f"{slot}: frame i is not at row i's timestamp"
+
+
+def test_depth_images_in_millimetres_capped_by_max_frames(task, reel_bin, tmp_path):
+    view(reel_bin, task, "1", "--save", tmp_path / "all.rrd", "--max-frames", 0)
+    view(reel_bin, task, "1", "--save", tmp_path / "cap.rrd", "--max-frames", 10)
+    info = json.loads((task / "meta/info.json").read_text())
+    depth_slots = [s for s in info["video_extensions"] if s not in info["cameras"]]
+    assert depth_slots
+    rows = data(task, 1).num_rows
+    for path, want in ((tmp_path / "all.rrd", rows), (tmp_path / "cap.rrd", 10)):
+        rrd = Rrd(path)
+        for slot in depth_slots:
+            meters, _ = rrd.column(f"/cameras/{slot}", "DepthImage:meter")
+            assert len(meters) == want and set(meters) == {1000.0}, f"{path.name} {slot}: {len(meters)} images"
+
+
+def test_signals_imu_slam_force_matrix_glove_and_status_equal_the_data(task, reel_bin, tmp_path):
+    view(reel_bin, task, "2", "--save", tmp_path / "ep2.rrd", "--max-frames", 0)
+    rrd, table, row = Rrd(tmp_path / "ep2.rrd"), data(task, 2), episode_row(task, 2)
+    # A force value at its row's time.
+    force = table["observation.gripper_left_force"].to_pylist()
+    got, times = rrd.column("/signals/observation.gripper_left_force", "Scalars:scalars", "timestamp")
+    k = int(np.argmax([abs(v[2]) if v else 0 for v in force]))
+    assert got[k] == [float(np.float32(x)) for x in force[k]]
+    assert abs(times[k] - table["timestamp"][k].as_py() * 1e9) <= 1
+    # An IMU sample at its own imu_ts_ns.
+    ts = [t for r in table["imu_ts_ns"].to_pylist() for t in (r or [])]
+    samples = [s for r in table["observation.imu"].to_pylist() for s in (r or [])]
+    got, stamps = rrd.column("/imu/observation.imu", "Scalars:scalars", "hardware_ns")
+    assert stamps == ts and len(got) == len(samples)
+    j = len(ts) // 2
+    assert got[j] == [float(np.float32(x)) for x in samples[j]]
+    # A SLAM point at its _ns stamp, under the frame the episode's slam_specs declares.
+    frame = json.loads(row["slam_specs"])["observation.slam_trajectory"]["frame"]
+    flat = [(p, ns) for r, n in zip(table["observation.slam_trajectory"].to_pylist(),
+                                   table["observation.slam_trajectory_ns"].to_pylist()) if r
+            for p, ns in zip(np.reshape(r, (-1, 8)), n)]
+    got, stamps = rrd.column(f"/world/{frame}/observation.slam_trajectory", "Transform3D:translation", "hardware_ns")
+    assert stamps == [ns for _, ns in flat]
+    point, _ = flat[len(flat) // 2]
+    assert got[len(flat) // 2] == pytest.approx(list(point[1:4]), rel=1e-6)
+    # The fz plane of the first force-matrix sample: row_diff_quantized decoded here (§7.2.1).
+    col = "observation.gripper_left_force_matrix"
+    scale = json.loads(row["force_matrix_specs"])[col]["scale"]
+    first = next(i for i, v in enumerate(table[col].to_pylist()) if v)
+    diff = np.asarray(table[col][first].as_py(), np.int16).reshape(250, 750).astype(np.int32)
+    fz = (np.cumsum(diff, axis=1).astype(np.int16).astype(np.float32) / np.float32(scale)).reshape(250, 250, 3)[:, :, 2]
+    tensors, _ = rrd.column(f"/force_matrix/{col}", "Tensor:data")
+    assert np.array_equal(np.asarray(tensors[0]["buffer"], np.float32).reshape(250, 250), fz)
+    # A glove pressure image, and the status events (a change of value each).
+    glove = table["observation.left_glove"][5].as_py()
+    tensors, _ = rrd.column("/gloves/observation.left_glove", "Tensor:data")
+    assert np.array_equal(np.asarray(tensors[5]["buffer"], np.float32), np.asarray(glove, np.float32))
+    for name in [c for c in table.column_names if c.startswith("status.")]:
+        values = [v for v in table[name].to_pylist() if v is not None]
+        changes = [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
+        texts, _ = rrd.column(f"/status/{name[len('status.'):]}", "TextLog:text")
+        assert texts == changes
+
+
+def test_several_episodes_one_file_each_and_python_log_episode(task, reel_bin, tmp_path, reel_mod):
+    out = view(reel_bin, task, "--save", tmp_path / "out")
+    assert [e["episode"] for e in out["episodes"]] == [1, 2]
+    assert sorted(Path(f).name for f in out["files"]) == ["pick_episode_000001.rrd", "pick_episode_000002.rrd"]
+    import rerun as rr
+    import reel.rerun
+    rec = rr.RecordingStream("reel", recording_id="mine")
+    rec.save(str(tmp_path / "py.rrd"))
+    summary = reel.rerun.log_episode(str(task), 2, rec, max_frames=5)
+    rec.disconnect()
+    assert summary["cameras"] and all(c["frames"] in (5, data(task, 2).num_rows) for c in summary["cameras"].values())
+    assert "/imu/observation.imu" in Rrd(tmp_path / "py.rrd").batches
+
+
+def test_a_lerobot_dataset_is_viewed_with_decoded_frames(task, reel_bin, tmp_path):
+    out_dir = tmp_path / "lerobot"
+    rc, out, err = reel_exec(reel_bin, "export", task, "-o", out_dir, "--to", "lerobot-v3")
+    assert rc == 0, err
+    out = view(reel_bin, out_dir, "0", "--save", tmp_path / "le.rrd", "--max-frames", 0)
+    cams = out["episodes"][0]["cameras"]
+    rows = data(task, 1).num_rows
+    rgb = [k for k in cams if k.startswith("observation.images.")]
+    assert rgb and all(cams[k] == {"kind": "decoded_rgb", "frames": rows} for k in rgb), cams
+    assert all(cams[k]["kind"] == "skipped_depth_map" for k in cams if k not in rgb), cams
+    rrd = Rrd(tmp_path / "le.rrd")
+    for key in rgb:
+        images, _ = rrd.column(f"/cameras/{key}", "Image:buffer")
+        assert len(images) == rows, key
+    action, _ = rrd.column("/signals/action", "Scalars:scalars")
+    assert len(action) == rows
+
+
+def test_bad_input_exits_2_with_a_message(task, reel_bin, tmp_path):
+    for args, words in (((task, "9", "--save", tmp_path / "x.rrd"), "episode 9"),
+                        ((tmp_path / "missing", "--save", tmp_path / "y.rrd"), "missing")):
+        rc, out, err = reel_exec(reel_bin, "view", *args)
+        assert rc == 2 and err.startswith("reel: ") and words in err, (rc, out, err)
