@@ -14,7 +14,7 @@ from .cli_run import reel
 from .fixtures import EpisodeSpec, write_task
 
 COMMANDS = ["info", "ls", "show", "stats", "check", "simulate", "delete", "frames", "pack", "serve",
-            "upload", "export", "import", "completion"]
+            "upload", "export", "import", "completion", "view", "report"]
 
 
 def run(reel_bin, *args, **kw) -> subprocess.CompletedProcess:
