@@ -6,6 +6,7 @@ missing dependency (docs/cli.md)."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import sys
 import time
@@ -29,7 +30,7 @@ def _view(o: dict[str, Any]) -> dict[str, Any]:
     from . import rerun as view
     max_frames = o.get("max_frames", view.DEFAULT_MAX_FRAMES) or None
     out = view.view(o["task"], o.get("episodes"), save=o.get("save") or None, serve=bool(o.get("serve")),
-                     spawn=bool(o.get("spawn")), web_port=o.get("web_port") or None,
+                     spawn=bool(o.get("spawn")), bind=o.get("bind") or "127.0.0.1", web_port=o.get("web_port") or None,
                      grpc_port=o.get("grpc_port") or None, max_frames=max_frames,
                      progress=_progress(o.get("progress", "auto"), "episodes logged"))
     return out
@@ -44,7 +45,7 @@ def _print_view(out: dict[str, Any]) -> None:
     for path in out["files"]:
         print(f"wrote {path}")
     if out.get("url"):
-        print(f"serving {out['url']} and the web viewer; Ctrl-C to stop")
+        print(f"serving the web viewer at {out['url']}; Ctrl-C to stop")
 
 
 def _report(o: dict[str, Any]) -> dict[str, Any]:
@@ -55,12 +56,21 @@ def _report(o: dict[str, Any]) -> dict[str, Any]:
     return report.write_report(o["task"], o["output"], **kwargs)
 
 
-def _serve_until_interrupted() -> None:
+def _serve_until_interrupted(server) -> int:
+    """Waits on rerun's server process; SIGINT/SIGTERM stop it. Its exit on its own (a port
+    in use) is reported with the end of its stderr."""
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.append(1))
-    while not stop:
+    while not stop and server.poll() is None:
         time.sleep(0.2)
+    if server.poll() is None:
+        server.terminate()
+        server.wait(timeout=10)
+        return 0
+    tail = server.stderr.read().decode("utf-8", "replace").strip().splitlines()[-3:]
+    sys.stderr.write("reel: the rerun server stopped: " + " / ".join(tail) + "\n")
+    return 2
 
 
 def main(argv: list[str]) -> int:
@@ -76,6 +86,7 @@ def main(argv: list[str]) -> int:
     except Exception as e:  # noqa: BLE001 - the CLI's edge: one line, exit 2
         sys.stderr.write(f"reel: {type(e).__name__}: {e}\n")
         return 2
+    server, scratch = out.pop("server", None), out.pop("scratch", None)  # reel view --serve
     if o.get("json"):
         print(json.dumps(out, ensure_ascii=False, indent=2, default=str))
     elif o["command"] == "view":
@@ -83,8 +94,12 @@ def main(argv: list[str]) -> int:
     else:
         print(f"wrote {out['output']} ({out['episodes']} episodes, {out['bytes']} bytes)")
     sys.stdout.flush()
-    if o["command"] == "view" and out.get("url"):
-        _serve_until_interrupted()
+    if server is not None:
+        try:
+            return _serve_until_interrupted(server)
+        finally:
+            if scratch:
+                shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

@@ -462,26 +462,29 @@ def _save_path(save: str, task: Any, episode: int, many: bool) -> str:
 
 
 def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None = None, serve: bool = False,
-         spawn: bool = False, web_port: int | None = None, grpc_port: int | None = None,
+         spawn: bool = False, bind: str = "127.0.0.1", web_port: int | None = None, grpc_port: int | None = None,
          max_frames: int | None = DEFAULT_MAX_FRAMES,
          progress: Callable[[int, int, int], None] | None = None) -> dict[str, Any]:
     """Builds one recording per episode (all episodes when None) and sends it to the sinks
     asked for: `save` (an .rrd file for one episode, else a directory of
-    <task>_episode_NNNNNN.rrd), `serve` (a gRPC server and the web viewer on 127.0.0.1),
-    `spawn` (the native viewer). Returns {"task", "episodes": [summary, ...], "files", "url"}."""
+    <task>_episode_NNNNNN.rrd), `spawn` (the native viewer), `serve` (rerun's gRPC server and
+    web viewer on `bind`, 127.0.0.1 by default, serving the saved files; a temporary directory
+    holds them when `save` is not given). Returns {"task", "episodes": [summary, ...], "files",
+    "url"}, and with `serve` "server": the rerun process (a subprocess.Popen) to wait on or
+    terminate, and "scratch": the temporary directory to remove after it, if one was made."""
     task = _open(task)
     chosen = [int(e["episode_index"]) for e in task.episodes()] if episodes is None else [int(e) for e in episodes]
     findings = task.check()
     out: dict[str, Any] = {"task": _task_name(task), "episodes": [], "files": [], "url": None}
-    url = rr.serve_grpc(grpc_port=grpc_port) if serve else None
+    if serve and not save:  # the caller removes out["scratch"] once the server is done
+        import tempfile
+        save = out["scratch"] = tempfile.mkdtemp(prefix="reel-view-")
     for i, n in enumerate(chosen):
         rec = rr.RecordingStream("reel", recording_id=recording_id(task, n))
         if save:
-            path = _save_path(save, task, n, len(chosen) > 1)
+            path = _save_path(save, task, n, len(chosen) > 1 or serve)
             rec.save(path)
             out["files"].append(path)
-        if url:
-            rec.connect_grpc(url)
         if spawn:
             rec.spawn(connect=True)
         summary = log_episode(task, n, rec, max_frames=max_frames, findings=findings)
@@ -490,7 +493,17 @@ def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None =
         out["episodes"].append(summary)
         if progress:
             progress(i + 1, len(chosen), n)
-    if url:
-        rr.serve_web_viewer(web_port=web_port, open_browser=False, connect_to=url)
-        out["url"] = url
+    if serve:
+        out["server"], out["url"] = _serve(out["files"], bind, grpc_port or 9876, web_port or 9090)
     return out
+
+
+def _serve(files: list[str], bind: str, grpc_port: int, web_port: int) -> tuple[Any, str]:
+    """rerun's own server (`python -m rerun --serve-web`) over the saved files: unlike the
+    SDK's serve_grpc it takes a bind address, so nothing listens beyond `bind`."""
+    import subprocess
+    import sys
+    argv = [sys.executable, "-m", "rerun", "--serve-web", "--bind", bind, "--port", str(grpc_port),
+            "--web-viewer-port", str(web_port), *files]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return server, f"http://{bind}:{web_port}/?url=rerun%2Bhttp%3A%2F%2F{bind}%3A{grpc_port}%2Fproxy"

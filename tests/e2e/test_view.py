@@ -189,3 +189,37 @@ def test_bad_input_exits_2_with_a_message(task, reel_bin, tmp_path):
                         ((tmp_path / "missing", "--save", tmp_path / "y.rrd"), "missing")):
         rc, out, err = reel_exec(reel_bin, "view", *args)
         assert rc == 2 and err.startswith("reel: ") and words in err, (rc, out, err)
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_answers_on_loopback_until_terminated(task, reel_bin):
+    import signal
+    import subprocess
+    import time
+    import urllib.request
+    web, grpc = free_port(), free_port()
+    proc = subprocess.Popen([reel_bin, "view", str(task), "1", "--serve", "--web-port", str(web),
+                             "--grpc-port", str(grpc), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        status, deadline = None, time.monotonic() + 120
+        while status is None and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                status = urllib.request.urlopen(f"http://127.0.0.1:{web}/", timeout=2).status
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200, f"no web viewer on 127.0.0.1:{web} (exit {proc.poll()})"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err.decode()
+    summary = json.loads(out)
+    assert summary["url"].startswith(f"http://127.0.0.1:{web}/") and len(summary["files"]) == 1

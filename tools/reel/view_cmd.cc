@@ -19,7 +19,7 @@ namespace {
 
 struct ViewArgs {
   std::string command;  // "view" or "report"
-  std::string task, episodes, save, output;
+  std::string task, episodes, save, output, bind = "127.0.0.1";
   bool serve = false, spawn = false, json = false;
   int web_port = 0, grpc_port = 0;
   int64_t max_frames = -1;  // -1: the command's default
@@ -43,6 +43,7 @@ Json OptionsJson(const ViewArgs& a, const std::vector<int64_t>& episodes) {
     j["serve"] = a.serve;
     // With no sink asked for, the native viewer is opened (rerun's own `rerun` program).
     j["spawn"] = a.spawn || (a.save.empty() && !a.serve);
+    j["bind"] = a.bind;
     j["web_port"] = a.web_port;
     j["grpc_port"] = a.grpc_port;
   } else {
@@ -87,10 +88,12 @@ void AddViewCommands(CLI::App& app, int& exit_code) {
                                   "(one per episode), or serve them to a browser");
   AddCommonOptions(view, *v);
   view->add_option("--save", v->save, "write OUT.rrd (one episode) or a directory of <task>_episode_N.rrd");
-  view->add_flag("--serve", v->serve, "serve the recordings and rerun's web viewer on 127.0.0.1 until interrupted");
+  view->add_flag("--serve", v->serve,
+                 "serve the recordings and rerun's web viewer (rerun --serve-web) until interrupted");
+  view->add_option("--bind", v->bind, "with --serve: the address to listen on")->capture_default_str();
   view->add_flag("--spawn", v->spawn, "open the native viewer (the default when neither --save nor --serve is given)");
-  view->add_option("--web-port", v->web_port, "with --serve: the web viewer's port (0 = rerun's default)");
-  view->add_option("--grpc-port", v->grpc_port, "with --serve: the data port (0 = rerun's default)");
+  view->add_option("--web-port", v->web_port, "with --serve: the web viewer's port (0 = 9090)");
+  view->add_option("--grpc-port", v->grpc_port, "with --serve: the gRPC data port (0 = 9876)");
   view->callback([&exit_code, v] { exit_code = RunView(*v); });
 
   auto r = std::make_shared<ViewArgs>();
