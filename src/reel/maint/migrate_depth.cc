@@ -90,9 +90,9 @@ Result<std::optional<SessionVideo>> FindDepthSequence(const std::string& where, 
     if (f.rfind(dir, 0) != 0 || f.find('/', dir.size()) != std::string::npos) continue;
     const std::string name = f.substr(dir.size());
     const size_t dot = name.rfind('.');
-    if (dot == std::string::npos || dot == 0 || dot > 9) continue;
+    if (dot == std::string::npos || dot == 0 || dot > 9) continue;  // at most 9 digits: no overflow
     const std::string stem = name.substr(0, dot), ext = name.substr(dot + 1);
-    if ((ext != "png" && ext != "bin") || !std::all_of(stem.begin(), stem.end(), ::isdigit)) continue;
+    if ((ext != "png" && ext != "bin") || !std::all_of(stem.begin(), stem.end(), [](unsigned char c) { return c >= '0' && c <= '9'; })) continue;
     if (!v.sequence.empty() && v.sequence != ext)
       return Status::Invalid(where + ": depth slot \"" + slot + "\" mixes ." + v.sequence + " and ." + ext +
                              " frames (" + f + ")");

@@ -140,8 +140,11 @@ Status RemoveLockFolders(FileSystem* fs, const std::string& root) {
   if (info.type != FileType::kNotFound) return Status::OK();
   REEL_ASSIGN_OR_RETURN(FileInfo lock, fs->Stat(JoinPath(root, kLockPath)));
   if (lock.type == FileType::kFile) REEL_RETURN_IF_ERROR(fs->RemoveFile(JoinPath(root, kLockPath)));
-  REEL_ASSIGN_OR_RETURN(FileInfo meta, fs->Stat(JoinPath(root, "meta")));
-  if (meta.type == FileType::kDirectory) REEL_RETURN_IF_ERROR(RemoveEmptyTree(fs, JoinPath(root, "meta")).status());
+  // meta/, and the record's folder when a killed run removed the record but not the folder.
+  for (const char* dir : {"meta", kRestoreRecordDir}) {
+    REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, dir)));
+    if (st.type == FileType::kDirectory) REEL_RETURN_IF_ERROR(RemoveEmptyTree(fs, JoinPath(root, dir)).status());
+  }
   return Status::OK();
 }
 
