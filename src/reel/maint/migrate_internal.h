@@ -110,7 +110,9 @@ Result<std::optional<SessionVideo>> FindDepthSequence(const std::string& where, 
 Status EncodeDepthSequence(FileSystem* fs, const std::string& session_dir, const SessionVideo& v, int64_t rows,
                            const std::string& out);
 
-// migrate_mirror.cc. The manifest (meta/.migrate_manifest.json or the restore record).
+// migrate_mirror.cc. A folder name a manifest may give: one path component, not "." or "..".
+bool PlainComponent(const std::string& name);
+// The manifest (meta/.migrate_manifest.json or the restore record).
 Result<Json> ReadManifest(FileSystem* fs, const std::string& path);
 // Keypoints mirror folders to re-key for plan (in place: plan->keypoints_mirror/_moves
 // filled; explicit_dir as FindKeypointsMirror takes it; none found without one: nothing).

@@ -17,13 +17,12 @@ namespace {
 // "episode_{N:06d}", the last component of KeypointsEpisodeDir.
 std::string EpisodeFolder(int64_t n) { return BaseName(KeypointsEpisodeDir("", n)); }
 
-// A manifest's folder name: one plain path component.
+}  // namespace
+
 bool PlainComponent(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
          name.find('\0') == std::string::npos;
 }
-
-}  // namespace
 
 Result<Json> ReadManifest(FileSystem* fs, const std::string& path) {
   REEL_ASSIGN_OR_RETURN(Json m, ReadJsonObjectBounded(fs, path));

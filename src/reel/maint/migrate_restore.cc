@@ -30,10 +30,6 @@ struct RestorePlan {
   std::vector<std::string> removes;  // the migration's files, meta/info.json first, the manifest not
 };
 
-bool PlainComponent(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
-}
-
 void ReportSessions(const Json& manifest, MigrateReport* report) {
   for (const Json& s : manifest["sessions"])
     if (s.is_object())
@@ -199,6 +195,7 @@ Status RestoreTask(FileSystem* fs, const std::string& root, const MigrateOptions
   {
     // Acquire rolls an interrupted restore's (or migration's) commit forward.
     REEL_ASSIGN_OR_RETURN(TaskLock lock, TaskLock::Acquire(fs, root));
+    lock.RemoveStaleTemps();  // e.g. a journal's temp of a run killed before it was durable
     REEL_ASSIGN_OR_RETURN(FileInfo record, fs->Stat(JoinPath(root, kRestoreRecordPath)));
     if (record.type != FileType::kFile) {
       REEL_ASSIGN_OR_RETURN(FileInfo mst, fs->Stat(JoinPath(root, kMigrateManifestPath)));
