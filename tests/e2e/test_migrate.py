@@ -586,6 +586,7 @@ def test_restore_refusals_name_the_reason(reel_bin, v1_template, tmp_path):
     shutil.copy(task / pooled_rel(3, "data"), extra)
     assert "not created by the migration" in reel(reel_bin, "migrate", "--restore", task, ok=2).stderr
     extra.unlink()
+    assert "--keypoints" in reel(reel_bin, "migrate", "--restore", "--keypoints", tmp_path, task, ok=2).stderr
     (task / "meta" / ".migrate_manifest.json").unlink()
     assert ".migrate_manifest.json: missing" in reel(reel_bin, "migrate", "--restore", task, ok=2).stderr
 

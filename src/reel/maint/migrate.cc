@@ -375,8 +375,9 @@ Result<MigrateReport> MigrateTask(const std::string& task_root, const MigrateOpt
   report.task = plan.dest;
   report.dry_run = options.dry_run;
   if (options.restore) {
-    if (!options.to.empty() || options.no_backup)
-      return Status::Invalid("reel migrate --restore takes the migrated task alone (no --to, no --no-backup)");
+    if (!options.to.empty() || options.no_backup || !options.keypoints.empty())
+      return Status::Invalid("reel migrate --restore takes the migrated task alone (no --to, --no-backup or "
+                             "--keypoints: the manifest names the backup and the keypoints mirror)");
     REEL_RETURN_IF_ERROR(internal::RestoreTask(fs, task_root, options, &report));
     return report;
   }
