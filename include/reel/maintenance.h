@@ -174,6 +174,23 @@ struct MigrateOptions {
   bool no_backup = false;
   bool dry_run = false;  // plan only: nothing is written
   ProgressFn progress;   // "sessions staged"
+  // The keypoints mirror (contract §10; layout.h FindKeypointsMirror): empty = the first
+  // keypoints_output/<task> beside the task (none: nothing to re-key), else this folder (it
+  // must exist). In place, each <mirror>/<session>/ becomes <mirror>/episode_{N:06d}/ after
+  // the task's commit, as the manifest records (the mirror is outside the task, so the
+  // commit journal cannot carry it; a re-run finishes an interrupted re-keying). With `to`
+  // the mirror is left as it is (and an explicit one refused).
+  std::string keypoints;
+  // Undo the migration of this task (in place, made with a backup) from
+  // meta/.migrate_manifest.json and the _migrate_backup_* folder it names: ONE task-change
+  // commit moves every backed-up session file back and removes every file the migration
+  // created (meta/info.json first among the removals: from then on the task reads as v1.0),
+  // then the keypoints mirror is moved back and the emptied folders removed. Refused without
+  // a manifest or its backup (so a --no-backup migration, whose session files other than the
+  // videos are gone, cannot be restored), for a --to destination (its source is intact), and
+  // when the task holds an episode file the migration did not create (it would be lost).
+  // Safe to kill and run again like the migration; on a v1.0 task it is a no-op.
+  bool restore = false;
 };
 
 struct MigratedSession {
@@ -187,6 +204,10 @@ struct MigrateReport {
   std::string task;         // the pooled task written (the source, or `to`)
   bool already_pooled = false;  // nothing to migrate (a re-run after success)
   bool dry_run = false;
+  bool restore = false;             // a --restore report: `sessions` are the ones restored
+  bool nothing_to_restore = false;  // --restore on a v1.0 task (restored already, or never migrated)
+  std::string keypoints;            // the keypoints mirror re-keyed, "" when none
+  int64_t keypoints_moved = 0;      // mirror folders moved by this run (dry run: to move)
   std::string backup;       // backup folder relative to the task, "" when none
   std::vector<MigratedSession> sessions;
   int64_t frames = 0;

@@ -78,14 +78,20 @@ def import_dataset(source: str | os.PathLike, task: str | os.PathLike, storage_o
 
 
 def migrate(task: str | os.PathLike, to: str | os.PathLike | None = None, no_backup: bool = False,
-            dry_run: bool = False) -> dict[str, Any]:
+            dry_run: bool = False, keypoints: str | os.PathLike | None = None,
+            restore: bool = False) -> dict[str, Any]:
     """Converts a v1.0 task (one ``<task>_NNNNNN/`` folder per session) into pooled_episodes_v1
     (``reel migrate``; docs/maintenance.md "migrate"). In place, the session folders go to
     ``_migrate_backup_<time>/`` unless ``no_backup``; ``to`` writes a new task there and leaves
-    the source as it is; ``dry_run`` only plans. Safe to kill and to run again. Returns {task,
-    already_pooled, dry_run, backup, sessions: [{session, episode_index, frames, videos}],
-    frames, warnings}."""
-    return _core.migrate(os.fspath(task), os.fspath(to) if to is not None else "", no_backup, dry_run)
+    the source as it is; ``dry_run`` only plans. Depth PNG16/raw frame sequences become FFV1
+    ``.mkv``; in place, the keypoints mirror (``keypoints``, default ``keypoints_output/<task>``
+    beside the task) is re-keyed from ``<session>/`` to ``episode_NNNNNN/``. ``restore`` undoes
+    an in-place migration made with a backup (``reel migrate --restore``). Safe to kill and to
+    run again. Returns {task, already_pooled, dry_run, backup, sessions: [{session,
+    episode_index, frames, videos}], frames, restore, nothing_to_restore, keypoints,
+    keypoints_moved, warnings}."""
+    return _core.migrate(os.fspath(task), os.fspath(to) if to is not None else "", no_backup, dry_run,
+                         os.fspath(keypoints) if keypoints is not None else "", restore)
 
 
 def pack(task: str | os.PathLike, episode_index: int, zip_path: str | os.PathLike | None = None,

@@ -12,11 +12,14 @@ using namespace nanobind::literals;
 void BindMaintenance(nb::module_& m) {
   m.def(
       "migrate",
-      [](const std::string& task, const std::string& to, bool no_backup, bool dry_run) {
+      [](const std::string& task, const std::string& to, bool no_backup, bool dry_run, const std::string& keypoints,
+         bool restore) {
         MigrateOptions o;
         o.to = to;
         o.no_backup = no_backup;
         o.dry_run = dry_run;
+        o.keypoints = keypoints;
+        o.restore = restore;
         Result<MigrateReport> result = Status::OK();
         {
           nb::gil_scoped_release release;
@@ -43,11 +46,16 @@ void BindMaintenance(nb::module_& m) {
         d["backup"] = r.backup;
         d["sessions"] = sessions;
         d["frames"] = r.frames;
+        d["restore"] = r.restore;
+        d["nothing_to_restore"] = r.nothing_to_restore;
+        d["keypoints"] = r.keypoints;
+        d["keypoints_moved"] = r.keypoints_moved;
         d["warnings"] = warnings;
         return d;
       },
-      "task"_a, "to"_a = "", "no_backup"_a = false, "dry_run"_a = false,
-      "Converts a v1.0 task into pooled_episodes_v1 (reel migrate); the report `reel migrate --json` prints.");
+      "task"_a, "to"_a = "", "no_backup"_a = false, "dry_run"_a = false, "keypoints"_a = "", "restore"_a = false,
+      "Converts a v1.0 task into pooled_episodes_v1, or undoes that (restore) (reel migrate); the report "
+      "`reel migrate --json` prints.");
 }
 
 }  // namespace reel::py

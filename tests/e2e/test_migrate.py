@@ -5,9 +5,13 @@ from shared/docs/v1.0-layout.md, independently of reel; the expected pooled valu
 from the same description (one row per frame_index, the frame's first timestamps.json entry and
 first sensor row, defaults for a frame a sensor lacks), never from reel's output.
 
-The kill campaign runs REEL_MIGRATE_KILLS rounds (default 20; the issue's full campaign is 100+):
-    REEL_MIGRATE_KILLS=120 REEL_BIN=$PWD/build/cmake/tools/reel .venv/bin/python -m pytest -q \
-        -p no:cacheprovider tests/e2e/test_migrate.py -k kill
+The kill campaigns run REEL_MIGRATE_KILLS rounds of migrate and REEL_RESTORE_KILLS rounds of
+--restore (default 20 each; the issue's full campaign is 100+):
+    REEL_MIGRATE_KILLS=120 REEL_RESTORE_KILLS=120 REEL_BIN=$PWD/build/cmake/tools/reel \
+        .venv/bin/python -m pytest -q -p no:cacheprovider tests/e2e/test_migrate.py -k kill
+
+Depth PNG16 frames are written by hand here (zlib, the PNG chunk layout) and the encoded .mkv
+is decoded both with reel's reader and with PyAV (FFmpeg's own decoder, not reel's code).
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ import random
 import shutil
 import signal
 import subprocess
+import struct
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -187,7 +193,8 @@ def expected_episodes(v1: Path) -> dict:
                            [] if pa.types.is_list(typ) else [0.0] * typ.list_size)
                 cols[name] = [values[rows[f]] if f in rows else default for f in frames]
         videos = {p.stem: p for p in (s / "videos").rglob("*.mp4")}
-        videos["head_depth"] = s / "depth" / "head_depth" / "head_depth.mkv"
+        if (s / "depth" / "head_depth" / "head_depth.mkv").is_file():  # else a frame sequence, encoded
+            videos["head_depth"] = s / "depth" / "head_depth" / "head_depth.mkv"
         out[n] = (s.name, cols, videos)
     return out
 
@@ -331,16 +338,257 @@ def test_python_migrate(reel_mod, reel_bin, v1_template, tmp_path):
         reel_mod.migrate(tmp_path / "empty")
 
 
-def test_refuses_a_depth_frame_sequence_and_changes_nothing(reel_bin, v1_template, tmp_path):
+# --------------------------------------------------------------------------- depth frame sequences
+
+
+def png16(mm: np.ndarray) -> bytes:
+    """A 16-bit gray PNG of `mm` (H, W) uint16, written by hand: signature, IHDR (bit depth 16,
+    colour type 0), one zlib IDAT of filter-0 rows of big-endian samples, IEND."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    h, w = mm.shape
+    raw = b"".join(b"\x00" + mm[y].astype(">u2").tobytes() for y in range(h))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 16, 0, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def png8(h: int, w: int) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = b"".join(b"\x00" + bytes(w) for _ in range(h))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def depth_frames(n: int, frames: int, seed: int) -> np.ndarray:
+    """(frames, 24, 32) uint16 millimetres, the full range included (0 = no depth, 65535)."""
+    mm = np.random.default_rng(seed).integers(0, 65536, size=(frames, 24, 32), dtype=np.uint16)
+    mm[0, 0, 0], mm[0, 0, 1] = 0, 65535
+    return mm
+
+
+def make_depth_sequences(task: Path) -> dict:
+    """Replaces each session's head_depth.mkv with a frame sequence: PNG16 in pick_000001 and
+    pick_000005, raw little-endian .bin (v1.0.11) in pick_000002. Returns N -> the frames."""
+    out = {}
+    for n, (idx, frames, _) in enumerate(SESSIONS, start=1):
+        d = task / f"{TASK}_{idx:06d}" / "depth" / "head_depth"
+        (d / "head_depth.mkv").unlink()
+        mm = depth_frames(n, frames, 100 + n)
+        for k in range(frames):
+            if idx == 2:
+                _write(d / f"{k + 1:06d}.bin", mm[k].astype("<u2").tobytes())
+            else:
+                _write(d / f"{k + 1:06d}.png", png16(mm[k]))
+        out[n] = mm
+    return out
+
+
+def decode_ffv1_independently(path: Path) -> np.ndarray:
+    import av  # PyAV: FFmpeg's decoder, not reel's reader
+    with av.open(str(path)) as c:
+        stream = c.streams.video[0]
+        assert stream.codec_context.name == "ffv1", stream.codec_context.name
+        return np.stack([f.to_ndarray(format="gray16le") for f in c.decode(stream)])
+
+
+@pytest.mark.parametrize("mode", ["backup", "no-backup"])
+def test_depth_sequences_become_lossless_ffv1(reel_mod, reel_bin, v1_template, tmp_path, mode):
     task = copy_task(v1_template, tmp_path)
-    session = task / f"{TASK}_000002"
-    (session / "depth" / "head_depth" / "head_depth.mkv").unlink()
-    _write(session / "depth" / "head_depth" / "000001.png", b"\x89PNG")
+    depth = make_depth_sequences(task)
+    source = tmp_path / "source"
+    shutil.copytree(task, source)
+    expected = expected_episodes(source)
+    reel(reel_bin, "migrate", task, *(["--no-backup"] if mode == "no-backup" else []))
+    assert errors(check_json(reel_bin, task)) == []
+    assert_migrated(task, expected, source)
+    info = json.loads((task / "meta" / "info.json").read_text())
+    assert info["video_extensions"]["head_depth"] == "mkv" and "head_depth" not in info["cameras"]
+    opened = reel_mod.open(task)
+    for n, mm in depth.items():
+        mkv = task / pooled_rel(n, "video", "head_depth", "mkv")
+        np.testing.assert_array_equal(decode_ffv1_independently(mkv), mm, err_msg=f"N={n} (PyAV)")
+        got = opened.depth(n, "head_depth", list(range(len(mm))))
+        np.testing.assert_array_equal(got, mm, err_msg=f"N={n} (reel)")
+    backups = [p for p in task.iterdir() if p.name.startswith("_migrate_backup_")]
+    if mode == "backup":  # the frames themselves stay in the backup
+        assert (backups[0] / f"{TASK}_000001" / "depth" / "head_depth" / "000001.png").is_file()
+    else:
+        assert backups == [] and not list(task.glob(f"{TASK}_*"))
+
+
+def _drop_frame(d: Path):
+    (d / "000003.png").unlink()
+
+
+def _extra_frame(d: Path):
+    _write(d / "000007.png", png16(np.zeros((24, 32), np.uint16)))
+
+
+def _odd_size(d: Path):
+    _write(d / "000002.png", png16(np.zeros((24, 31), np.uint16)))
+
+
+def _eight_bit(d: Path):
+    _write(d / "000004.png", png8(24, 32))
+
+
+def _short_bin(d: Path):
+    for p in d.glob("*.png"):
+        p.unlink()
+    for k in range(6):
+        _write(d / f"{k + 1:06d}.bin", bytes(24 * 32 * 2 - (2 if k == 4 else 0)))
+
+
+def _not_png(d: Path):
+    _write(d / "000005.png", b"\x89PNG not really")
+
+
+@pytest.mark.parametrize("damage,message", [
+    (_drop_frame, "000003.png: missing; the session has 6 frames"),
+    (_extra_frame, "000007.png: depth frame number 7 is outside 1..6"),
+    (_odd_size, "000002.png: png.size: 31x24; the depth slot head_depth is 32x24"),
+    (_eight_bit, "000004.png: png.pixel_format: gray"),
+    (_short_bin, "000005.bin: depth.bin.size: 1534 bytes"),
+    (_not_png, "000005.png"),
+])
+def test_a_bad_depth_sequence_is_refused_naming_the_file(reel_bin, v1_template, tmp_path, damage, message):
+    task = copy_task(v1_template, tmp_path)
+    make_depth_sequences(task)
+    damage(task / f"{TASK}_000001" / "depth" / "head_depth")
     before = {p: p.read_bytes() for p in task.rglob("*") if p.is_file()}
     proc = reel(reel_bin, "migrate", task, ok=2)
-    assert "frame sequence" in proc.stderr and "pick_000002" in proc.stderr
+    assert message in proc.stderr and f"{TASK}_000001" in proc.stderr, proc.stderr
     after = {p: p.read_bytes() for p in task.rglob("*") if p.is_file() and ".lock" not in p.name}
-    assert after == before
+    assert after == before and not (task / ".reel-migrate").exists()
+
+
+# --------------------------------------------------------------------------- keypoints mirror
+
+
+def make_mirror(where: Path) -> Path:
+    """keypoints_output/pick/<session>/ beside the task at where/pick (contract §10 files)."""
+    mirror = where / "keypoints_output" / TASK
+    for k, (idx, _, _) in enumerate(SESSIONS):
+        s = mirror / f"{TASK}_{idx:06d}"
+        _write(s / "hand_pose" / "chunk-000.parquet", f"2d {idx}".encode())
+        _write(s / "hand_pose_3d" / "chunk-000.parquet", f"3d {idx}".encode())
+        _write(s / "auto_labels" / "auto_labels.parquet", f"labels {idx}".encode())
+    return mirror
+
+
+def tree(root: Path) -> dict:
+    """Every file (sha256) and folder under root, by relative path: a tree hash."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        out[rel + "/" if p.is_dir() else rel] = None if p.is_dir() else _sha(p)
+    return out
+
+
+def assert_rekeyed(mirror: Path, before: dict):
+    """Each <session>/ of `before` (a tree of the mirror) now at episode_{N:06d}/."""
+    names = {f"{TASK}_{idx:06d}": f"episode_{n:06d}" for n, (idx, _, _) in enumerate(SESSIONS, start=1)}
+    want = {}
+    for rel, sha in before.items():
+        head, _, rest = rel.partition("/")
+        want[names.get(head, head) + ("/" + rest if rest or rel.endswith("/") else "")] = sha
+    assert tree(mirror) == want
+
+
+def test_keypoints_mirror_rekeyed_and_a_rerun_is_a_noop(reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path)
+    mirror = make_mirror(tmp_path)
+    before = tree(mirror)
+    plan = json.loads(reel(reel_bin, "migrate", "--dry-run", "--json", task).stdout)
+    assert plan["keypoints"] == str(mirror) and plan["keypoints_moved"] == 3 and tree(mirror) == before
+    out = json.loads(reel(reel_bin, "migrate", "--json", task).stdout)
+    assert out["keypoints_moved"] == 3
+    assert_rekeyed(mirror, before)
+    manifest = json.loads((task / "meta" / ".migrate_manifest.json").read_text())
+    assert manifest["keypoints"]["moves"] == [{"session": f"{TASK}_{idx:06d}", "episode": f"episode_{n:06d}"}
+                                              for n, (idx, _, _) in enumerate(SESSIONS, start=1)]
+    again = json.loads(reel(reel_bin, "migrate", "--json", task).stdout)
+    assert again["already_pooled"] and again["keypoints_moved"] == 0
+    assert_rekeyed(mirror, before)
+
+
+def test_keypoints_explicit_folder_and_to_leaves_the_mirror(reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path / "a")
+    mirror = make_mirror(tmp_path / "elsewhere")
+    before = tree(mirror)
+    to = tmp_path / "pooled"
+    proc = reel(reel_bin, "migrate", task, "--to", to, "--keypoints", mirror, ok=2)
+    assert "--keypoints" in proc.stderr
+    reel(reel_bin, "migrate", task, "--keypoints", tmp_path / "missing", ok=2)
+    out = json.loads(reel(reel_bin, "migrate", "--json", task, "--keypoints", mirror).stdout)
+    assert out["keypoints"] == str(mirror) and out["keypoints_moved"] == 3
+    assert_rekeyed(mirror, before)
+
+
+def test_keypoints_both_present_is_a_clear_error_after_the_commit(reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path)
+    mirror = make_mirror(tmp_path)
+    _write(mirror / "episode_000002" / "hand_pose" / "chunk-000.parquet", b"someone else's")
+    proc = reel(reel_bin, "migrate", task, ok=2)
+    assert f"both {mirror / (TASK + '_000002')} and {mirror / 'episode_000002'} exist" in proc.stderr, proc.stderr
+    assert json.loads((task / "meta" / "info.json").read_text())["format"] == "pooled_episodes_v1"
+    assert (mirror / "episode_000001").is_dir() and (mirror / f"{TASK}_000002").is_dir()
+    shutil.rmtree(mirror / "episode_000002")
+    out = json.loads(reel(reel_bin, "migrate", "--json", task).stdout)  # the re-run finishes the moves
+    assert out["already_pooled"] and out["keypoints_moved"] == 2
+    assert sorted(p.name for p in mirror.iterdir()) == ["episode_000001", "episode_000002", "episode_000003"]
+
+
+# --------------------------------------------------------------------------- restore
+
+
+def test_restore_gives_the_v1_task_byte_for_byte(reel_mod, reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path)
+    make_depth_sequences(task)
+    mirror = make_mirror(tmp_path)
+    original, original_mirror = tree(task), tree(mirror)
+    reel(reel_bin, "migrate", task)
+    assert tree(task) != original
+    plan = json.loads(reel(reel_bin, "migrate", "--restore", "--dry-run", "--json", task).stdout)
+    assert plan["restore"] and [s["session"] for s in plan["sessions"]] == [f"{TASK}_{i:06d}" for i, _, _ in SESSIONS]
+    assert (task / "meta" / "info.json").is_file()
+    out = json.loads(reel(reel_bin, "migrate", "--restore", "--json", task).stdout)
+    assert out["restore"] and out["keypoints_moved"] == 3 and len(out["sessions"]) == 3
+    assert tree(task) == original
+    assert tree(mirror) == original_mirror
+    assert check_json(reel_bin, task)["tasks"][0]["format"] == "legacy_v1_0"
+    again = json.loads(reel(reel_bin, "migrate", "--restore", "--json", task).stdout)
+    assert again["nothing_to_restore"] and tree(task) == original
+    # Python, and a second migrate -> restore cycle of the restored task.
+    assert reel_mod.migrate(task)["frames"] > 0
+    assert reel_mod.migrate(task, restore=True)["restore"]
+    assert tree(task) == original and tree(mirror) == original_mirror
+
+
+def test_restore_refusals_name_the_reason(reel_bin, v1_template, tmp_path):
+    nb = copy_task(v1_template, tmp_path / "nb")
+    reel(reel_bin, "migrate", nb, "--no-backup")
+    before = tree(nb)
+    assert "--no-backup" in reel(reel_bin, "migrate", "--restore", nb, ok=2).stderr
+    assert tree(nb) == before
+    src = copy_task(v1_template, tmp_path / "src")
+    reel(reel_bin, "migrate", src, "--to", tmp_path / "pooled")
+    assert "--to" in reel(reel_bin, "migrate", "--restore", tmp_path / "pooled", ok=2).stderr
+    task = copy_task(v1_template, tmp_path / "bk")
+    reel(reel_bin, "migrate", task)
+    backup = next(task.glob("_migrate_backup_*"))
+    hidden = tmp_path / "hidden"
+    backup.rename(hidden)
+    assert f"{backup}: missing" in reel(reel_bin, "migrate", "--restore", task, ok=2).stderr
+    hidden.rename(backup)
+    extra = task / pooled_rel(4, "data")
+    shutil.copy(task / pooled_rel(3, "data"), extra)
+    assert "not created by the migration" in reel(reel_bin, "migrate", "--restore", task, ok=2).stderr
+    extra.unlink()
+    assert "--keypoints" in reel(reel_bin, "migrate", "--restore", "--keypoints", tmp_path, task, ok=2).stderr
+    (task / "meta" / ".migrate_manifest.json").unlink()
+    assert ".migrate_manifest.json: missing" in reel(reel_bin, "migrate", "--restore", task, ok=2).stderr
 
 
 def test_a_broken_session_fails_before_anything_is_published(reel_bin, v1_template, tmp_path):
@@ -420,6 +668,8 @@ def test_kill_campaign_old_or_new_then_rerun_finishes(reel_bin, v1_template, tmp
     for r in range(rounds):
         where = tmp_path / f"round{r}"
         task = copy_task(v1_template, where)
+        mirror = make_mirror(where)  # re-keyed after the commit (in place), left as it is with --to
+        mirror_before = tree(mirror)
         mode = ("backup", "no-backup", "to")[r % 3]
         to = where / "pooled" if mode == "to" else None
         args = {"backup": [], "no-backup": ["--no-backup"], "to": ["--to", to]}[mode]
@@ -435,5 +685,55 @@ def test_kill_campaign_old_or_new_then_rerun_finishes(reel_bin, v1_template, tmp
         assert errors(check_json(reel_bin, dest)) == [], f"round {r} ({mode})"
         assert_migrated(dest, expected, v1_template)
         assert not (dest / ".reel-migrate").exists()
+        if to is None:
+            assert_rekeyed(mirror, mirror_before)
+        else:
+            assert tree(mirror) == mirror_before
         shutil.rmtree(where)
     print(f"\nmigrate kill campaign: {rounds} rounds, {full:.2f} s per migration: {outcomes}")
+
+
+def _restore_state_after_kill(reel_bin, task: Path, template: Path) -> str:
+    """After a killed --restore: the migrated task (pooled, every episode complete; session
+    folders may be back already) or the v1.0 task with every source file in place."""
+    info = task / "meta" / "info.json"
+    if info.is_file():
+        assert json.loads(info.read_text())["format"] == "pooled_episodes_v1"
+        bad = errors(check_json(reel_bin, task), allowed=("layout.legacy_leftover",))
+        assert bad == [], bad
+        return "migrated"
+    for src in template.rglob("*"):  # the journal renames every session file before any removal
+        if src.is_file():
+            assert _sha(task / src.relative_to(template)) == _sha(src), src
+    assert check_json(reel_bin, task)["tasks"][0]["format"] == "legacy_v1_0"
+    return "v1.0"
+
+
+def test_restore_kill_campaign_migrated_or_v1_then_rerun_finishes(reel_bin, v1_template, tmp_path):
+    rounds = int(os.environ.get("REEL_RESTORE_KILLS", "20"))
+    rng = random.Random(23)
+    original = tree(v1_template)
+    probe = copy_task(v1_template, tmp_path / "probe")
+    reel(reel_bin, "migrate", probe)
+    start = time.monotonic()
+    reel(reel_bin, "migrate", "--restore", probe)
+    full = time.monotonic() - start
+    assert tree(probe) == original
+    outcomes = {"migrated": 0, "v1.0": 0, "finished": 0}
+    for r in range(rounds):
+        where = tmp_path / f"round{r}"
+        task = copy_task(v1_template, where)
+        mirror = make_mirror(where)
+        mirror_before = tree(mirror)
+        reel(reel_bin, "migrate", task)
+        rc = run_killed_after([reel_bin, "migrate", "--restore", str(task)], rng.uniform(0.0, 1.5 * full))
+        if rc == 0:
+            outcomes["finished"] += 1
+        else:
+            assert rc == -signal.SIGKILL, f"round {r}: exit {rc}"
+            outcomes[_restore_state_after_kill(reel_bin, task, v1_template)] += 1
+        reel(reel_bin, "migrate", "--restore", task)
+        assert tree(task) == original, f"round {r}"
+        assert tree(mirror) == mirror_before, f"round {r}"
+        shutil.rmtree(where)
+    print(f"\nrestore kill campaign: {rounds} rounds, {full:.2f} s per restore: {outcomes}")

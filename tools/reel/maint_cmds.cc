@@ -22,7 +22,22 @@ Json MigrateJson(const MigrateReport& r) {
                         {"videos", s.videos}});
   return {{"task", r.task},           {"already_pooled", r.already_pooled}, {"dry_run", r.dry_run},
           {"backup", r.backup},       {"sessions", sessions},               {"frames", r.frames},
-          {"warnings", r.warnings}};
+          {"restore", r.restore},     {"nothing_to_restore", r.nothing_to_restore},
+          {"keypoints", r.keypoints}, {"keypoints_moved", r.keypoints_moved}, {"warnings", r.warnings}};
+}
+
+int PrintRestore(const MigrateReport& r) {
+  if (r.nothing_to_restore) {
+    std::cout << r.task << ": a v1.0 task; nothing to restore\n";
+    return kExitOk;
+  }
+  for (const MigratedSession& s : r.sessions)
+    std::cout << "episode " << s.episode_index << " -> " << s.session << "\n";
+  std::cout << r.task << ": " << (r.dry_run ? "would restore " : "restored ") << r.sessions.size()
+            << " sessions from " << r.backup << "/";
+  if (!r.keypoints.empty()) std::cout << "; keypoints " << r.keypoints << " (" << r.keypoints_moved << " folders moved back)";
+  std::cout << "\n";
+  return kExitOk;
 }
 
 int RunMigrate(MigrateArgs& a) {
@@ -34,6 +49,7 @@ int RunMigrate(MigrateArgs& a) {
     return kExitOk;
   }
   for (const auto& w : report->warnings) std::cerr << "reel: warning: " << w << "\n";
+  if (report->restore) return PrintRestore(*report);
   if (report->already_pooled) {
     std::cout << report->task << ": already a pooled_episodes_v1 task; nothing to migrate\n";
     return kExitOk;
@@ -45,6 +61,9 @@ int RunMigrate(MigrateArgs& a) {
   std::cout << report->task << ": " << verb << " " << report->sessions.size() << " sessions";
   if (!report->dry_run) std::cout << ", " << report->frames << " frames";
   if (!report->backup.empty()) std::cout << "; backup " << report->backup << "/";
+  if (!report->keypoints.empty())
+    std::cout << "; keypoints " << report->keypoints << " (" << report->keypoints_moved << " folders "
+              << (report->dry_run ? "to re-key" : "re-keyed") << ")";
   std::cout << "\n";
   return kExitOk;
 }
@@ -61,6 +80,11 @@ void AddMaintenanceCommands(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-backup", a->options.no_backup,
                 "in place: move the videos and remove the session folders instead of keeping them in "
                 "_migrate_backup_<time>/");
+  cmd->add_option("--keypoints", a->options.keypoints,
+                  "the keypoints mirror to re-key from <session>/ to episode_NNNNNN/ (default: keypoints_output/<task> "
+                  "beside the task, when there is one)");
+  cmd->add_flag("--restore", a->options.restore,
+                "undo an in-place migration from meta/.migrate_manifest.json and its _migrate_backup_* folder");
   cmd->add_flag("--dry-run", a->options.dry_run, "print the plan (sessions and their episode numbers), write nothing");
   AddJsonFlag(cmd, a->json);
   AddProgressOption(cmd, a->progress);

@@ -45,7 +45,7 @@ using internal::Session;
 constexpr const char* kStagingDir = ".reel-migrate";
 constexpr const char* kStagedTask = ".reel-migrate/task";
 constexpr const char* kReadyPath = ".reel-migrate/ready.json";
-constexpr const char* kManifestPath = "meta/.migrate_manifest.json";
+constexpr const char* kManifestPath = internal::kMigrateManifestPath;
 
 std::string BackupName() {
   const std::time_t now = std::time(nullptr);
@@ -157,12 +157,14 @@ Status StageSession(internal::TaskLock* lock, FileSystem* fs, const MigratePlan&
   REEL_RETURN_IF_ERROR(internal::WriteParquet(fs, data_temp, *table));
   REEL_ASSIGN_OR_RETURN(std::string row_temp, txn->NewTemp(row_rel, "migrate"));
   REEL_RETURN_IF_ERROR(internal::WriteEpisodeRow(fs, row_temp, RowOf(s, *table, frames.frames)));
-  if (plan.copy_videos) {
-    for (const internal::SessionVideo& v : s.videos) {
-      REEL_ASSIGN_OR_RETURN(std::string rel, VideoRel(s.n, v));
-      REEL_ASSIGN_OR_RETURN(std::string temp, txn->NewTemp(rel, "migrate"));
+  for (const internal::SessionVideo& v : s.videos) {
+    if (!plan.copy_videos && v.sequence.empty()) continue;  // moved by the commit (Publish)
+    REEL_ASSIGN_OR_RETURN(std::string rel, VideoRel(s.n, v));
+    REEL_ASSIGN_OR_RETURN(std::string temp, txn->NewTemp(rel, "migrate"));
+    if (!v.sequence.empty())
+      REEL_RETURN_IF_ERROR(internal::EncodeDepthSequence(fs, dir, v, table->num_rows(), temp));
+    else
       REEL_RETURN_IF_ERROR(internal::CopyFileAcross(fs, JoinPath(dir, v.rel), fs, temp).status());
-    }
   }
   internal::TaskFilesUpdate update;
   REEL_ASSIGN_OR_RETURN(update.stats, internal::EpisodeStatsFromTable(*table, sources.sensors));
@@ -200,7 +202,9 @@ Json ManifestOf(const MigratePlan& plan) {
           {"source", plan.source},
           {"in_place", plan.in_place},
           {"backup", plan.backup},
-          {"sessions", sessions}};
+          {"sessions", sessions},
+          {"files", plan.created},
+          {"keypoints", internal::KeypointsJson(plan)}};
 }
 
 // Step 1: the staged pooled task and ready.json; returns the staged files (relative).
@@ -219,12 +223,20 @@ Result<std::vector<std::string>> Stage(FileSystem* fs, MigratePlan* plan, const 
     }
   }
   REEL_RETURN_IF_ERROR(FinishStagedInfo(fs, *plan, staged));
-  REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, JoinPath(staged, kManifestPath), internal::Dump(ManifestOf(*plan), 2)));
   std::vector<std::string> files;
   REEL_RETURN_IF_ERROR(internal::ListTree(fs, staged, "", &files));
-  std::vector<std::string> published;
+  std::vector<std::string> published = {kManifestPath};
   for (const std::string& f : files)
-    if (f == kManifestPath || (f[0] != '.' && f.find("/.") == std::string::npos)) published.push_back(f);
+    if (f[0] != '.' && f.find("/.") == std::string::npos) published.push_back(f);
+  // What --restore removes: the published files and, with --no-backup, the moved videos.
+  plan->created = published;
+  for (const Session& s : plan->sessions)
+    for (const internal::SessionVideo& v : s.videos)
+      if (!plan->copy_videos && v.sequence.empty()) {
+        REEL_ASSIGN_OR_RETURN(std::string rel, VideoRel(s.n, v));
+        plan->created.push_back(rel);
+      }
+  REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, JoinPath(staged, kManifestPath), internal::Dump(ManifestOf(*plan), 2)));
   Json ready = {{"backup", plan->backup}, {"staged", published}, {"frames", Json::array()}};
   for (const Session& s : plan->sessions) ready["frames"].push_back(s.frames);
   REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, JoinPath(plan->dest, kReadyPath), internal::Dump(ready, -1)));
@@ -263,6 +275,7 @@ Status Publish(internal::TaskLock* lock, const MigratePlan& plan, const std::vec
   if (!plan.copy_videos) {
     for (const Session& s : plan.sessions)
       for (const internal::SessionVideo& v : s.videos) {
+        if (!v.sequence.empty()) continue;  // encoded at staging: its frames go with the rest
         REEL_ASSIGN_OR_RETURN(std::string rel, VideoRel(s.n, v));
         txn->Move(s.name + "/" + v.rel, rel);
         moved.insert(s.name + "/" + v.rel);
@@ -308,6 +321,18 @@ void Report(const MigratePlan& plan, MigrateReport* report) {
   }
 }
 
+// After the commit: the keypoints mirror re-keyed as the published manifest records
+// (migrate_mirror.cc); a no-op once done.
+Status FinishKeypoints(FileSystem* fs, const std::string& dest, MigrateReport* report) {
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(dest, kManifestPath)));
+  if (st.type != FileType::kFile) return Status::OK();
+  REEL_ASSIGN_OR_RETURN(Json manifest, internal::ReadManifest(fs, JoinPath(dest, kManifestPath)));
+  REEL_ASSIGN_OR_RETURN(report->keypoints_moved, internal::MoveKeypoints(fs, manifest, false, &report->warnings));
+  const Json k = manifest.value("keypoints", Json::object());
+  if (k.is_object() && k.value("mirror", Json()).is_string()) report->keypoints = k["mirror"].get<std::string>();
+  return Status::OK();
+}
+
 // Under the destination's lock: stage (unless a finished staging is there), publish, clean.
 Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& options, MigrateReport* report) {
   REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, plan->dest));
@@ -315,12 +340,14 @@ Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& op
   REEL_ASSIGN_OR_RETURN(bool pooled, internal::MigratedAlready(fs, *plan));
   if (pooled) {
     report->already_pooled = true;
+    REEL_RETURN_IF_ERROR(FinishKeypoints(fs, plan->dest, report));
     return Clean(fs, plan->dest, plan->in_place, &report->warnings);
   }
   REEL_RETURN_IF_ERROR(internal::FindSessions(fs, plan));
   REEL_ASSIGN_OR_RETURN(auto staged, FinishedStaging(fs, plan));
   if (!staged) {
     plan->backup = plan->in_place && !options.no_backup ? BackupName() : "";
+    REEL_RETURN_IF_ERROR(internal::PlanKeypoints(fs, options.keypoints, plan, &report->warnings));
     auto built = Stage(fs, plan, options, report);
     if (!built.ok()) {  // a source reel cannot convert: leave no staging behind
       (void)RemoveAll(fs, JoinPath(plan->dest, kStagingDir));
@@ -330,6 +357,7 @@ Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& op
   }
   REEL_RETURN_IF_ERROR(Publish(&lock, *plan, *staged));
   Report(*plan, report);
+  REEL_RETURN_IF_ERROR(FinishKeypoints(fs, plan->dest, report));
   return Clean(fs, plan->dest, plan->in_place, &report->warnings);
 }
 
@@ -346,6 +374,20 @@ Result<MigrateReport> MigrateTask(const std::string& task_root, const MigrateOpt
   MigrateReport report;
   report.task = plan.dest;
   report.dry_run = options.dry_run;
+  if (options.restore) {
+    if (!options.to.empty() || options.no_backup || !options.keypoints.empty())
+      return Status::Invalid("reel migrate --restore takes the migrated task alone (no --to, --no-backup or "
+                             "--keypoints: the manifest names the backup and the keypoints mirror)");
+    REEL_RETURN_IF_ERROR(internal::RestoreTask(fs, task_root, options, &report));
+    return report;
+  }
+  if (!plan.in_place && !options.keypoints.empty())
+    return Status::Invalid("--keypoints re-keys the mirror of an in-place migration; --to leaves the source and its "
+                           "mirror as they are");
+  REEL_ASSIGN_OR_RETURN(FileInfo restoring, fs->Stat(JoinPath(task_root, internal::kRestoreRecordPath)));
+  if (restoring.type != FileType::kNotFound)
+    return Status::Invalid(JoinPath(task_root, internal::kRestoreRecordPath) +
+                           ": a restore of this task was interrupted; run reel migrate --restore to finish it first");
   // Read-only first: a re-run after success, or a dry run, writes nothing.
   REEL_ASSIGN_OR_RETURN(bool pooled, internal::MigratedAlready(fs, plan));
   if (pooled && options.dry_run) {
@@ -357,6 +399,9 @@ Result<MigrateReport> MigrateTask(const std::string& task_root, const MigrateOpt
     REEL_RETURN_IF_ERROR(internal::FindSessions(fs, &plan));
     if (options.dry_run) {
       plan.backup = plan.in_place && !options.no_backup ? BackupName() : "";
+      REEL_RETURN_IF_ERROR(internal::PlanKeypoints(fs, options.keypoints, &plan, &report.warnings));
+      report.keypoints = plan.keypoints_mirror;
+      report.keypoints_moved = static_cast<int64_t>(plan.keypoints_moves.size());
       Report(plan, &report);
       return report;
     }

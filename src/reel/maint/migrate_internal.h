@@ -3,21 +3,33 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "maint/migrate_table.h"
 #include "util/json_util.h"
 #include "reel/fs.h"
+#include "reel/maintenance.h"
 #include "reel/status.h"
 
 namespace reel::internal {
 
 struct SessionVideo {
   std::string slot;  // image key in the pooled task
-  std::string ext;   // "mp4" (RGB, moved as is) or "mkv" (depth, moved as is)
-  std::string rel;   // within the session folder
+  std::string ext;   // "mp4" (RGB, moved as is) or "mkv" (depth: moved as is, or encoded)
+  std::string rel;   // within the session folder (a sequence: its folder depth/<slot>)
+  // A depth frame sequence (v1.0 <= 1.0.13: depth/<slot>/000001.png ..., uint16 mm PNG16;
+  // v1.0.11: NNNNNN.bin raw little-endian uint16), encoded at staging into one FFV1
+  // gray16le .mkv (lossless; contract-decisions.md "v1.0 migration: media"). Empty: a
+  // video file, copied or moved byte for byte.
+  std::string sequence;                   // "", "png" or "bin"
+  std::map<int64_t, std::string> frames;  // frame number (from 1) -> file, relative to the session
+  int width = 0, height = 0;              // metadata.json cameras.<slot> (0: not given)
+  double fps = 0;                         // cameras.<slot>.fps, else the session's
 };
 
 // One v1.0 session folder.
@@ -42,7 +54,20 @@ struct MigratePlan {
   std::string backup;       // "_migrate_backup_<YYYYmmdd_HHMMSS>" or ""
   std::string task_name;
   std::vector<Session> sessions;  // in N order
+  // Every file the migration creates in the destination (relative; the manifest's "files",
+  // what --restore removes).
+  std::vector<std::string> created;
+  // The keypoints mirror re-keyed after the commit (in place only; "" when none) and its
+  // moves, session folder -> episode_{N:06d} (the manifest's "keypoints").
+  std::string keypoints_mirror;
+  std::vector<std::pair<std::string, std::string>> keypoints_moves;
 };
+
+inline constexpr const char* kMigrateManifestPath = "meta/.migrate_manifest.json";
+// An interrupted restore's record: the manifest, moved here by the restore's commit, until
+// the keypoints are moved back and the emptied folders removed.
+inline constexpr const char* kRestoreRecordDir = ".reel-restore";
+inline constexpr const char* kRestoreRecordPath = ".reel-restore/manifest.json";
 
 // JSON object at `path`, at most 256 MiB (its size is checked before it is read).
 Result<Json> ReadJsonObjectBounded(FileSystem* fs, const std::string& path);
@@ -71,5 +96,36 @@ struct LegacySensors {
   bool has_imu = false;
 };
 Result<LegacySensors> ReadLegacySensors(FileSystem* fs, const std::string& session_dir, const Session& s);
+
+// migrate_depth.cc. The depth frame sequence of slot `slot` in session s (files
+// depth/<slot>/<number>.png|.bin), or nullopt when the folder holds none. `where` names
+// metadata.json. Errors: a sequence mixing .png and .bin, two files of one number, a
+// .bin sequence without cameras.<slot> width and height.
+Result<std::optional<SessionVideo>> FindDepthSequence(const std::string& where, const Session& s,
+                                                      const std::string& slot, const Json& camera);
+// Encodes sequence v of the session at `session_dir` into an FFV1 gray16le .mkv at `out`
+// (fsynced), frame k of the file = frame number k + 1. `rows` is the session's frame count:
+// the numbers must be exactly 1..rows. Every file is size-checked before it is read; an
+// error names the file, the rule and the value.
+Status EncodeDepthSequence(FileSystem* fs, const std::string& session_dir, const SessionVideo& v, int64_t rows,
+                           const std::string& out);
+
+// migrate_mirror.cc. A folder name a manifest may give: one path component, not "." or "..".
+bool PlainComponent(const std::string& name);
+// The manifest (meta/.migrate_manifest.json or the restore record).
+Result<Json> ReadManifest(FileSystem* fs, const std::string& path);
+// Keypoints mirror folders to re-key for plan (in place: plan->keypoints_mirror/_moves
+// filled; explicit_dir as FindKeypointsMirror takes it; none found without one: nothing).
+Status PlanKeypoints(FileSystem* fs, const std::string& explicit_dir, MigratePlan* plan,
+                     std::vector<std::string>* warnings);
+// The manifest's "keypoints" block as JSON, and the moves it records carried out: each
+// <mirror>/<session> renamed to <mirror>/episode_{N:06d} (back: the other way). Idempotent:
+// a move whose source is gone and target present is done; both present is an error naming
+// both; neither is a warning. Returns how many folders it moved.
+Json KeypointsJson(const MigratePlan& plan);
+Result<int64_t> MoveKeypoints(FileSystem* fs, const Json& manifest, bool back, std::vector<std::string>* warnings);
+
+// migrate_restore.cc: reel migrate --restore (MigrateOptions::restore) of the task at `root`.
+Status RestoreTask(FileSystem* fs, const std::string& root, const MigrateOptions& options, MigrateReport* report);
 
 }  // namespace reel::internal

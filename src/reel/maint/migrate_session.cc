@@ -34,10 +34,19 @@ bool PlainName(const std::string& name) {
   return !name.empty() && name[0] != '.' && name.find('/') == std::string::npos;
 }
 
+// A video file moved or copied as it is.
+SessionVideo FileVideo(const std::string& slot, const char* ext, const std::string& rel) {
+  SessionVideo v;
+  v.slot = slot;
+  v.ext = ext;
+  v.rel = rel;
+  return v;
+}
+
 // RGB mp4s (videos/<cam>/chunk-*/<slot>.mp4; an `_aux` stream lives in its main camera's
 // folder) and depth slots' dual-stream mkv (depth/<slot>/<slot>.mkv). The heat-map
-// preview mp4 of a depth slot is not migrated (it stays in the backup). PNG16 and raw
-// frame sequences would need an encode, which reel migrate does not do yet: refused.
+// preview mp4 of a depth slot is not migrated (it stays in the backup). A depth slot without
+// its .mkv may be a PNG16 or raw frame sequence (FindDepthSequence), encoded at staging.
 Status FindVideos(const std::string& where, Session* s) {
   std::map<std::string, SessionVideo> by_slot;
   auto add = [&](SessionVideo v) -> Status {
@@ -50,7 +59,7 @@ Status FindVideos(const std::string& where, Session* s) {
     const auto parts = Split(f);
     if (parts.size() == 4 && parts[0] == "videos" && parts[2].rfind("chunk-", 0) == 0 && EndsWith(parts[3], ".mp4")) {
       const std::string slot = parts[3].substr(0, parts[3].size() - 4);
-      if (PlainName(slot)) REEL_RETURN_IF_ERROR(add({slot, "mp4", f}));
+      if (PlainName(slot)) REEL_RETURN_IF_ERROR(add(FileVideo(slot, "mp4", f)));
     }
   }
   const Json cameras = s->meta.value("cameras", Json::object());
@@ -59,13 +68,11 @@ Status FindVideos(const std::string& where, Session* s) {
     if (!it->is_object() || it->value("type", std::string()) != "depth" || !PlainName(it.key())) continue;
     const std::string slot = it.key(), dir = "depth/" + slot + "/", mkv = dir + slot + ".mkv";
     if (std::binary_search(s->files.begin(), s->files.end(), mkv)) {
-      REEL_RETURN_IF_ERROR(add({slot, "mkv", mkv}));
+      REEL_RETURN_IF_ERROR(add(FileVideo(slot, "mkv", mkv)));
       continue;
     }
-    for (const std::string& f : s->files)
-      if (f.rfind(dir, 0) == 0 && (EndsWith(f, ".png") || EndsWith(f, ".bin")))
-        return Status::NotSupported(where + ": depth slot \"" + slot + "\" is a frame sequence (" + f +
-                                    ", ...); reel migrate moves videos and does not encode depth frames yet");
+    REEL_ASSIGN_OR_RETURN(auto sequence, FindDepthSequence(where, *s, slot, *it));
+    if (sequence) REEL_RETURN_IF_ERROR(add(std::move(*sequence)));
   }
   for (auto& [slot, v] : by_slot) s->videos.push_back(v);
   return Status::OK();

@@ -1,8 +1,14 @@
-// EncodePngRgb / EncodePngGray16 (see reel/video.h).
+// EncodePngRgb / EncodePngGray16 (see reel/video.h) and DecodePngGray16 (video/png_decode.h).
 #include <algorithm>
+#include <cstring>
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
 
 #include "reel/video.h"
 #include "video/ffmpeg_util.h"
+#include "video/png_decode.h"
 
 namespace reel {
 
@@ -66,3 +72,53 @@ Result<std::string> EncodePngGray16(int width, int height, std::span<const uint1
 }
 
 }  // namespace reel
+
+namespace reel::video {
+
+Result<GrayImage16> DecodePngGray16(std::string_view png, const std::string& where, int64_t max_pixels) {
+  if (png.empty() || png.size() > static_cast<size_t>(INT32_MAX) - AV_INPUT_BUFFER_PADDING_SIZE)
+    return Status::Invalid(where + ": png.size: " + std::to_string(png.size()) + " bytes is not a PNG image");
+  const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_PNG);
+  if (!codec) return Status::NotSupported("this FFmpeg build has no PNG decoder");
+  CodecContextPtr ctx(avcodec_alloc_context3(codec));
+  FramePtr frame(av_frame_alloc());
+  PacketPtr packet(av_packet_alloc());
+  if (!ctx || !frame || !packet) return Status::IOError(where + ": PNG: out of memory");
+  ctx->thread_count = 1;
+  int rc = avcodec_open2(ctx.get(), codec, nullptr);
+  if (rc < 0) return AvStatus(where, "opening the PNG decoder", rc);
+  rc = av_new_packet(packet.get(), static_cast<int>(png.size()));  // zero padding added by FFmpeg
+  if (rc < 0) return AvStatus(where, "PNG packet", rc);
+  std::memcpy(packet->data, png.data(), png.size());
+  rc = avcodec_send_packet(ctx.get(), packet.get());
+  if (rc >= 0) rc = avcodec_send_packet(ctx.get(), nullptr);
+  if (rc >= 0) rc = avcodec_receive_frame(ctx.get(), frame.get());
+  if (rc < 0) return AvStatus(where, "decoding the PNG", rc);
+  const auto format = static_cast<AVPixelFormat>(frame->format);
+  if (format != AV_PIX_FMT_GRAY16BE && format != AV_PIX_FMT_GRAY16LE) {
+    const char* name = av_get_pix_fmt_name(format);
+    return Status::Invalid(where + ": png.pixel_format: " + (name ? name : "unknown") +
+                           "; a depth frame is a 16-bit gray PNG (gray16)");
+  }
+  const int64_t pixels = static_cast<int64_t>(frame->width) * frame->height;
+  if (frame->width <= 0 || frame->height <= 0 || pixels > max_pixels)
+    return Status::Invalid(where + ": png.size: " + std::to_string(frame->width) + "x" +
+                           std::to_string(frame->height) + ", over the limit of " + std::to_string(max_pixels) +
+                           " pixels");
+  GrayImage16 out;
+  out.width = frame->width;
+  out.height = frame->height;
+  out.values.resize(static_cast<size_t>(pixels));
+  const bool big = format == AV_PIX_FMT_GRAY16BE;
+  for (int y = 0; y < out.height; ++y) {
+    const uint8_t* row = frame->data[0] + static_cast<ptrdiff_t>(y) * frame->linesize[0];
+    uint16_t* dst = out.values.data() + static_cast<size_t>(y) * out.width;
+    for (int x = 0; x < out.width; ++x) {
+      const uint8_t a = row[2 * x], b = row[2 * x + 1];
+      dst[x] = big ? static_cast<uint16_t>(a << 8 | b) : static_cast<uint16_t>(b << 8 | a);
+    }
+  }
+  return out;
+}
+
+}  // namespace reel::video
