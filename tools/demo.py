@@ -39,7 +39,9 @@ def main() -> int:
                 ["frames", task, "2", "--slot", "stereo_left", "--at", "0,45,89", "-o", frames],
                 ["frames", task, "2", "--slot", "stereo_depth", "--at", "45", "-o", frames],
                 ["export", "--to", "lerobot-v3", task, str(out / "lerobot_v3")],
-                ["info", str(out / "lerobot_v3")], ["check", str(out / "lerobot_v3")]):
+                ["info", str(out / "lerobot_v3")], ["check", str(out / "lerobot_v3")],
+                ["report", task, "-o", str(out / "report.html")],
+                ["view", task, "2", "--save", str(out / "episode_2.rrd")]):
         rc |= run(args.reel, *cmd)
     return rc
 
