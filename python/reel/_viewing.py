@@ -14,15 +14,16 @@ def imu_time_s(timestamp: np.ndarray, rows: np.ndarray, ts_ns: np.ndarray) -> np
     return timestamp[rows[0]] + (ts_ns - ts_ns[0]) * 1e-9
 
 
-def is_foreign_depth_map(task: Any, key: str) -> bool:
-    """A LeRobot depth-map video key (features[key].info["video.is_depth_map"]): reel's
-    foreign reader decodes RGB only, so the viewer and the report leave these out."""
+def decode_frames(task: Any, n: int, slot: str, rows: list[int]) -> np.ndarray | None:
+    """Rows of a slot's video: a Task's RGB (uint8) or depth (uint16 mm) frames, a foreign
+    dataset's RGB frames; None for a foreign dataset's depth stream, which its reader does not
+    decode (LeRobot / bundle depth maps): the viewer and the report leave those out."""
     if hasattr(task, "frames"):
-        return False
-    import json
-    raw = task.read_file("meta/info.json")  # Dataset.info keeps dtype and shape only
+        return task.frames(n, slot, rows)
+    from ._errors import InvalidError
     try:
-        feature = (json.loads(raw or b"{}").get("features") or {}).get(key) or {}
-    except (ValueError, AttributeError):
-        return False
-    return isinstance(feature, dict) and bool((feature.get("info") or {}).get("video.is_depth_map"))
+        return task.frame_images(n, [slot], rows)[slot]
+    except InvalidError as e:
+        if "depth stream" in str(e):
+            return None
+        raise

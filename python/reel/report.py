@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ._viewing import imu_time_s, is_foreign_depth_map
+from ._viewing import decode_frames, imu_time_s
 
 DEFAULT_THUMBNAILS = 6
 THUMB_WIDTH = 160
@@ -69,7 +69,9 @@ def _thumbnails(task: Any, n: int, length: int, slots: list[str], count: int | N
     rows = sorted({int(r) for r in np.linspace(0, max(length - 1, 0), k)}) if length else []
     out: dict[str, list[tuple[int, str]]] = {}
     for slot in slots:
-        frames = task.frames(n, slot, rows) if hasattr(task, "frames") else task.frame_images(n, [slot], rows)[slot]
+        frames = decode_frames(task, n, slot, rows)
+        if frames is None:  # a foreign dataset's depth stream
+            continue
         out[slot] = [(r, _png_data_uri(colorize_depth(f) if f.dtype == np.uint16 else f)) for r, f in zip(rows, frames)]
     return out
 
@@ -98,7 +100,10 @@ def _series_groups(table: Any) -> dict[str, list[tuple[str, np.ndarray, np.ndarr
 def _figure_html(task: Any, n: int, table: Any) -> str:
     from plotly.subplots import make_subplots
     import plotly.graph_objects as go
-    t = table["timestamp"].to_numpy().astype(np.float64)
+    import pyarrow as pa
+    ts = table["timestamp"] if "timestamp" in table.column_names else None
+    t = (ts.to_numpy().astype(np.float64) if ts is not None and pa.types.is_floating(ts.type)  # seconds
+         else np.arange(table.num_rows, dtype=np.float64) / float(task.info.get("fps") or 30))
     groups = _series_groups(table)
     imu = task.imu(n) if hasattr(task, "imu") and "observation.imu" in table.column_names else None
     if imu is not None and len(imu["ts_ns"]):
@@ -161,8 +166,7 @@ def _episode_section(task: Any, entry: dict[str, Any], findings: list[dict[str, 
     import pyarrow as pa
     n = int(entry["episode_index"])
     table = pa.table(task.data(n))
-    slots = [s for s in sorted(entry.get("videos") or {}) if not is_foreign_depth_map(task, s)]
-    strips = _thumbnails(task, n, table.num_rows, slots, thumbnails)
+    strips = _thumbnails(task, n, table.num_rows, sorted(entry.get("videos") or {}), thumbnails)
     parts = [f"<section id='episode-{n}'><h2>Episode {n}</h2>",
              f"<p>{table.num_rows} rows, {float(entry.get('duration_sec') or 0):.2f} s. <a href='#episodes'>back to the table</a></p>"]
     for slot, thumbs in strips.items():

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ._viewing import imu_time_s, is_foreign_depth_map
+from ._viewing import decode_frames, imu_time_s
 
 try:
     import rerun as rr
@@ -81,9 +81,13 @@ class _Episode:
         self.table = pa.table(task.data(self.n))
         names = self.table.column_names
         self.rows = self.table.num_rows
-        self.timestamp = (self.table["timestamp"].to_numpy().astype(np.float64) if "timestamp" in names
+        ts = self.table["timestamp"] if "timestamp" in names else None
+        self.timestamp = (ts.to_numpy().astype(np.float64) if ts is not None and pa.types.is_floating(ts.type)
                           else np.arange(self.rows, dtype=np.float64) / float(task.info.get("fps") or 30))
-        self.hardware_ns = self.table["hardware_ns"].to_numpy(zero_copy_only=False) if "hardware_ns" in names else None
+        # A foreign dataset may hold hardware_ns as another type (a list): then no device timeline.
+        hw = self.table["hardware_ns"] if "hardware_ns" in names else None
+        self.hardware_ns = (hw.to_numpy(zero_copy_only=False).astype(np.int64)
+                            if hw is not None and pa.types.is_integer(hw.type) and hw.null_count == 0 else None)
         self.row = _episode_row(task, self.n) if _is_pooled(task) else {}
 
     def indexes(self, rows: np.ndarray) -> list:
@@ -182,14 +186,16 @@ def _decoded_rows(ep: _Episode, max_frames: int | None) -> np.ndarray:
     return np.arange(0, ep.rows, _stride(ep.rows, max_frames))
 
 
-def _log_decoded(rec: Any, ep: _Episode, slot: str, max_frames: int | None, batch: int = 32) -> int:
-    """Decoded frames of a slot: RGB images, or depth images in mm with a colormap."""
+def _log_decoded(rec: Any, ep: _Episode, slot: str, max_frames: int | None, batch: int = 32) -> int | None:
+    """Decoded frames of a slot: RGB images, or depth images in mm with a colormap; None for a
+    foreign depth stream (nothing logged)."""
     rows = _decoded_rows(ep, max_frames)
     entity = f"cameras/{slot}"
     for start in range(0, len(rows), batch):
         part = [int(r) for r in rows[start:start + batch]]
-        frames = ep.task.frames(ep.n, slot, part) if _is_pooled(ep.task) else \
-            ep.task.frame_images(ep.n, [slot], part)[slot]
+        frames = decode_frames(ep.task, ep.n, slot, part)
+        if frames is None:
+            return None
         for row, frame in zip(part, frames):
             ep.set_time(rec, row)
             if frame.dtype == np.uint16:
@@ -213,14 +219,14 @@ def _log_cameras(rec: Any, ep: _Episode, max_frames: int | None, summary: dict[s
     cameras = info.get("cameras") or {}
     calibration = _json_field(ep.row, "calibration") or info.get("calibration") or {}
     for slot, rel in _camera_slots(ep.task, ep.entry):
-        if is_foreign_depth_map(ep.task, slot):
-            summary["cameras"][slot] = {"kind": "skipped_depth_map", "frames": 0}
-            continue
         is_rgb = slot in cameras or not _is_pooled(ep.task)
         frames = _log_video_asset(rec, ep, slot, rel) if is_rgb and rel else None
         kind = "video_asset"
         if frames is None:
             frames, kind = _log_decoded(rec, ep, slot, max_frames), ("decoded_rgb" if is_rgb else "depth")
+        if frames is None:
+            summary["cameras"][slot] = {"kind": "skipped_depth_map", "frames": 0}
+            continue
         size = cameras.get(slot) or {}
         if not size and _is_pooled(ep.task):
             first = ep.task.frames(ep.n, slot, [0])[0]

@@ -223,3 +223,34 @@ def test_serve_answers_on_loopback_until_terminated(task, reel_bin):
     assert proc.returncode == 0, err.decode()
     summary = json.loads(out)
     assert summary["url"].startswith(f"http://127.0.0.1:{web}/") and len(summary["files"]) == 1
+
+
+def test_calibration_is_a_pinhole_scaled_to_the_video_and_findings_are_logged(task, reel_bin, tmp_path):
+    import shutil
+    copy = tmp_path / "pick"
+    shutil.copytree(task, copy)
+    info = json.loads((copy / "meta/info.json").read_text())
+    # The head stereo calibration is declared at its sensor's resolution; the video is 64x48.
+    calib = info["calibration"]["head_stereo"]
+    fx, fy, cx, cy = calib["left_camera"]["intrinsic"]
+    sx, sy = 64 / calib["resolution"][0], 48 / calib["resolution"][1]
+    # A task-level finding: a trajectory feature without its frame (002 §6.6, a warning).
+    del info["features"]["observation.slam_trajectory"]["frame"]
+    (copy / "meta/info.json").write_text(json.dumps(info))
+    view(reel_bin, copy, "1", "--save", tmp_path / "c.rrd", "--max-frames", 1)
+    rrd = Rrd(tmp_path / "c.rrd")
+    matrix, _ = rrd.column("/cameras/stereo_left", "Pinhole:image_from_camera")
+    m = np.asarray(matrix[0], np.float64).reshape(3, 3).T  # rerun stores it column-major
+    assert m[0, 0] == pytest.approx(fx * sx) and m[1, 1] == pytest.approx(fy * sy)
+    assert m[0, 2] == pytest.approx(cx * sx) and m[1, 2] == pytest.approx(cy * sy)
+    texts, _ = rrd.column("/check", "TextLog:text")
+    assert any("features.slam_frame" in t and "meta/info.json" in t for t in texts), texts
+
+
+def test_a_bundle_is_viewed_too(task, reel_bin, tmp_path):
+    out_dir = tmp_path / "bundle"
+    rc, _, err = reel_exec(reel_bin, "export", task, "-o", out_dir, "--to", "bundle")
+    assert rc == 0, err
+    out = view(reel_bin, out_dir, "0", "--save", tmp_path / "b.rrd", "--max-frames", 2)
+    assert out["episodes"][0]["rows"] == data(task, 1).num_rows
+    assert any(c["kind"] == "decoded_rgb" and c["frames"] == 2 for c in out["episodes"][0]["cameras"].values())
