@@ -32,9 +32,9 @@ Result<std::shared_ptr<arrow::Array>> CombineChunks(const arrow::ChunkedArray& c
 Result<std::shared_ptr<arrow::Array>> TakeRows(const arrow::ChunkedArray& column,
                                                const std::vector<int64_t>& rows, MissingRow missing) {
   REEL_ASSIGN_OR_RETURN(auto array, CombineChunks(column));
-  std::unique_ptr<arrow::ArrayBuilder> builder;
-  REEL_RETURN_IF_ERROR(FromArrow(arrow::MakeBuilder(arrow::default_memory_pool(), column.type()).Value(&builder),
-                                 "building " + column.type()->ToString()));
+  auto made = arrow::MakeBuilder(column.type());
+  if (!made.ok()) return Status::Invalid("building " + column.type()->ToString() + ": " + made.status().ToString());
+  std::unique_ptr<arrow::ArrayBuilder> builder = std::move(made).ValueOrDie();
   REEL_RETURN_IF_ERROR(FromArrow(builder->Reserve(static_cast<int64_t>(rows.size())), "reserve"));
   const arrow::ArraySpan span(*array->data());
   for (int64_t r : rows) {
@@ -56,9 +56,9 @@ Result<std::shared_ptr<arrow::ChunkedArray>> ListToFixed(const arrow::ChunkedArr
   REEL_ASSIGN_OR_RETURN(auto array, CombineChunks(column));
   const auto& list = static_cast<const arrow::ListArray&>(*array);
   auto type = arrow::fixed_size_list(list.value_type(), width);
-  std::unique_ptr<arrow::ArrayBuilder> made;
-  REEL_RETURN_IF_ERROR(FromArrow(arrow::MakeBuilder(arrow::default_memory_pool(), type).Value(&made), where));
-  auto& builder = static_cast<arrow::FixedSizeListBuilder&>(*made);
+  auto made = arrow::MakeBuilder(type);
+  if (!made.ok()) return Status::Invalid(where + ": " + made.status().ToString());
+  auto& builder = static_cast<arrow::FixedSizeListBuilder&>(**made);
   const arrow::ArraySpan values(*list.values()->data());
   for (int64_t r = 0; r < list.length(); ++r) {
     if (list.IsNull(r)) {

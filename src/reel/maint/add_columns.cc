@@ -2,6 +2,9 @@
 // appended to an existing episode's data aligned by frame_index, declared in info.json and
 // counted in stats.json by the same commit (maint/rewrite_data.h).
 #include <arrow/api.h>
+#include <parquet/arrow/reader.h>
+#include <parquet/file_reader.h>
+#include <parquet/metadata.h>
 
 #include <unordered_map>
 

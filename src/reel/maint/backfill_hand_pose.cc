@@ -77,7 +77,9 @@ Status FillSides(const arrow::Table& keypoints, const std::unordered_map<int64_t
                  std::vector<float> (&sides)[2], HandPoseBackfill& report) {
   std::vector<std::shared_ptr<arrow::Array>> keep;
   Hand3d hands[2];
-  for (int h = 0; h < 2; ++h) REEL_ASSIGN_OR_RETURN(hands[h], HandColumns(keypoints, h, keep));
+  for (int h = 0; h < 2; ++h) {
+    REEL_ASSIGN_OR_RETURN(hands[h], HandColumns(keypoints, h, keep));
+  }
   REEL_ASSIGN_OR_RETURN(auto frames, internal::FrameIndexValues(*keypoints.GetColumnByName("frame_index"), ""));
   for (int64_t r = 0; r < static_cast<int64_t>(frames.size()); ++r) {
     auto it = data_rows.find(frames[r]);
