@@ -136,6 +136,7 @@ def test_a_counted_glove_column_updates_stats(reel_bin, task, tmp_path):
     assert block["max"] == pytest.approx(rows.max(axis=0).tolist())
     features = json.loads((task / "meta/info.json").read_text())["features"]
     assert features["observation.right_glove"] == {"dtype": "float32", "shape": [16, 16]}
+    assert "right_glove" in json.loads((task / "meta/info.json").read_text())["sensors"]
     assert reel_exec(reel_bin, "stats", task, "--verify")[0] == 0
     check_clean(reel_bin, task)
     err = add(reel_bin, task, 2, src, "--replace", ok=2)

@@ -6,6 +6,7 @@
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "check/context.h"
@@ -314,6 +315,10 @@ Result<AddColumnsReport> AddColumns(const std::string& root, int64_t episode_ind
     for (auto& [name, f] : update.declaration.features)
       if (name == p.name) f = p.feature, set = true;
     if (!set) update.declaration.features.emplace_back(p.name, p.feature);
+    // A glove column's sensor joins info.json `sensors` (multi-device §6.4), as when recorded.
+    auto& sensors = update.declaration.sensors;
+    if (p.family == ColumnFamily::kGlove && std::find(sensors.begin(), sensors.end(), p.name.substr(12)) == sensors.end())
+      sensors.push_back(p.name.substr(12));
     report.columns.push_back({p.name, p.field->type()->ToString(), internal::Dump(FeatureReport(p.feature), -1),
                               schema->GetFieldIndex(p.name) >= 0, p.counted});
   }
