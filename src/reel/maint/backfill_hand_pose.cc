@@ -134,8 +134,8 @@ Result<std::shared_ptr<arrow::Table>> Backfill(const std::shared_ptr<arrow::Tabl
   for (int side = 0; side < 2; ++side) {
     if (index[side] < 0) continue;  // a hand of that side has nowhere to go
     const auto field = data->schema()->field(index[side]);
-    auto values = std::make_shared<arrow::FloatArray>(static_cast<int64_t>(sides[side].size()),
-                                                      arrow::Buffer::FromVector(std::move(sides[side])));
+    const auto count = static_cast<int64_t>(sides[side].size());  // before the move below
+    auto values = std::make_shared<arrow::FloatArray>(count, arrow::Buffer::FromVector(std::move(sides[side])));
     auto array = arrow::FixedSizeListArray::FromArrays(values, field->type());
     if (!array.ok()) return Status::Invalid(data_path + ": " + array.status().ToString());
     auto replaced = table->SetColumn(index[side], field, std::make_shared<arrow::ChunkedArray>(*array));
@@ -177,6 +177,7 @@ Result<BackfillHandPoseReport> BackfillHandPose(const std::string& root, const B
   report.dry_run = options.dry_run;
   REEL_ASSIGN_OR_RETURN(report.mirror, FindKeypointsMirror(fs, root, options.keypoints_dir));
   REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, root));
+  if (!options.dry_run) lock.RemoveStaleTemps();  // temps of a run killed before its journal
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0, EpisodeIndexMode::kRead}));
   std::vector<EpisodeEntry> episodes;
   if (options.episodes.empty()) {
