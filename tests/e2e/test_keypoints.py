@@ -351,28 +351,37 @@ def test_kill_leaves_the_old_or_the_new_file(reel_bin, tmp_path):
     write_3d(ep_dir(mirror, 2) / "hand_pose_3d/chunk-000.parquet", [(3, (True, "Right", 20), (False, "", None))])
     old = {n: sha(template / data_rel(n)) for n in LENGTHS}
 
-    timing = tmp_path / "timing"
-    shutil.copytree(base, timing)
-    t0 = time.monotonic()
-    backfill(reel_bin, timing / "data/recordings/pick")
-    full_s = time.monotonic() - t0
+    times = []
+    for i in range(3):  # the fastest of three runs: the first one pays for cold caches
+        timing = tmp_path / f"timing{i}"
+        shutil.copytree(base, timing)
+        t0 = time.monotonic()
+        backfill(reel_bin, timing / "data/recordings/pick")
+        times.append(time.monotonic() - t0)
+    full_s = min(times)
     new = {n: sha(timing / "data/recordings/pick" / data_rel(n)) for n in LENGTHS}
     assert new[1] != old[1] and new[2] != old[2] and new[3] == old[3]
 
     rng = random.Random(1710)
+    states: dict = {}
     for rnd in range(rounds):
         root = tmp_path / f"round{rnd}"
         shutil.copytree(base, root)
         task = root / "data/recordings/pick"
-        delay = rng.uniform(0.0, 1.2 * full_s)
+        delay = rng.uniform(0.0, full_s)
         rc, _ = run_killed_after([reel_bin, "backfill-hand-pose", str(task)], delay)
         what = f"round {rnd} (SIGKILL after {delay * 1000:.1f} ms of ~{full_s * 1000:.1f} ms)"
         assert rc in (0, -signal.SIGKILL), f"{what}: exit {rc}"
         for n in LENGTHS:
             assert sha(task / data_rel(n)) in (old[n], new[n]), f"{what}: episode {n} is neither old nor new"
+        state = "".join("n" if sha(task / data_rel(n)) == new[n] else "o" for n in (1, 2))
+        state += "+journal" if any(p.name.startswith(".commit") for p in (task / "meta").iterdir()) else ""
+        states[state] = states.get(state, 0) + 1
         backfill(reel_bin, task)  # the re-run rolls an interrupted commit forward and finishes
         assert {n: sha(task / data_rel(n)) for n in LENGTHS} == new, what
         check_clean(reel_bin, task)
         temps = [p for p in task.rglob(".*") if p.name != ".lock" and not p.name.startswith(".episode_index")]
         assert temps == [], f"{what}: {temps} left"
         shutil.rmtree(root)
+    print(f"\nbackfill-hand-pose kill test: {rounds} rounds, full run ~{full_s * 1000:.1f} ms, "
+          f"episodes 1/2 after the kill (o old, n new): {dict(sorted(states.items()))}")
