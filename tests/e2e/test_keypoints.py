@@ -311,7 +311,7 @@ def test_listed_episodes_and_an_explicit_mirror(reel_bin, tmp_path):
     mirror = tmp_path / "mirror_elsewhere"
     write_3d(ep_dir(mirror, 1) / "hand_pose_3d/chunk-000.parquet", [(0, (True, "Left", 5), (False, "", None))])
     write_3d(ep_dir(mirror, 3) / "hand_pose_3d/chunk-000.parquet", [(4, (True, "Right", 6), (False, "", None))])
-    r = backfill(reel_bin, t, "3", "--keypoints", mirror, "--json")
+    r = backfill(reel_bin, t, "3-3", "--keypoints", mirror, "--json")
     assert [e["episode_index"] for e in r["episodes"]] == [3] and r["episodes_written"] == 1
     assert pq.read_table(t / data_rel(3)).column("observation.right_hand_pose")[4].as_py() == pytest.approx(landmarks(6))
     assert pq.read_table(t / data_rel(1)).column("observation.left_hand_pose")[0].as_py() == ZERO

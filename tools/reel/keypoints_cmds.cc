@@ -79,7 +79,7 @@ namespace {
 
 struct BackfillArgs {
   std::string task, keypoints, progress = "auto";
-  std::vector<int64_t> episodes;
+  std::vector<std::string> episodes;  // lists "7" or "1,3,5-9", like every episode list
   bool dry_run = false, json = false;
 };
 
@@ -97,7 +97,11 @@ Json BackfillJson(const BackfillHandPoseReport& r) {
 
 int RunBackfill(const BackfillArgs& a) {
   BackfillHandPoseOptions options;
-  options.episodes = a.episodes;
+  for (const std::string& text : a.episodes) {
+    auto list = ParseListFlag("episodes", text, true);
+    if (!list.ok()) return UsageFail(list.status().message());
+    options.episodes.insert(options.episodes.end(), list->begin(), list->end());
+  }
   options.keypoints_dir = a.keypoints;
   options.dry_run = a.dry_run;
   options.progress = MakeProgress(a.progress);
@@ -168,7 +172,7 @@ void AddKeypointsCommands(CLI::App& app, int& exit_code) {
       "backfill-hand-pose",
       "Write the keypoints mirror's hand_pose_3d landmarks into observation.left/right_hand_pose (contract §10)");
   backfill->add_option("task", b->task, "task directory")->required();
-  backfill->add_option("episodes", b->episodes, "episode numbers N (default: every episode with a hand_pose_3d file)");
+  backfill->add_option("episodes", b->episodes, "episode numbers, e.g. 7 or 1,3,5-9 (default: every episode; those without a hand_pose_3d file are skipped)");
   backfill->add_option("--keypoints", b->keypoints, "the task's keypoints mirror folder (default: keypoints_output/<task> "
                                                     "beside the task or up to three levels above)");
   backfill->add_flag("--dry-run", b->dry_run, "report what would change, write nothing");
