@@ -63,7 +63,7 @@ peers: .venv-lerobot/.stamp .venv-lerobot21/.stamp
 # --- C++ build: core library, reel CLI, unit tests ----------------------------
 build: deps venv
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DPython_EXECUTABLE=$(abspath $(PY)) >/dev/null
+	  -DPython_EXECUTABLE=$(abspath $(PY)) $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >/dev/null
 	cmake --build $(BUILD)
 
 # --- Python package (scikit-build-core + nanobind) into the venv ---------------

@@ -149,6 +149,125 @@ Result<RepairScaleReport> RepairScale(const std::string& root, const RepairScale
                                       FileSystem* fs = nullptr);
 
 
+// ---- backfill-hand-pose (keypoints mirror -> hand-pose placeholder columns, contract §10) --
+// The recorder writes observation.left_hand_pose / observation.right_hand_pose
+// (fixed_size_list<float32>[63]) as zero placeholders (contract §7.2); post-processing fills
+// them from the keypoints mirror's hand_pose_3d file (reel/keypoints.h) - 21 MediaPipe world
+// landmarks x (x, y, z) per hand - per contract-decisions.md "keypoints backfill":
+//   - a hand labelled "Left" fills observation.left_hand_pose, "Right" the right one, in the
+//     data row with the same frame_index; hand_N_present false, or any other label
+//     ("Unknown", empty, null), fills nothing;
+//   - both hands of one row with the same label: the row is ambiguous (MediaPipe's
+//     handedness is a per-hand guess), neither is written for that side, and the row is
+//     counted in `ambiguous_rows`; the other side is still filled when its label is unique;
+//   - a data row without a filled hand keeps zeros (a re-run after new keypoints resets
+//     it: the columns are recomputed from the file, never merged with what was there);
+//   - keypoint rows without a data row are ignored and counted;
+//   - every other column is unchanged (values, schema, key-value metadata, how the file was
+//     written); meta/stats.json is not touched (hand pose is never counted, contract §4).
+// One Begin(lock, N) transaction per changed episode; an episode whose columns already hold
+// the values is not rewritten (idempotent). A task whose data has no hand-pose column is
+// refused: reel never invents a column.
+struct BackfillHandPoseOptions {
+  std::vector<int64_t> episodes;  // empty = every episode with a hand_pose_3d file
+  std::string keypoints_dir;      // the mirror folder; empty = FindKeypointsMirror's default
+  bool dry_run = false;           // report what would change, write nothing
+  ProgressFn progress;            // "episodes examined"
+  FileSystem* fs = nullptr;       // null = DefaultFileSystem()
+};
+
+struct HandPoseBackfill {
+  int64_t episode_index = 0;
+  std::string source;        // the hand_pose_3d file ("" when the episode has none)
+  int64_t data_rows = 0;
+  int64_t keypoint_rows = 0;
+  int64_t left_rows = 0;       // data rows given a left hand
+  int64_t right_rows = 0;      // data rows given a right hand
+  int64_t unlabelled_hands = 0;  // present hands labelled neither Left nor Right
+  int64_t ambiguous_rows = 0;    // rows whose two present hands carry the same label
+  int64_t unmatched_rows = 0;    // keypoint rows without a data row (ignored)
+  bool changed = false;        // the data file differs (dry run: would differ)
+  bool written = false;        // the new data file was committed
+  std::string skipped;         // why the episode was left alone ("" when examined)
+};
+
+struct BackfillHandPoseReport {
+  std::string mirror;
+  bool dry_run = false;
+  std::vector<HandPoseBackfill> episodes;  // in N order
+  int64_t episodes_written = 0;
+};
+
+// Errors (nothing changed for the episode concerned): those of Task::Open and
+// FindKeypointsMirror; NotFound for a listed episode the task does not have; Invalid naming
+// the task when its data has no observation.*_hand_pose column (checked on every examined
+// episode's data); ReadKeypointsFile's errors for a bad hand_pose_3d file. Episodes before
+// the failing one stay committed.
+Result<BackfillHandPoseReport> BackfillHandPose(const std::string& root, const BackfillHandPoseOptions& options = {});
+
+// ---- add-columns (post-hoc columns, multi-device §4.7) -----------------------------------
+// Appends the columns of a parquet file (a `frame_index` column plus the new columns) to
+// episode N's data, aligned by frame_index: a data row without a source row gets the
+// column's empty value ([] for a list - for a SLAM trajectory "no new point in this row" -
+// zeros for a fixed_size_list, 0 / false / "" for a scalar); a null source value is refused.
+// Source rows whose frame_index has no data row are refused (Invalid naming the first ones)
+// unless `drop_unmatched`, which ignores and counts them. The new data file, the features
+// of the added columns in meta/info.json and, for a column the contract's accumulator
+// counts (a glove observation.<sensor>, observation.imu), its block merged into
+// meta/stats.json are published by ONE commit of the episode transaction.
+//
+// Refused (Invalid, nothing written):
+//   - a column the episode's data already has, unless `replace` (then the column is
+//     rewritten with the new values; a counted column is never replaced: its old rows are in
+//     stats.json and cannot be taken out - record the episode again instead);
+//   - a name outside the contract's rules (multi-device §2.4): not observation.<segments>,
+//     segments other than [a-z0-9_]+, a retired name (slam_pose, gripper_1_*,
+//     observation.images.*), a key column, a reserved suffix (slam_trajectory[_ns], _force,
+//     _force_matrix[_ns], _force_ns, _state, _imu_quat, _imu_valid, _hand_pose) whose
+//     column does not have that family's type; force matrices (their scale is a per-episode
+//     recording spec);
+//   - a *slam_trajectory_ns column whose trajectory (in the source or the data) is missing,
+//     or whose row lengths differ from the trajectory's point counts (8 values per point);
+//   - a type that differs from the feature other episodes already declared for the column
+//     (dtype or shape), or a declaration (`feature_json`) that contradicts it;
+//   - a type reel cannot declare: anything but a numeric or bool scalar, a fixed_size_list of
+//     numbers, or a list of numbers in a known list family (SLAM, IMU).
+struct AddColumnsOptions {
+  std::string from;              // the source parquet file
+  bool replace = false;          // rewrite columns the episode already has
+  bool drop_unmatched = false;   // ignore source rows without a data row instead of refusing
+  // Extra keys of the added columns' features, a JSON object {column: {key: value}} -
+  // multi-device §6.6's frame, frame_axes, time, owner, source_slot, clock, encoding - merged
+  // over the spec reel derives from the column's family and type.
+  std::string feature_json;
+  bool dry_run = false;          // validate and report, write nothing
+  FileSystem* fs = nullptr;      // null = DefaultFileSystem()
+  int64_t max_source_bytes = int64_t{4} << 30;  // a bigger source file is refused
+  int64_t max_source_rows = 10'000'000;
+};
+
+struct AddedColumn {
+  std::string name;
+  std::string type;          // Arrow type, e.g. list<item: double>
+  std::string feature_json;  // the feature written to info.json
+  bool replaced = false;     // the episode had the column before
+  bool counted = false;      // has a stats.json block
+};
+
+struct AddColumnsReport {
+  int64_t episode_index = 0;
+  std::string source;
+  bool dry_run = false;
+  int64_t data_rows = 0;
+  int64_t source_rows = 0;
+  int64_t filled_rows = 0;      // data rows given a source row
+  int64_t unmatched_rows = 0;   // source rows without a data row (drop_unmatched)
+  std::vector<AddedColumn> columns;
+  bool written = false;
+};
+
+Result<AddColumnsReport> AddColumns(const std::string& root, int64_t episode_index, const AddColumnsOptions& options);
+
 // ---- migrate (v1.0 session folders -> pooled_episodes_v1) ---------------------------------
 
 // reel migrate (docs/maintenance.md "migrate"): a v1.0 task (contract §1: no `format` in

@@ -53,6 +53,7 @@ from ._storage import storage as _storage
 from ._writer import Episode, TaskWriter
 from ._ops import Server, check, export, import_dataset, migrate, pack, push, serve, simulate, upload
 from ._ops import rebuild_stats, repair_scale, split_episodes
+from ._ops import add_columns, backfill_hand_pose
 from ._ops import options_repr as _options_repr
 from ._errors import (
     AlreadyExistsError,
@@ -84,7 +85,7 @@ for _cls in (ExportOptions, ImportOptions, PackOptions, PushOptions, UploadOptio
 
 __all__ = [
     "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
-    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "serve", "Server", "sha256_hex",
+    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "backfill_hand_pose", "add_columns", "serve", "Server", "sha256_hex",
     "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "PushOptions", "UploadOptions", "CheckOptions",
     "SimulateOptions", "ServeConfig",
     "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",
@@ -181,6 +182,25 @@ class Task:
         video_codec, drop_stats (the episodes row's JSON strings as stored). Filter it with any
         Arrow engine, then read the kept episodes' frames with :meth:`data`."""
         return ArrowStream(self._core.episodes_stream, f"episodes of {self.root}")
+
+    def keypoints(self, episode_index: int, keypoints: str | os.PathLike | None = None) -> dict[str, Any]:
+        """Episode N's hand-keypoint files from the keypoints mirror (contract §10,
+        ``keypoints_output/<task>/episode_{N:06d}/``; ``keypoints`` names the mirror folder,
+        default: found beside the task or up to three levels above), each validated against
+        the reference writer's schema and aligned to the episode's data by frame_index:
+        {"hand_pose": pyarrow.Table | None, "hand_pose_3d": ..., "auto_labels": ...}, None for a
+        file that is absent. Each table keeps the file's rows and columns (fixed-size lists as
+        ``fixed_size_list``) and adds ``data_row`` (int64, the data row with the same
+        frame_index) and ``timestamp`` (the data row's), both null for a keypoint row without
+        a data row. Raises NotFoundError when no mirror is found, InvalidError for a file that
+        breaks the schema (the message names the file, column, expected and found type)."""
+        import pyarrow as pa  # noqa: PLC0415 - pyarrow is a dependency; kept out of import time
+
+        k = self._core.keypoints_tables(int(episode_index), "" if keypoints is None else os.fspath(keypoints))
+        out: dict[str, Any] = {}
+        for part, capsule in k["parts"].items():
+            out[part] = None if capsule is None else pa.table(ArrowStream(lambda c=capsule: c, f"{part} of episode {episode_index}"))
+        return out
 
     def imu(self, episode_index: int) -> dict[str, np.ndarray]:
         """Episode N's IMU samples, flattened: ``row`` int64 (k,) the frame row each sample

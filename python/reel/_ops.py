@@ -220,6 +220,37 @@ def serve(root: str | os.PathLike, config: str | os.PathLike | None = None, **kw
     return Server(_core.ServerThread.start(o), o.root)
 
 
+def backfill_hand_pose(task: str | os.PathLike, episodes: Iterable[int] | None = None,
+                       keypoints: str | os.PathLike | None = None, dry_run: bool = False) -> dict[str, Any]:
+    """Writes the keypoints mirror's hand_pose_3d landmarks into episodes' placeholder columns
+    observation.left_hand_pose / observation.right_hand_pose (``reel backfill-hand-pose``,
+    docs/maintenance.md): "Left" fills left, "Right" right; absent or "Unknown" hands and rows
+    whose two hands carry one label fill nothing; keypoint rows without a data row are
+    ignored and counted. Every other column unchanged, stats.json untouched, one episode
+    transaction per changed episode; idempotent. ``episodes``: default every episode with a
+    hand_pose_3d file; ``keypoints``: the mirror folder. Returns the report ``--json`` prints."""
+    return _core.backfill_hand_pose(os.fspath(task), [int(n) for n in (episodes or [])],
+                                    "" if keypoints is None else os.fspath(keypoints), bool(dry_run))
+
+
+def add_columns(task: str | os.PathLike, episode_index: int, source: str | os.PathLike, replace: bool = False,
+                drop_unmatched: bool = False, features: dict[str, Any] | str | None = None,
+                dry_run: bool = False) -> dict[str, Any]:
+    """Appends the columns of the parquet file ``source`` (a ``frame_index`` column and the new
+    columns) to episode N's data, aligned by frame_index (``reel add-columns``,
+    docs/maintenance.md; multi-device §4.7): data rows without a source row get the column's
+    empty value; source rows without a data row are refused unless ``drop_unmatched``. The
+    columns are declared in info.json features (``features``: {column: {frame, frame_axes,
+    time, owner, source_slot, clock, encoding}}, multi-device §6.6) and counted in stats.json
+    when the contract counts them, in one commit. ``replace`` rewrites columns the episode
+    already has. Returns the report ``--json`` prints."""
+    import json  # noqa: PLC0415
+
+    text = features if isinstance(features, str) else ("" if features is None else json.dumps(features))
+    return _core.add_columns(os.fspath(task), int(episode_index), os.fspath(source), bool(replace),
+                             bool(drop_unmatched), text, bool(dry_run))
+
+
 def rebuild_stats(task: str | os.PathLike, dry_run: bool = False, verify: bool = False) -> dict[str, Any]:
     """meta/stats.json recomputed from data/ with the contract's accumulator (``reel stats
     --rebuild``; docs/maintenance.md) and written through the episode transaction. ``verify``

@@ -57,6 +57,10 @@ void BindForeign(nb::module_& m);
 void BindOps(nb::module_& m);
 // maint_stats_ext.cc: reel._core.rebuild_stats and repair_scale (reel/maintenance.h).
 void BindMaintStats(nb::module_& m);
+// keypoints_ext.cc: Task.keypoints_tables (reel/keypoints.h), and reel._core.backfill_hand_pose
+// and add_columns (reel/maintenance.h).
+void BindKeypoints(nb::class_<Task>& task);
+void BindKeypointsMaint(nb::module_& m);
 // maint_ext.cc: reel._core.migrate (include/reel/maintenance.h).
 void BindMaintenance(nb::module_& m);
 // serve_ext.cc: reel._core.ServeConfig, ServerThread, sha256_hex, hash_password (serve.h).

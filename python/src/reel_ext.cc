@@ -311,9 +311,11 @@ NB_MODULE(_core, m) {
       });
   BindArrow(task_cls);
   BindSamples(task_cls);
+  BindKeypoints(task_cls);
 
   BindVideo(m);
   BindWriter(m);
   BindForeign(m);
   BindMaintStats(m);
+  BindKeypointsMaint(m);
 }

@@ -14,6 +14,10 @@
 #include "reel/progress.h"
 #include "reel/status.h"
 
+namespace reel {
+class Task;
+}
+
 namespace reel::cli {
 
 using Json = nlohmann::ordered_json;
@@ -45,6 +49,15 @@ void AddRepairScaleCommand(CLI::App& app, int& exit_code);  // repair-scale
 void AddMaintenanceCommands(CLI::App& app, int& exit_code);  // migrate
 void AddSplitCommand(CLI::App& app, int& exit_code);    // split-episodes
 void AddViewCommands(CLI::App& app, int& exit_code);    // view, report (Python: reel._view_cli)
+void AddKeypointsCommands(CLI::App& app, int& exit_code);  // backfill-hand-pose, add-columns
+
+// keypoints_cmds.cc: the keypoints mirror (contract §10) in `ls` and `show`. The mirror of
+// `task` ("" when none is found and none was given; a given folder that is not there is an
+// error); per episode the parts present (ls) and the files with row counts (show).
+Result<std::string> KeypointsMirrorOf(const Task& task, const std::string& explicit_dir);
+Json KeypointsLsJson(const Task& task, const std::string& mirror, int64_t episode_index);
+Json KeypointsShowJson(const Task& task, const std::string& mirror, int64_t episode_index);
+void PrintKeypointsShow(const Json& keypoints);
 
 // grammar.cc: the parts every command shares.
 void AddCompletionCommand(CLI::App& app, int& exit_code);  // completion bash|zsh

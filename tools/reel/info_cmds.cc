@@ -21,6 +21,7 @@ struct Common {
   std::string task;
   bool json = false;
   ObjectStoreOptions store;
+  std::string keypoints;  // ls, show: the keypoints mirror folder (default: found beside the task)
 };
 
 // The input resolved (plain path or URI) and opened as a pooled task.
@@ -147,6 +148,8 @@ int RunLs(const Common& c) {
   if (!episodes.ok()) return Fail(episodes.status());
   auto rows = (*task)->ReadEpisodeRows(*episodes, {"length", "duration_sec"});
   auto schemas = (*task)->ReadDataSchemas(*episodes);
+  auto mirror = KeypointsMirrorOf(**task, c.keypoints);
+  if (!mirror.ok()) return Fail(mirror.status());
   Json list = Json::array();
   for (size_t i = 0; i < episodes->size(); ++i) {
     const EpisodeEntry& e = (*episodes)[i];
@@ -164,6 +167,7 @@ int RunLs(const Common& c) {
                     {"row_source", RowSourceName(e.row_source)},
                     {"videos", videos},
                     {"columns", columns}});
+    if (!mirror->empty()) list.back()["keypoints"] = KeypointsLsJson(**task, *mirror, e.episode_index);
   }
   if (c.json) {
     PrintJson({{"episodes", list}});
@@ -183,8 +187,9 @@ int RunLs(const Common& c) {
     for (const auto& [slot, path] : e["videos"].items()) std::cout << slot << " ";
     std::cout << "| " << e["columns"].size() << " columns"
               << (e["has_data"].get<bool>() ? "" : " (no data)")
-              << (e["row_source"] == "episode_file" ? "" : " row:" + e["row_source"].get<std::string>())
-              << "\n";
+              << (e["row_source"] == "episode_file" ? "" : " row:" + e["row_source"].get<std::string>());
+    if (e.contains("keypoints")) std::cout << " | keypoints: " << (e["keypoints"].empty() ? "-" : e["keypoints"].dump());
+    std::cout << "\n";
   }
   return kExitOk;
 }
@@ -346,6 +351,9 @@ int RunShow(const Common& c, int64_t n) {
   Json videos = Json::object();
   for (const auto& [slot, path] : episode->videos) videos[slot] = path;
   j["videos"] = videos;
+  auto mirror = KeypointsMirrorOf(**task, c.keypoints);
+  if (!mirror.ok()) return Fail(mirror.status());
+  if (!mirror->empty()) j["keypoints"] = KeypointsShowJson(**task, *mirror, n);
   if (c.json) {
     PrintJson(j);
     return kExitOk;
@@ -371,6 +379,7 @@ int RunShow(const Common& c, int64_t n) {
               << "), " << m.value("samples", 0) << " samples, first frame fz sum "
               << m.value("fz_sum", 0.0) << " mN\n";
   for (const auto& [slot, path] : episode->videos) std::cout << "  video " << slot << ": " << path << "\n";
+  if (j.contains("keypoints")) PrintKeypointsShow(j["keypoints"]);
   return kExitOk;
 }
 
@@ -461,9 +470,16 @@ void AddInfoCommands(CLI::App& app, int& exit_code) {
   };
   auto [info, info_args] = add("info", "Summarise a task: format, fps, episodes, devices, slots, features");
   info->callback([&exit_code, a = info_args] { exit_code = RunInfo(*a); });
-  auto [ls, ls_args] = add("ls", "One line per episode: N, chunk/file, length, streams, columns");
+  auto [ls, ls_args] = add("ls", "One line per episode: N, chunk/file, length, streams, columns, keypoints parts");
+  auto keypoints_option = [](CLI::App* cmd, Common& common) {
+    cmd->add_option("--keypoints", common.keypoints,
+                    "the task's keypoints mirror folder (contract §10; default: keypoints_output/<task> beside the "
+                    "task or up to three levels above, shown only when found)");
+  };
+  keypoints_option(ls, *ls_args);
   ls->callback([&exit_code, a = ls_args] { exit_code = RunLs(*a); });
-  auto [show, show_args] = add("show", "One episode: its row, schema, sample values, decoded families");
+  auto [show, show_args] = add("show", "One episode: its row, schema, sample values, decoded families, keypoints files");
+  keypoints_option(show, *show_args);
   auto n = std::make_shared<int64_t>(0);
   show->add_option("episode", *n,
                    "global episode number N (1-based); LeRobot: episode_index, bundle: manifest "

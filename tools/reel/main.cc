@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   reel::cli::AddMaintenanceCommands(app, exit_code);
   reel::cli::AddSplitCommand(app, exit_code);
   reel::cli::AddViewCommands(app, exit_code);
+  reel::cli::AddKeypointsCommands(app, exit_code);
   reel::cli::AddCompletionCommand(app, exit_code);
   reel::cli::AddVersionFlags(app);
   try {

@@ -36,6 +36,11 @@ void CheckVideoFiles(const Task& task, const EpisodeEntry& episode, std::optiona
 // §4.4); "D435_depth_rgb" is an RGB slot.
 bool IsDepthSlot(const std::string& slot);
 
+// data.column_name (multi-device §2.4): lower-case [a-z0-9_] segments of observation.*
+// columns, retired names (observation.images.*, gripper_1_*, slam_pose). Also add-columns'
+// name rule, so it refuses what the checker reports.
+void CheckColumnName(const std::string& name, const std::string& where, FindingSink& sink);
+
 // True for the data parquet key columns of contract §7.1 / multi-device §3.
 bool IsKeyColumn(const std::string& name);
 

@@ -38,39 +38,6 @@ bool IsListType(const arrow::DataType& t) {
          t.id() == arrow::Type::FIXED_SIZE_LIST;
 }
 
-void CheckColumnName(const std::string& name, const std::string& where, FindingSink& sink) {
-  if (!name.starts_with("observation.")) return;
-  if (name.starts_with("observation.images.")) {
-    sink.Add("data.column_name", where, "column \"" + name + "\": videos are not parquet columns");
-    return;
-  }
-  const std::string body = name.substr(12);
-  if (body.starts_with("gripper_1_")) {
-    sink.Add("data.column_name", where,
-             "column \"" + name + "\" uses the retired prefix gripper_1_ (rig 1 has no prefix)");
-  }
-  if (body == "slam_pose" || body.ends_with("_slam_pose")) {
-    sink.Add("data.column_name", Severity::kWarning, where,
-             "column \"" + name + "\" is the retired slam_pose; readers ignore it, writers must "
-             "not produce it");
-  }
-  size_t start = 0;
-  while (start <= body.size()) {
-    size_t dot = body.find('.', start);
-    if (dot == std::string::npos) dot = body.size();
-    std::string segment = body.substr(start, dot - start);
-    bool ok = !segment.empty();
-    for (unsigned char c : segment) ok = ok && (std::islower(c) || std::isdigit(c) || c == '_');
-    if (!ok) {
-      sink.Add("data.column_name", where,
-               "column \"" + name + "\": segment \"" + segment +
-                   "\" must be lower-case ASCII [a-z0-9_]+");
-      return;
-    }
-    start = dot + 1;
-  }
-}
-
 // ---- the episodes row ----------------------------------------------------------
 
 void CheckRowValues(const EpisodeRow& row, const EpisodeEntry& e, FindingSink& sink) {
@@ -453,6 +420,39 @@ void CheckCompression(const EpisodeData& d, const EpisodeEntry& e, FindingSink& 
 }
 
 }  // namespace
+
+void CheckColumnName(const std::string& name, const std::string& where, FindingSink& sink) {
+  if (!name.starts_with("observation.")) return;
+  if (name.starts_with("observation.images.")) {
+    sink.Add("data.column_name", where, "column \"" + name + "\": videos are not parquet columns");
+    return;
+  }
+  const std::string body = name.substr(12);
+  if (body.starts_with("gripper_1_")) {
+    sink.Add("data.column_name", where,
+             "column \"" + name + "\" uses the retired prefix gripper_1_ (rig 1 has no prefix)");
+  }
+  if (body == "slam_pose" || body.ends_with("_slam_pose")) {
+    sink.Add("data.column_name", Severity::kWarning, where,
+             "column \"" + name + "\" is the retired slam_pose; readers ignore it, writers must "
+             "not produce it");
+  }
+  size_t start = 0;
+  while (start <= body.size()) {
+    size_t dot = body.find('.', start);
+    if (dot == std::string::npos) dot = body.size();
+    std::string segment = body.substr(start, dot - start);
+    bool ok = !segment.empty();
+    for (unsigned char c : segment) ok = ok && (std::islower(c) || std::isdigit(c) || c == '_');
+    if (!ok) {
+      sink.Add("data.column_name", where,
+               "column \"" + name + "\": segment \"" + segment +
+                   "\" must be lower-case ASCII [a-z0-9_]+");
+      return;
+    }
+    start = dot + 1;
+  }
+}
 
 void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink, bool deep) {
   std::optional<EpisodeRow> row = CheckRow(task, e, sink);

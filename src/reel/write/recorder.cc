@@ -64,51 +64,23 @@ using internal::WriteEpisodeRow;
 FeatureSpec FeatureFor(const std::string& column, ColumnFamily family, int32_t width,
                        const internal::EpisodeData& data, const TaskWriterOptions& options,
                        const std::map<std::string, ForceMatrixSpec>& fm_specs) {
-  FeatureSpec f;
-  auto set = [&](const char* dtype, std::vector<int64_t> shape) {
-    f.dtype = dtype;
-    f.shape = std::move(shape);
-  };
-  switch (family) {
-    case ColumnFamily::kGlove: set("float32", {16, 16}); break;
-    case ColumnFamily::kImuSamples: set("float32", {6}); break;
-    case ColumnFamily::kGloveImuQuat: set("float32", {16, 4}); break;
-    case ColumnFamily::kGloveImuValid: set("float32", {16}); break;
-    case ColumnFamily::kStateOrForce: set("float32", {3}); break;
-    case ColumnFamily::kHandPose: set("float32", {21, 3}); break;
-    case ColumnFamily::kAction: set("float32", {1}); break;
-    case ColumnFamily::kSlamStamps:
-      set("int64", {1});
-      f.encoding = "flat_parallel_to_slam_trajectory";
-      f.clock = "host_monotonic_ns";
-      break;
-    case ColumnFamily::kScalarNs:
-      set("int64", {1});
-      f.encoding = "host_monotonic_ns";
-      break;
-    case ColumnFamily::kSlamPoints: {
-      set("float64", {8});
-      f.encoding = "flat_points_8_txyz_qxyzw";
-      for (const SlamTrajectoryOptions& s : options.slam_trajectories) {
-        if (s.column != column) continue;
-        if (!s.frame.empty()) f.frame = s.frame;
-        f.frame_axes_json = s.frame_axes_json;
-        f.time_json = s.time_json;
-        f.owner_json = s.owner_json;
-        if (!s.source_slot.empty()) f.source_slot = s.source_slot;
-      }
-      break;
+  FeatureSpec f = internal::FamilyFeature(family, width);
+  if (family == ColumnFamily::kSlamPoints) {
+    for (const SlamTrajectoryOptions& s : options.slam_trajectories) {
+      if (s.column != column) continue;
+      if (!s.frame.empty()) f.frame = s.frame;
+      f.frame_axes_json = s.frame_axes_json;
+      f.time_json = s.time_json;
+      f.owner_json = s.owner_json;
+      if (!s.source_slot.empty()) f.source_slot = s.source_slot;
     }
-    case ColumnFamily::kForceMatrix: {
-      auto it = fm_specs.find(column);
-      const ForceMatrixSpec spec = it != fm_specs.end() ? it->second : *ForceMatrixSpecForTier("int16x100");
-      set(spec.dtype.c_str(), {250, 250, 3});
-      f.encoding = spec.encoding == ForceMatrixEncoding::kRowDiffQuantized ? "row_diff_quantized"
-                                                                           : "row_flat_raw";
-      f.scale = spec.scale;
-      break;
-    }
-    default: set("float32", {width}); break;
+  } else if (family == ColumnFamily::kForceMatrix) {
+    auto it = fm_specs.find(column);
+    const ForceMatrixSpec spec = it != fm_specs.end() ? it->second : *ForceMatrixSpecForTier("int16x100");
+    f.dtype = spec.dtype;
+    f.shape = {250, 250, 3};
+    f.encoding = spec.encoding == ForceMatrixEncoding::kRowDiffQuantized ? "row_diff_quantized" : "row_flat_raw";
+    f.scale = spec.scale;
   }
   return f;
 }

@@ -104,4 +104,37 @@ Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow
 }
 
 
+FeatureSpec FamilyFeature(ColumnFamily family, int32_t width) {
+  FeatureSpec f;
+  auto set = [&](const char* dtype, std::vector<int64_t> shape) {
+    f.dtype = dtype;
+    f.shape = std::move(shape);
+  };
+  switch (family) {
+    case ColumnFamily::kGlove: set("float32", {16, 16}); break;
+    case ColumnFamily::kImuSamples: set("float32", {6}); break;
+    case ColumnFamily::kGloveImuQuat: set("float32", {16, 4}); break;
+    case ColumnFamily::kGloveImuValid: set("float32", {16}); break;
+    case ColumnFamily::kStateOrForce: set("float32", {3}); break;
+    case ColumnFamily::kHandPose: set("float32", {21, 3}); break;
+    case ColumnFamily::kAction: set("float32", {1}); break;
+    case ColumnFamily::kSlamStamps:
+      set("int64", {1});
+      f.encoding = "flat_parallel_to_slam_trajectory";
+      f.clock = "host_monotonic_ns";
+      break;
+    case ColumnFamily::kScalarNs:
+      set("int64", {1});
+      f.encoding = "host_monotonic_ns";
+      break;
+    case ColumnFamily::kSlamPoints:
+      set("float64", {8});
+      f.encoding = "flat_points_8_txyz_qxyzw";
+      break;
+    case ColumnFamily::kForceMatrix: set("int16", {250, 250, 3}); break;
+    default: set("float32", {width}); break;
+  }
+  return f;
+}
+
 }  // namespace reel::internal

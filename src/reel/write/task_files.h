@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reel/columns.h"
 #include "reel/fs.h"
 #include "reel/metadata.h"
 #include "reel/status.h"
@@ -31,6 +32,12 @@ Result<StatsJson> LoadStats(FileSystem* fs, const std::string& root);
 
 // Creates the parent directories of `path`, then WriteFileSynced.
 Status WriteTempFile(FileSystem* fs, const std::string& path, std::string_view contents);
+
+// The feature reel declares for a column of `family` (multi-device §6.2, §6.6): dtype,
+// shape, and the family's fixed encoding and clock. `width` is the shape of the families
+// without a fixed one (a fixed_size_list's length). Force matrices get the int16 x100 shape
+// without encoding/scale and SLAM trajectories no frame: those are the caller's to declare.
+FeatureSpec FamilyFeature(ColumnFamily family, int32_t width);
 
 // Writes one episodes row (contract §6) as a one-row parquet file at `path`, fsynced.
 Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow& row);
