@@ -56,13 +56,20 @@ def _report(o: dict[str, Any]) -> dict[str, Any]:
     return report.write_report(o["task"], o["output"], **kwargs)
 
 
-def _serve_until_interrupted(server) -> int:
-    """Waits on rerun's server process; SIGINT/SIGTERM stop it. Its exit on its own (a port
-    in use) is reported with the end of its stderr."""
-    stop = []
+_STOP: list[int] = []
+
+
+def _catch_stop_signals() -> None:
+    """For --serve, before the server starts: SIGINT/SIGTERM then stop it rather than end
+    this process with rerun's server left running."""
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.append(1))
-    while not stop and server.poll() is None:
+        signal.signal(sig, lambda *_: _STOP.append(1))
+
+
+def _serve_until_interrupted(server) -> int:
+    """Waits on rerun's server process until SIGINT/SIGTERM, then stops it. Its exit on its
+    own (a port in use) is reported with the end of its stderr."""
+    while not _STOP and server.poll() is None:
         time.sleep(0.2)
     if server.poll() is None:
         server.terminate()
@@ -78,6 +85,8 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("reel: usage: python -m reel._view_cli '<options JSON>' (run by `reel view` / `reel report`)\n")
         return 2
     o = json.loads(argv[0])
+    if o.get("serve"):
+        _catch_stop_signals()
     try:
         out = _view(o) if o["command"] == "view" else _report(o)
     except ImportError as e:

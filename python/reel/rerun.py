@@ -505,11 +505,23 @@ def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None =
 
 
 def _serve(files: list[str], bind: str, grpc_port: int, web_port: int) -> tuple[Any, str]:
-    """rerun's own server (`python -m rerun --serve-web`) over the saved files: unlike the
-    SDK's serve_grpc it takes a bind address, so nothing listens beyond `bind`."""
+    """rerun's own server (the `rerun --serve-web` program) over the saved files: unlike the
+    SDK's serve_grpc it takes a bind address, so nothing listens beyond `bind`. The program
+    is started directly (`python -m rerun` would put a wrapper process between us and it, and
+    a wrapper killed leaves the server running), and on Linux it is told to end with us."""
     import subprocess
-    import sys
-    argv = [sys.executable, "-m", "rerun", "--serve-web", "--bind", bind, "--port", str(grpc_port),
-            "--web-viewer-port", str(web_port), *files]
-    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    import rerun_cli
+    exe = os.path.join(os.path.dirname(rerun_cli.__file__), "rerun")
+    argv = [exe, "--serve-web", "--bind", bind, "--port", str(grpc_port), "--web-viewer-port", str(web_port), *files]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_end_with_parent)
     return server, f"http://{bind}:{web_port}/?url=rerun%2Bhttp%3A%2F%2F{bind}%3A{grpc_port}%2Fproxy"
+
+
+def _end_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the parent dies (Linux prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+    import signal
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass  # not Linux: the caller's terminate() is the only way

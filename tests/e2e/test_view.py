@@ -221,6 +221,11 @@ def test_serve_answers_on_loopback_until_terminated(task, reel_bin):
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, err.decode()
+    try:  # rerun's server went with it
+        urllib.request.urlopen(f"http://127.0.0.1:{web}/", timeout=2)
+        pytest.fail(f"the web viewer still answers on 127.0.0.1:{web} after reel view ended")
+    except OSError:
+        pass
     summary = json.loads(out)
     assert summary["url"].startswith(f"http://127.0.0.1:{web}/") and len(summary["files"]) == 1
 
