@@ -110,8 +110,11 @@ def _episode_row(task: Any, n: int) -> dict[str, Any]:
     info = task.info
     size = int(info.get("chunks_size") or 1000)
     chunk, file = divmod(max(n - 1, 0), size)
-    rel = str(info.get("episodes_path", "")).format(c=chunk, f=file, chunk=chunk, file=file,
-                                                     episode_chunk=chunk, episode_index=n)
+    try:  # the contract's placeholders; a template with others gives no row, not an error
+        rel = str(info.get("episodes_path", "")).format(c=chunk, f=file, chunk=chunk, file=file,
+                                                         episode_chunk=chunk, episode_index=n)
+    except (KeyError, ValueError, IndexError):
+        return {}
     data = task.read_file(rel) if rel else None
     if data is None:
         return {}
