@@ -418,7 +418,7 @@ TEST(SliceRulesTest, ImageKeys) {
 // docs/cli.md lists the rules in a table; it must not drift from SliceRules().
 TEST(SliceRulesTest, DocumentedInCliMd) {
   const std::string doc_path =
-      (std::filesystem::path(__FILE__).parent_path() / "../../../docs/cli.md").lexically_normal();
+      (std::filesystem::path(REEL_SOURCE_DIR) / "docs/cli.md").lexically_normal();
   auto doc = DefaultFileSystem()->ReadFile(doc_path);
   ASSERT_TRUE(doc.ok()) << doc_path;
   std::vector<std::string> documented;
