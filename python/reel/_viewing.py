@@ -27,3 +27,34 @@ def decode_frames(task: Any, n: int, slot: str, rows: list[int]) -> np.ndarray |
         if "depth stream" in str(e):
             return None
         raise
+
+
+def float_rows(table: Any, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rows, values (k, width) float64) of a float column or a fixed-size float list column,
+    null rows left out; None for any other type."""
+    import pyarrow as pa
+    col = table[name].combine_chunks()
+    valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    if pa.types.is_floating(col.type):  # a plain float column (a LeRobot export's action)
+        values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, 1)
+        return np.nonzero(valid)[0], values[valid]
+    if not pa.types.is_fixed_size_list(col.type) or not pa.types.is_floating(col.type.value_type):
+        return None
+    width = col.type.list_size
+    # .values is the whole child array (slots under null rows included), from the offset on.
+    flat = col.values.to_numpy(zero_copy_only=False)[col.offset * width:(col.offset + len(col)) * width]
+    return np.nonzero(valid)[0], np.asarray(flat, dtype=np.float64).reshape(len(col), width)[valid]
+
+
+def episode_findings(findings: list[dict[str, Any]], entry: dict[str, Any],
+                     with_task_metadata: bool = False) -> list[dict[str, Any]]:
+    """The check findings about one episode: its data or video files, or naming it; with
+    `with_task_metadata`, meta/info.json's findings too."""
+    videos = entry.get("videos") or {}
+    files = {str(entry.get("data_path") or "")} | {v if isinstance(v, str) else str(v.get("path", ""))
+                                                   for v in (videos.values() if isinstance(videos, dict) else [])}
+    files.discard("")
+    tag = f"episode {entry['episode_index']}"
+    return [f for f in findings if any(str(f.get("path", "")).endswith(p) for p in files)
+            or tag in str(f.get("message", ""))
+            or (with_task_metadata and str(f.get("path", "")).startswith("meta/info.json"))]

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ._viewing import decode_frames, imu_time_s
+from ._viewing import decode_frames, episode_findings, float_rows, imu_time_s
 
 DEFAULT_THUMBNAILS = 6
 THUMB_WIDTH = 160
@@ -86,14 +86,10 @@ def _series_groups(table: Any) -> dict[str, list[tuple[str, np.ndarray, np.ndarr
     for name in table.column_names:
         group = ("gripper force" if name.endswith("_force") else "gripper state" if name.endswith("_state")
                  else "action" if name == "action" else None)
-        col = table[name].combine_chunks() if group else None
-        if col is None or not pa.types.is_fixed_size_list(col.type) or col.type.list_size > 8:
+        got = float_rows(table, name) if group and pa.types.is_fixed_size_list(table.schema.field(name).type) else None
+        if got is None or got[1].shape[1] > 8:
             continue
-        width = col.type.list_size
-        flat = col.values.to_numpy(zero_copy_only=False)[col.offset * width:(col.offset + len(col)) * width]
-        valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        values = np.asarray(flat, np.float64).reshape(len(col), width)[valid]
-        groups[group].append((name, np.nonzero(valid)[0], values))
+        groups[group].append((name, *got))
     return {g: v for g, v in groups.items() if v}
 
 
@@ -133,15 +129,6 @@ th{background:#f0f0f0;text-align:left}.strip{display:flex;gap:4px;flex-wrap:wrap
 .strip figure{margin:0}.strip figcaption{font-size:11px;color:#666;text-align:center}
 .finding-error{color:#b00020}.finding-warning{color:#a15c00}section{border-top:2px solid #ddd;margin-top:28px}
 """
-
-
-def _findings_of(findings: list[dict[str, Any]], entry: dict[str, Any]) -> list[dict[str, Any]]:
-    files = {str(entry.get("data_path") or "")} | {v if isinstance(v, str) else str(v.get("path", ""))
-                                                   for v in (entry.get("videos") or {}).values()}
-    files.discard("")
-    tag = f"episode {entry['episode_index']}"
-    return [f for f in findings if any(str(f.get("path", "")).endswith(p) for p in files)
-            or tag in str(f.get("message", ""))]
 
 
 def _findings_html(findings: list[dict[str, Any]]) -> str:
@@ -190,7 +177,7 @@ def write_report(task: Any, output: str, *, episodes: Iterable[int] | None = Non
     wanted = None if episodes is None else {int(e) for e in episodes}
     entries = [e for e in task.episodes() if wanted is None or int(e["episode_index"]) in wanted]
     findings = task.check()
-    mine = {int(e["episode_index"]): _findings_of(findings, e) for e in entries}
+    mine = {int(e["episode_index"]): episode_findings(findings, e) for e in entries}
     name = html.escape(str(task.info.get("task_name") or os.path.basename(str(task.root).rstrip("/"))))
     sections = []
     for i, entry in enumerate(entries):

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ._viewing import decode_frames, imu_time_s
+from ._viewing import decode_frames, episode_findings, float_rows, imu_time_s
 
 try:
     import rerun as rr
@@ -245,23 +245,6 @@ def _log_cameras(rec: Any, ep: _Episode, max_frames: int | None, summary: dict[s
 _SERIES_NAMES = {"_force": ["fx", "fy", "fz"], "observation.imu": ["ax", "ay", "az", "gx", "gy", "gz"]}
 
 
-def _fixed_floats(ep: _Episode, name: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """(rows, values (k, width)) of a fixed-size float list column, null rows left out."""
-    import pyarrow as pa
-    col = ep.table[name].combine_chunks()
-    valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    if pa.types.is_floating(col.type):  # a plain float column (a LeRobot export's action)
-        values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, 1)
-        return np.nonzero(valid)[0], values[valid]
-    if not pa.types.is_fixed_size_list(col.type) or not pa.types.is_floating(col.type.value_type):
-        return None
-    width = col.type.list_size
-    # .values is the whole child array (slots under null rows included), from the offset on.
-    flat = col.values.to_numpy(zero_copy_only=False)[col.offset * width:(col.offset + len(col)) * width]
-    values = np.asarray(flat, dtype=np.float64).reshape(len(col), width)
-    return np.nonzero(valid)[0], values[valid]
-
-
 def _series_names(name: str, width: int) -> list[str]:
     for suffix, names in _SERIES_NAMES.items():
         if name.endswith(suffix) and len(names) == width:
@@ -275,7 +258,7 @@ def _log_signals(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
     for name in ep.table.column_names:
         if not (name.startswith("observation.") or name == "action") or name.endswith("_hand_pose"):
             continue
-        got = _fixed_floats(ep, name)
+        got = float_rows(ep.table, name)
         limit = 64 if name in ("observation.state", "action") else 8  # LeRobot's state vector
         if got is None or got[1].shape[1] > limit or len(got[0]) == 0:
             continue
@@ -308,7 +291,7 @@ def _log_gloves(rec: Any, ep: _Episode, max_frames: int | None, summary: dict[st
     for name in ep.table.column_names:
         if not name.endswith("_glove"):
             continue
-        got = _fixed_floats(ep, name)
+        got = float_rows(ep.table, name)
         if got is None or got[1].shape[1] != 256:
             continue
         rows, values = got
@@ -392,22 +375,12 @@ def _log_status(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
         summary["status"][name] = events
 
 
-def _episode_files(entry: dict[str, Any]) -> set[str]:
-    files = {str(entry.get("data_path") or "")}
-    videos = entry.get("videos") or {}
-    files.update(v if isinstance(v, str) else str(v.get("path", "")) for v in
-                 (videos.values() if isinstance(videos, dict) else []))
-    return {f for f in files if f}
-
-
 def _log_findings(rec: Any, ep: _Episode, findings: list[dict[str, Any]] | None, summary: dict[str, Any]) -> None:
     """The `reel check` findings about this episode's files (and the task-wide ones)."""
     if findings is None:
         findings = ep.task.check()
-    files, tag = _episode_files(ep.entry), f"episode {ep.n}"
     levels = {"error": rr.TextLogLevel.ERROR, "warning": rr.TextLogLevel.WARN}
-    mine = [f for f in findings if any(str(f.get("path", "")).endswith(p) for p in files)
-            or tag in str(f.get("message", "")) or str(f.get("path", "")).startswith("meta/info.json")]
+    mine = episode_findings(findings, ep.entry, with_task_metadata=True)
     for f in mine:
         text = f"[{f.get('rule')}] {f.get('path')}: {f.get('message')}"
         rec.log("check", rr.TextLog(text, level=levels.get(str(f.get("severity")), rr.TextLogLevel.INFO)), static=True)
