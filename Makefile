@@ -77,9 +77,11 @@ e2e: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) -m pytest -q tests
 
 # Code rules (seconds; first, so a broken rule fails fast): the include layers of
-# docs/architecture.md, and no function longer than 120 lines.
+# docs/architecture.md, one definition per type name in each program (C++'s ODR), and no
+# function longer than 120 lines.
 layers:
 	python3 tools/check_layers.py
+	python3 tools/check_odr.py
 	python3 tools/check_function_length.py
 
 test: layers unit e2e fuzz-replay
@@ -104,7 +106,7 @@ clean:
 ASAN_BUILD := build/asan
 ASAN_REEL  := $(ASAN_BUILD)/tools/reel
 CLANG_CXX  ?= clang++-16
-CCACHE     := $(shell command -v ccache 2>/dev/null)
+CCACHE     = $(shell command -v ccache 2>/dev/null)
 # ccache hits across checkouts and worktrees (paths hashed relative to the repository).
 export CCACHE_BASEDIR := $(CURDIR)
 ASAN_JOBS  ?= $(shell nproc)

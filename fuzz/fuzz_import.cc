@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tmp.Clean();
   const std::string zip =
       tmp.Write("upload.zip", std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
-  ImportOptions options;  // small limits: the harness must stay fast and in memory
+  ImportSliceOptions options;  // small limits: the harness must stay fast and in memory
   options.limits.max_entry_bytes = 4u << 20;
   options.limits.max_total_bytes = 16u << 20;
   options.limits.max_meta_bytes = 1u << 20;

@@ -31,7 +31,9 @@ namespace reel {
 
 // ---- import (usable without HTTP) ------------------------------------------------
 
-struct ImportOptions {
+// ImportSlice's options (the import server's). ImportDataset's are ImportOptions
+// (reel/interop.h): one name per struct in namespace reel (tools/check_odr.py).
+struct ImportSliceOptions {
   FileSystem* fs = nullptr;  // null = DefaultFileSystem()
   SliceLimits limits;
   bool check = true;         // run the conformance checker on the staged slice
@@ -61,7 +63,7 @@ struct ImportOutcome {
 // by merge.h's rules, tasks.jsonl created when absent. Identical files already at N:
 // 200, nothing written. Different files at N: 409. Never leaves a partial episode.
 ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
-                          const ImportOptions& options = {});
+                          const ImportSliceOptions& options = {});
 
 // ---- configuration --------------------------------------------------------------
 

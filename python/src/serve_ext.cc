@@ -1,6 +1,5 @@
 // reel._core.ServeConfig / ServerThread: the import server (include/reel/serve.h) on a thread
-// of the Python process, for reel.serve. Its own file: serve.h and interop.h each declare a
-// reel::ImportOptions, so they cannot share a translation unit.
+// of the Python process, for reel.serve.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>

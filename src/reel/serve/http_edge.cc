@@ -463,7 +463,7 @@ class HttplibEdge final : public HttpEdge {
   // ImportSlice, with every way out accounted: the in-flight gauge always comes down,
   // and an exception (a parser meeting a hostile slice) is a refusal with a rule, not a
   // 500 that a client would retry.
-  ImportOutcome RunImport(const ImportRequest& request, const ImportOptions& options) {
+  ImportOutcome RunImport(const ImportRequest& request, const ImportSliceOptions& options) {
     InFlight in_flight(imports_in_flight_);
     // The import runs on one of `workers` import threads, not on the connection's own
     // thread: what an import leaves in per-thread caches (allocators, FFmpeg, Arrow) then
@@ -485,7 +485,7 @@ class HttplibEdge final : public HttpEdge {
     return queued ? outcome.get() : ImportCaught(request, options);
   }
 
-  ImportOutcome ImportCaught(const ImportRequest& request, const ImportOptions& options) {
+  ImportOutcome ImportCaught(const ImportRequest& request, const ImportSliceOptions& options) {
     try {
       return ImportSlice(config_.root, request, options);
     } catch (const std::exception& e) {
@@ -504,7 +504,7 @@ class HttplibEdge final : public HttpEdge {
     request.project = f.project;
     request.form_episode_index = f.form_episode_index;
     request.zip_path = zip_path;
-    ImportOptions options;
+    ImportSliceOptions options;
     options.limits = config_.slice_limits;
     options.check = config_.check;
     const auto t0 = std::chrono::steady_clock::now();

@@ -232,7 +232,7 @@ namespace {
 // ImportSlice's steps; *n is set once the slice's N is read, so that a refusal after
 // that point still names the episode (ImportSlice copies it into the outcome).
 ImportOutcome ImportSliceSteps(const std::string& root, const ImportRequest& request,
-                               const ImportOptions& options, int64_t* n_read) {
+                               const ImportSliceOptions& options, int64_t* n_read) {
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
   if (std::string problem = serve::ProjectNameProblem(request.project); !problem.empty())
     return Refuse(400, "form.name", "the task name is refused: " + problem);
@@ -346,7 +346,7 @@ ImportOutcome ImportSliceSteps(const std::string& root, const ImportRequest& req
 }  // namespace
 
 ImportOutcome ImportSlice(const std::string& root, const ImportRequest& request,
-                          const ImportOptions& options) {
+                          const ImportSliceOptions& options) {
   int64_t n = -1;
   ImportOutcome out = ImportSliceSteps(root, request, options, &n);
   out.episode_index = n;

@@ -1,5 +1,5 @@
 // A slice import failing half-way through its zip extraction (issue 15, "every byte
-// through FileSystem"): ImportSlice extracts through ImportOptions::fs, so a
+// through FileSystem"): ImportSlice extracts through ImportSliceOptions::fs, so a
 // FileSystemWrapper can fail a write of an extracted file. All or nothing: the
 // refused import leaves the task byte-identical and no staging behind; the same
 // slice then imports cleanly.
@@ -91,7 +91,7 @@ TEST(ImportFaultTest, ExtractionFailingHalfWayLeavesTheTaskByteIdentical) {
   ImportRequest request;
   request.project = "pick";
   request.zip_path = zip;
-  ImportOptions options;
+  ImportSliceOptions options;
   options.staging_dir = staging;
 
   // The third extracted file's write fails half-way.
