@@ -148,7 +148,9 @@ Result<StagedEpisode> ReadStaged(FileSystem* fs, const std::string& dir, const S
 // task's own templates give it (both relative).
 using Placement = std::map<std::string, std::string>;  // staged -> task
 
-Status Layout(const std::string& message) { return Status::Invalid("slice.layout: " + message); }
+Status Layout(const std::string& message) {
+  return Status::Invalid("slice.layout: " + message).WithRule("slice.layout");
+}
 
 // The file of episode `n` that `tmpl` gives for `vars` (chunk and file added).
 Result<std::string> RenderFor(const std::string& tmpl, int64_t n, int64_t chunks_size, PathVars vars) {
