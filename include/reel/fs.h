@@ -24,6 +24,17 @@ namespace reel {
 
 enum class FileType { kNotFound, kFile, kDirectory, kOther };
 
+// What a FileSystem can do beyond reading and writing whole files. Writers ask this
+// instead of probing with a call that might fail: a store without atomic rename cannot
+// take the episode transaction's commit (it is written by `reel push`'s protocol,
+// docs/storage.md), one without locks cannot serialise writers, one without directories
+// has only implicit ones (a prefix exists while an object lies below it).
+struct FileSystemCapabilities {
+  bool atomic_rename = true;  // Rename replaces `to` atomically (POSIX rename(2))
+  bool locks = true;          // LockFile excludes other processes (flock(2))
+  bool directories = true;    // directories exist by themselves: created, synced, removed
+};
+
 struct FileInfo {
   FileType type = FileType::kNotFound;
   uint64_t size = 0;
@@ -127,6 +138,10 @@ class FileSystem {
   // Blocks until an exclusive lock on `path` (created empty if missing) is held.
   // The default implementation returns NotSupported.
   virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path);
+  // What this file system can do (see FileSystemCapabilities). The default matches the
+  // defaults above: Rename is atomic and directories exist (the pure virtual calls), no
+  // lock (LockFile's default is NotSupported). An implementation that differs overrides it.
+  virtual FileSystemCapabilities Capabilities() const { return {.locks = false}; }
 };
 
 // Forwards every call to another FileSystem (not owned; it must outlive the
@@ -166,6 +181,7 @@ class FileSystemWrapper : public FileSystem {
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
     return target_->LockFile(path);
   }
+  FileSystemCapabilities Capabilities() const override { return target_->Capabilities(); }
 
  private:
   FileSystem* target_;

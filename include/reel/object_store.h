@@ -104,6 +104,10 @@ class ObjectStoreFileSystem final : public FileSystem {
   Status CreateDirs(const std::string& path) override;
   // NotSupported: object stores have no lock.
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;
+  // None: no atomic rename, no lock, implicit directories.
+  FileSystemCapabilities Capabilities() const override {
+    return {.atomic_rename = false, .locks = false, .directories = false};
+  }
 
   ObjectStoreCounters counters() const;
   void ResetCounters();

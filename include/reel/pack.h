@@ -131,7 +131,8 @@ struct SliceRule {
 };
 const std::vector<SliceRule>& SliceRules();
 
-// The rule id at the start of `status`'s message ("zip.traversal"), or "" if none.
+// The rule id `status` carries (Status::rule(): "zip.traversal"), or "" if none. Never
+// parsed from the message, so a WithContext() prefix keeps it.
 std::string RuleOf(const Status& status);
 
 }  // namespace reel

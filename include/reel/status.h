@@ -48,36 +48,62 @@ class [[nodiscard]] Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The stable id of the contract or service rule that was broken ("zip.traversal",
+  // "slice.layout"; docs/serve.md, docs/check-rules.md), or "" when the failure is not a
+  // rule's (an I/O error). A field, never parsed back out of the message, so it survives
+  // WithContext() and any rewording.
+  const std::string& rule() const { return rule_; }
   // "Invalid: <message>", or "OK".
   std::string ToString() const;
-  // Returns a copy whose message is "<context>: <message>".
+  // Returns a copy whose message is "<context>: <message>" (the rule id is kept).
   Status WithContext(const std::string& context) const;
+  // Returns a copy carrying the rule id `rule`. An OK Status stays OK and carries none.
+  Status WithRule(std::string rule) const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string rule_;
 };
 
-// Either a value or a non-OK Status. Accessing value() of an error is a bug
-// (checked by assert in debug builds).
+namespace internal {
+// Prints `message` to stderr and aborts: for a broken invariant of the caller's (a
+// programming error), never for bad input, which is a Status.
+[[noreturn]] void DieWithMessage(const std::string& message);
+}  // namespace internal
+
+// Either a value or a non-OK Status (Arrow's Result, as strict): constructing one from an OK
+// Status, and reading the value of an error, are programming errors that abort with a
+// message naming the Status, in every build type (not undefined behaviour).
 template <typename T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}               // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}       // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {        // NOLINT: implicit by design
+    if (status_.ok()) internal::DieWithMessage("reel::Result constructed from an OK Status: it needs a value or an error");
+  }
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
+  T& value() & { return *CheckedValue(); }
+  const T& value() const& { return *CheckedValue(); }
+  T&& value() && { return std::move(*CheckedValue()); }
+  T* operator->() { return &*CheckedValue(); }
+  const T* operator->() const { return &*CheckedValue(); }
+  T& operator*() & { return *CheckedValue(); }
+  const T& operator*() const& { return *CheckedValue(); }
   T ValueOr(T fallback) const { return ok() ? *value_ : std::move(fallback); }
 
  private:
+  std::optional<T>& CheckedValue() {
+    if (!value_) internal::DieWithMessage("reel::Result: value of an error: " + status_.ToString());
+    return value_;
+  }
+  const std::optional<T>& CheckedValue() const {
+    if (!value_) internal::DieWithMessage("reel::Result: value of an error: " + status_.ToString());
+    return value_;
+  }
+
   std::optional<T> value_;
   Status status_;
 };

@@ -107,7 +107,7 @@ void BindArrow(nb::class_<Task>& task) {
   task.def(
           "data_stream",
           [](const Task& t, int64_t n, const std::vector<std::string>& columns) {
-            Result<std::shared_ptr<arrow::RecordBatchReader>> reader = Status::OK();
+            Result<std::shared_ptr<arrow::RecordBatchReader>> reader = NotRunYet();
             {
               nb::gil_scoped_release release;
               reader = [&]() -> Result<std::shared_ptr<arrow::RecordBatchReader>> {
@@ -126,7 +126,7 @@ void BindArrow(nb::class_<Task>& task) {
       .def(
           "episodes_stream",
           [](const Task& t) {
-            Result<std::shared_ptr<arrow::Table>> table = Status::OK();
+            Result<std::shared_ptr<arrow::Table>> table = NotRunYet();
             {
               nb::gil_scoped_release release;
               table = EpisodesTable(t);

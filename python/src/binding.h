@@ -27,6 +27,10 @@ namespace nb = nanobind;
 // Raises the reel._errors class of `st.code()` with st.message(). The one table.
 [[noreturn]] void RaiseStatus(const Status& st);
 
+// The value a Result declared before a GIL-released block holds until the block assigns
+// it: an error, since a Result is a value or an error (reel/status.h aborts on an OK one).
+inline Status NotRunYet() { return Status::IOError("internal: the library call did not run"); }
+
 template <typename T>
 T Unwrap(Result<T> r) {
   if (!r.ok()) RaiseStatus(r.status());

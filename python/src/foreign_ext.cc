@@ -146,7 +146,7 @@ void BindForeign(nb::module_& m) {
       .def_static(
           "open",
           [](const std::string& path, const ObjectStoreOptions& storage) {
-            Result<std::unique_ptr<ForeignDataset>> opened = Status::OK();
+            Result<std::unique_ptr<ForeignDataset>> opened = NotRunYet();
             {
               nb::gil_scoped_release release;
               opened = [&]() -> Result<std::unique_ptr<ForeignDataset>> {
@@ -169,7 +169,7 @@ void BindForeign(nb::module_& m) {
       .def(
           "episodes",
           [](PyForeignDataset& d) {
-            Result<const std::vector<ForeignEpisode>*> eps = Status::OK();
+            Result<const std::vector<ForeignEpisode>*> eps = NotRunYet();
             {
               nb::gil_scoped_release release;
               eps = d.Episodes();
@@ -183,7 +183,7 @@ void BindForeign(nb::module_& m) {
       .def(
           "data_stream",
           [](PyForeignDataset& d, int64_t n, const std::vector<std::string>& columns) {
-            Result<std::shared_ptr<arrow::Table>> table = Status::OK();
+            Result<std::shared_ptr<arrow::Table>> table = NotRunYet();
             {
               nb::gil_scoped_release release;
               table = [&]() -> Result<std::shared_ptr<arrow::Table>> {

@@ -20,7 +20,7 @@ void BindMaintenance(nb::module_& m) {
         o.dry_run = dry_run;
         o.keypoints = keypoints;
         o.restore = restore;
-        Result<MigrateReport> result = Status::OK();
+        Result<MigrateReport> result = NotRunYet();
         {
           nb::gil_scoped_release release;
           result = MigrateTask(task, o);

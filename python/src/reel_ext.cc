@@ -113,7 +113,7 @@ nb::list FindingsList(const std::vector<TaskReport>& reports) {
 // Findings of CheckPath on a path or URI; tasks are named as given (the URI, not the
 // object store's own path).
 nb::list Check(const std::string& path, const CheckOptions& options, const ObjectStoreOptions& storage) {
-  Result<std::vector<TaskReport>> reports = Status::OK();
+  Result<std::vector<TaskReport>> reports = NotRunYet();
   {
     nb::gil_scoped_release release;
     reports = [&]() -> Result<std::vector<TaskReport>> {
@@ -241,7 +241,7 @@ NB_MODULE(_core, m) {
             if (mode == modes.end())
               RaiseStatus(Status::Invalid("episode_index must be \"update\", \"read\" or \"off\", not \"" +
                                           episode_index + "\""));
-            Result<std::unique_ptr<Task>> t = Status::OK();
+            Result<std::unique_ptr<Task>> t = NotRunYet();
             {
               nb::gil_scoped_release release;
               t = [&]() -> Result<std::unique_ptr<Task>> {
@@ -260,7 +260,7 @@ NB_MODULE(_core, m) {
       .def(
           "read_file",
           [](const Task& t, const std::string& relative) -> nb::object {
-            Result<std::string> bytes = Status::OK();
+            Result<std::string> bytes = NotRunYet();
             {
               nb::gil_scoped_release release;
               bytes = t.fs()->ReadFile(t.Path(relative));

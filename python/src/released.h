@@ -11,7 +11,7 @@ namespace reel::py {
 // Runs `fn` (returning Result<T>) with the GIL released; raises its error.
 template <typename Fn>
 auto Released(Fn fn) -> std::remove_cvref_t<decltype(fn().value())> {
-  decltype(fn()) r = Status::OK();
+  decltype(fn()) r = NotRunYet();
   {
     nb::gil_scoped_release release;
     r = fn();

@@ -31,7 +31,7 @@ void BindStore(nb::module_& m) {
   m.def(
       "read_file",
       [](const std::string& path, const ObjectStoreOptions& storage) -> nb::object {
-        Result<std::string> bytes = Status::OK();
+        Result<std::string> bytes = NotRunYet();
         {
           nb::gil_scoped_release release;
           bytes = [&]() -> Result<std::string> {

@@ -119,7 +119,7 @@ Result<std::unique_ptr<VideoReader>> OpenVideo(const std::string& path, int thre
 }
 
 std::unique_ptr<PyVideoReader> OpenReader(const std::string& path, int threads, const ObjectStoreOptions& storage) {
-  Result<std::unique_ptr<VideoReader>> r = Status::OK();
+  Result<std::unique_ptr<VideoReader>> r = NotRunYet();
   {
     nb::gil_scoped_release release;
     r = OpenVideo(path, threads, storage);
@@ -260,7 +260,7 @@ void ReadBatch(PyFramePool& p, const std::vector<std::string>& files, TargetArra
 }  // namespace
 
 nb::object TaskFrames(const Task& task, int64_t episode_index, const std::string& slot, IndexArray rows) {
-  Result<std::unique_ptr<VideoReader>> reader = Status::OK();
+  Result<std::unique_ptr<VideoReader>> reader = NotRunYet();
   {
     nb::gil_scoped_release release;
     reader = [&]() -> Result<std::unique_ptr<VideoReader>> {
@@ -317,7 +317,7 @@ void BindVideo(nb::module_& m) {
       .def(
           "frame_time",
           [](PyVideoReader& r, int64_t index) {
-            Result<double> t = Status::OK();
+            Result<double> t = NotRunYet();
             {
               nb::gil_scoped_release release;
               std::lock_guard<std::mutex> lock(r.mu);

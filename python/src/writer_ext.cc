@@ -209,7 +209,7 @@ void BindWriter(nb::module_& m) {
       .def("count_drop", &EpisodeWriter::CountDrop, "key"_a, "n"_a)
       .def("commit",
            [](EpisodeWriter& e) {
-             Result<CommittedEpisode> r = Status::OK();
+             Result<CommittedEpisode> r = NotRunYet();
              {
                nb::gil_scoped_release release;
                r = e.Commit();
@@ -235,7 +235,7 @@ void BindWriter(nb::module_& m) {
           "open",
           [](const std::string& root, const nb::dict& options) {
             TaskWriterOptions o = OptionsFrom(options);
-            Result<std::unique_ptr<TaskWriter>> w = Status::OK();
+            Result<std::unique_ptr<TaskWriter>> w = NotRunYet();
             {
               nb::gil_scoped_release release;
               w = TaskWriter::Open(root, std::move(o));
@@ -245,7 +245,7 @@ void BindWriter(nb::module_& m) {
           "root"_a, "options"_a)
       .def_prop_ro("root", &TaskWriter::root)
       .def("begin_episode", [](TaskWriter& w, std::optional<int64_t> n, bool replace) {
-        Result<std::unique_ptr<EpisodeWriter>> e = Status::OK();
+        Result<std::unique_ptr<EpisodeWriter>> e = NotRunYet();
         {
           nb::gil_scoped_release release;
           e = n ? w.BeginEpisode(*n, replace) : w.BeginEpisode();

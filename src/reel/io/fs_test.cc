@@ -421,7 +421,11 @@ TEST_F(FsTest, AdditionsDefaultToNotSupportedAndTheWrapperForwards) {
     EXPECT_EQ(fs->SyncFile("p").code(), StatusCode::kNotSupported);
     EXPECT_EQ(fs->LockFile("p").status().code(), StatusCode::kNotSupported);
     EXPECT_EQ(fs->ReadFile("p").status().code(), StatusCode::kNotFound);
+    EXPECT_TRUE(fs->Capabilities().atomic_rename);
+    EXPECT_FALSE(fs->Capabilities().locks);  // as LockFile's default says
   }
+  const FileSystemCapabilities posix = DefaultFileSystem()->Capabilities();
+  EXPECT_TRUE(posix.atomic_rename && posix.locks && posix.directories);
   class AppendOnly final : public WritableFile {
    public:
     Status Append(std::string_view) override { return Status::OK(); }

@@ -253,6 +253,8 @@ class PosixFileSystem final : public FileSystem {
     return Status::OK();
   }
 
+  FileSystemCapabilities Capabilities() const override { return {}; }  // everything
+
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus("open lock", path, errno);

@@ -214,7 +214,7 @@ TEST(ParseInfoJson, WrongTypesAreInvalidNamingTheKey) {
 TEST(SerializeInfoJson, MalformedVerbatimFieldIsInvalidNotAThrow) {
   InfoJson info;
   info.calibration_json = "{broken";
-  Result<std::string> out = Status::OK();
+  Result<std::string> out = Status::IOError("not serialised");
   EXPECT_NO_THROW(out = SerializeInfoJson(info));
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kInvalid);

@@ -90,7 +90,7 @@ Result<std::vector<TaskEntry>> ParseTasksJsonl(std::string_view text, const std:
     const std::string where = path + ": line " + std::to_string(line_no);
     auto parsed = internal::ParseJson(line, where);
     // Past the bounds, or a number out of range: the bound's own message says more.
-    if (!parsed.ok() && parsed.status().message().find(": json.") != std::string::npos)
+    if (!parsed.ok() && parsed.status().rule().starts_with("json."))
       return parsed.status();
     if (!parsed.ok())
       return Status::Invalid(where + " is not one complete JSON object: \"" +

@@ -40,27 +40,16 @@ const std::vector<SliceRule>& SliceRules() {
   return rules;
 }
 
-std::string RuleOf(const Status& status) {
-  const std::string& m = status.message();
-  const size_t colon = m.find(": ");
-  if (colon == std::string::npos) return "";
-  const std::string_view id(m.data(), colon);
-  // [a-z_]+\.[a-z_]+
-  const size_t dot = id.find('.');
-  if (dot == std::string_view::npos || dot == 0 || dot + 1 == id.size()) return "";
-  for (size_t i = 0; i < id.size(); ++i)
-    if (i != dot && !((id[i] >= 'a' && id[i] <= 'z') || id[i] == '_')) return "";
-  return std::string(id);
-}
+std::string RuleOf(const Status& status) { return status.rule(); }
 
 namespace internal {
 
 Status SliceError(const char* rule, const std::string& message) {
-  return Status::Invalid(std::string(rule) + ": " + message);
+  return Status::Invalid(std::string(rule) + ": " + message).WithRule(rule);
 }
 
 Status SliceNotSupported(const char* rule, const std::string& message) {
-  return Status::NotSupported(std::string(rule) + ": " + message);
+  return Status::NotSupported(std::string(rule) + ": " + message).WithRule(rule);
 }
 
 std::string QuoteName(const std::string& name) {

@@ -9,7 +9,7 @@
 
 namespace reel::internal {
 
-// Status::Invalid whose message is "<rule>: <message>" (RuleOf() reads it back).
+// Status::Invalid whose message is "<rule>: <message>" and whose rule() is `rule`.
 Status SliceError(const char* rule, const std::string& message);
 // The same with StatusCode kNotSupported (an unknown compression method or format).
 Status SliceNotSupported(const char* rule, const std::string& message);

@@ -381,8 +381,14 @@ TEST_F(SliceTest, OtherFormatIsNotSupported) {
 }
 
 TEST(SliceRulesTest, RuleOfAndTheList) {
-  EXPECT_EQ(RuleOf(Status::Invalid("zip.traversal: entry '../x' leaves the task directory")),
-            "zip.traversal");
+  const Status traversal = internal::SliceError("zip.traversal", "entry '../x' leaves the task directory");
+  EXPECT_EQ(RuleOf(traversal), "zip.traversal");
+  EXPECT_EQ(traversal.message(), "zip.traversal: entry '../x' leaves the task directory");
+  // A context prefix keeps the rule (on main it was parsed from the message and lost).
+  EXPECT_EQ(RuleOf(traversal.WithContext("upload.zip")), "zip.traversal");
+  EXPECT_EQ(RuleOf(internal::SliceNotSupported("zip.method", "m").WithContext("a").WithContext("b")), "zip.method");
+  // Text that looks like a rule is not one: only the field counts.
+  EXPECT_EQ(RuleOf(Status::Invalid("zip.traversal: typed by hand")), "");
   EXPECT_EQ(RuleOf(Status::Invalid("data/x.parquet: bad")), "");
   EXPECT_EQ(RuleOf(Status::Invalid("no rule here")), "");
   EXPECT_EQ(RuleOf(Status::Invalid("Zip.X: y")), "");

@@ -165,8 +165,9 @@ std::shared_ptr<arrow::Table> LoadTable(FileSystem* fs, const std::string& path)
 // Writes `table` to `relative` under `root`: a temp beside it renamed over it.
 Status ReplaceFile(FileSystem* fs, const std::string& root, const char* relative, const arrow::Table& table) {
   const std::string path = JoinPath(root, relative);
+  if (!fs->Capabilities().atomic_rename)
+    return Status::NotSupported(path + ": the store has no atomic rename, so the cache is not written there");
   const std::string temp = TempPathFor(path, "index");
-  if (Status probe = fs->Rename(temp, temp + ".probe"); probe.code() == StatusCode::kNotSupported) return probe;
   Status st = WriteParquet(fs, temp, table);
   if (st.ok()) st = fs->Rename(temp, path);
   if (!st.ok()) (void)fs->RemoveFile(temp);

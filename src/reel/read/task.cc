@@ -28,6 +28,10 @@ const char* RowSourceName(RowSource source) {
 
 namespace {
 
+// The placeholder of a slot a parallel read fills in: an error, since a Result is a value or
+// an error (status.h), and one no slot keeps unless the read skipped it.
+Status NotReadYet() { return Status::IOError("internal: not read (the parallel read skipped this slot)"); }
+
 // Legacy v1.1.0 shards: one multi-row episodes file per chunk (contract §2, §6.1).
 constexpr const char* kLegacyShardTemplate = "meta/episodes/chunk-{c:03d}/file-{f:03d}.parquet";
 
@@ -195,7 +199,7 @@ Result<std::vector<std::pair<int64_t, std::string>>> Task::ScanLegacyShards(
     const PathTemplate::DirLister& list) const {
   static const PathTemplate shard_template = *PathTemplate::Parse(kLegacyShardTemplate);
   REEL_ASSIGN_OR_RETURN(auto shards, shard_template.Glob(fs_, root_, {}, list));
-  std::vector<Result<std::vector<int64_t>>> indexes(shards.size(), Status::OK());
+  std::vector<Result<std::vector<int64_t>>> indexes(shards.size(), NotReadYet());
   internal::ParallelFor(static_cast<int64_t>(shards.size()), io_threads_, [&](int64_t i) {
     indexes[i] = ReadShardEpisodeIndexes(fs_, Path(shards[i].first));
   });
@@ -335,7 +339,7 @@ std::vector<Result<EpisodeRow>> Task::ReadRowFiles(
   for (const EpisodeEntry& e : episodes)
     if (e.row_source != RowSource::kMissing && file_slot.emplace(e.row_path, files.size()).second)
       files.push_back(e.row_path);
-  std::vector<Result<std::vector<EpisodeRow>>> tables(files.size(), Status::OK());
+  std::vector<Result<std::vector<EpisodeRow>>> tables(files.size(), NotReadYet());
   internal::ParallelFor(static_cast<int64_t>(files.size()), io_threads_, [&](int64_t i) {
     const std::string path = Path(files[i]);
     auto table = wanted.empty() ? internal::ReadParquetTable(fs_, path, {}, false)
@@ -381,7 +385,7 @@ Result<std::shared_ptr<arrow::Schema>> Task::ReadDataSchema(const EpisodeEntry& 
 std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemas(
     const std::vector<EpisodeEntry>& episodes) const {
   internal::EpisodeIndex* index = episodes.size() >= kIndexMinEpisodes ? Index() : nullptr;
-  std::vector<Result<std::shared_ptr<arrow::Schema>>> out(episodes.size(), Status::OK());
+  std::vector<Result<std::shared_ptr<arrow::Schema>>> out(episodes.size(), NotReadYet());
   std::vector<std::optional<internal::FileStamp>> stamps(episodes.size());
   if (index) {
     std::vector<std::string> data_files(episodes.size());

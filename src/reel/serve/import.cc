@@ -47,11 +47,13 @@ std::string WithoutPrefixes(std::string message, const std::vector<std::string>&
   return message;
 }
 
-// A refusal from a Status that carries a slice rule id, or `fallback_rule`.
+// A refusal from a Status that carries a slice rule id (zip.*, slice.*), or `fallback_rule`.
+// The server answers only the rules of docs/serve.md: a library rule of another family (a
+// JSON bound's json.depth) stays in the detail, under the fallback.
 ImportOutcome RefuseStatus(const Status& st, const std::string& fallback_rule,
                            const std::vector<std::string>& hide = {}) {
   std::string rule = RuleOf(st);
-  if (rule.empty()) rule = fallback_rule;
+  if (!rule.starts_with("zip.") && !rule.starts_with("slice.")) rule = fallback_rule;
   const int code = st.code() == StatusCode::kIOError || st.code() == StatusCode::kPermissionDenied ? 500 : 422;
   return Refuse(code, rule, WithoutPrefixes(st.message(), hide));
 }
@@ -148,7 +150,9 @@ Result<StagedEpisode> ReadStaged(FileSystem* fs, const std::string& dir, const S
 // task's own templates give it (both relative).
 using Placement = std::map<std::string, std::string>;  // staged -> task
 
-Status Layout(const std::string& message) { return Status::Invalid("slice.layout: " + message); }
+Status Layout(const std::string& message) {
+  return Status::Invalid("slice.layout: " + message).WithRule("slice.layout");
+}
 
 // The file of episode `n` that `tmpl` gives for `vars` (chunk and file added).
 Result<std::string> RenderFor(const std::string& tmpl, int64_t n, int64_t chunks_size, PathVars vars) {

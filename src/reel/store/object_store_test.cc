@@ -106,6 +106,13 @@ TEST_F(ObjectStoreTest, RenameAndLockAreNotSupported) {
   EXPECT_NE(st.message().find("mock://bucket/task/b.txt"), std::string::npos);
   auto lock = fs_->LockFile("bucket/task/.lock");
   EXPECT_EQ(lock.status().code(), StatusCode::kNotSupported);
+  // Writers ask instead of probing (fs.h FileSystemCapabilities).
+  const FileSystemCapabilities caps = fs_->Capabilities();
+  EXPECT_FALSE(caps.atomic_rename);
+  EXPECT_FALSE(caps.locks);
+  EXPECT_FALSE(caps.directories);
+  FileSystemWrapper wrapper(fs_.get());
+  EXPECT_FALSE(wrapper.Capabilities().atomic_rename);
 }
 
 TEST(OpenLocationTest, PlainPathsStayLocal) {

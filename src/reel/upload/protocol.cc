@@ -92,7 +92,7 @@ Failure JudgeAnswer(const HttpResponse& r, const std::string& request) {
     msg += ": " + Brief(r.body);
   }
   if (r.body_cut) msg += " (answer body longer than " + std::to_string(kMaxAnswerBytes) + " bytes; not read)";
-  f.status = Status(CodeOf(r.status), msg);
+  f.status = Status(CodeOf(r.status), msg).WithRule(rule);
   return f;
 }
 

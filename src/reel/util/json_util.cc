@@ -10,7 +10,8 @@ Status CheckJsonBounds(std::string_view text, const std::string& path, const Jso
   if (static_cast<int64_t>(text.size()) > limits.max_bytes)
     return Status::Invalid(path + ": json.size: " + std::to_string(text.size()) +
                            " bytes of JSON, more than the limit of " +
-                           std::to_string(limits.max_bytes));
+                           std::to_string(limits.max_bytes))
+        .WithRule("json.size");
   int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -28,7 +29,8 @@ Status CheckJsonBounds(std::string_view text, const std::string& path, const Jso
       if (++depth > limits.max_depth)
         return Status::Invalid(path + ": json.depth: arrays and objects nested more than " +
                                std::to_string(limits.max_depth) + " levels deep (at byte " +
-                               std::to_string(i) + ")");
+                               std::to_string(i) + ")")
+            .WithRule("json.depth");
     } else if (c == ']' || c == '}') {
       if (depth > 0) --depth;  // unbalanced closers are the parser's to report
     }
@@ -47,7 +49,8 @@ Result<Json> ParseJson(std::string_view text, const std::string& path, const Jso
   } catch (const Json::out_of_range& e) {
     // nlohmann reports a number that overflows a double (1e999) as out_of_range.406.
     return Status::Invalid(path + ": json.number: a number outside the range of a double (" +
-                           std::string(e.what()) + ")");
+                           std::string(e.what()) + ")")
+        .WithRule("json.number");
   } catch (const Json::exception& e) {
     return Status::Invalid(path + ": malformed JSON (" + std::string(e.what()) + ")");
   }

@@ -27,6 +27,8 @@ TEST(JsonBounds, OneLevelPastTheLimitIsRefusedNamingFileRuleAndValue) {
   EXPECT_NE(m.find("meta/info.json: json.depth: "), std::string::npos) << m;
   EXPECT_NE(m.find("64 levels"), std::string::npos) << m;
   EXPECT_NE(m.find("at byte 64"), std::string::npos) << m;
+  EXPECT_EQ(j.status().rule(), "json.depth");  // a field, kept through context
+  EXPECT_EQ(j.status().WithContext("task t").rule(), "json.depth");
 }
 
 TEST(JsonBounds, HundredThousandLevelsAreRefusedWithoutRecursion) {

@@ -1,5 +1,8 @@
 #include "reel/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace reel {
 
 const char* StatusCodeName(StatusCode code) {
@@ -23,7 +26,25 @@ std::string Status::ToString() const {
 
 Status Status::WithContext(const std::string& context) const {
   if (ok()) return *this;
-  return Status(code_, context + ": " + message_);
+  Status out(code_, context + ": " + message_);
+  out.rule_ = rule_;
+  return out;
 }
+
+Status Status::WithRule(std::string rule) const {
+  Status out = *this;
+  if (!ok()) out.rule_ = std::move(rule);
+  return out;
+}
+
+namespace internal {
+
+void DieWithMessage(const std::string& message) {
+  std::fprintf(stderr, "reel: fatal: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace internal
 
 }  // namespace reel

@@ -1,0 +1,83 @@
+// The episode index is written only where the file system says Rename is atomic
+// (FileSystem::Capabilities), not where a probe rename happens to fail: a store whose Rename
+// copies and deletes would otherwise publish a torn cache.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "read/episode_index.h"
+#include "reel/fs.h"
+#include "reel/task.h"
+#include "testing/tiny_rig.h"
+
+namespace reel {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// Renames work (by copy, say) but are not atomic, and the store says so.
+class NonAtomicRenameFs final : public FileSystemWrapper {
+ public:
+  NonAtomicRenameFs() : FileSystemWrapper(DefaultFileSystem()) {}
+  FileSystemCapabilities Capabilities() const override {
+    return {.atomic_rename = false, .locks = false, .directories = false};
+  }
+};
+
+class EpisodeIndexStoreTest : public ::testing::Test {
+ protected:
+  // 32 episodes (the rows' cache starts there), recorded once; each test takes a copy.
+  static void SetUpTestSuite() {
+    std::string tmpl = (stdfs::temp_directory_path() / "reel_index_store.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    recorded_ = tmpl;
+    ASSERT_TRUE(reel::testing::RecordTinyEpisodes(recorded_ + "/t", 32).ok());
+    stdfs::remove(recorded_ + "/t/" + internal::kEpisodeIndexPath);
+    stdfs::remove(recorded_ + "/t/" + internal::kListingIndexPath);
+  }
+  static void TearDownTestSuite() { stdfs::remove_all(recorded_); }
+  void SetUp() override {
+    std::string tmpl = (stdfs::temp_directory_path() / "reel_index_store.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    stdfs::copy(recorded_ + "/t", dir_ + "/t", stdfs::copy_options::recursive);
+    // Settled: the caches remember only files and directories older than a few seconds.
+    const auto past = stdfs::file_time_type::clock::now() - std::chrono::hours(1);
+    for (const auto& e : stdfs::recursive_directory_iterator(dir_ + "/t")) stdfs::last_write_time(e.path(), past);
+    stdfs::last_write_time(dir_ + "/t", past);
+  }
+  void TearDown() override { stdfs::remove_all(dir_); }
+
+  // Lists the task and reads every episode's row through `fs` (the index's kUpdate path:
+  // the rows' cache is used from 32 episodes on).
+  void ReadRows(FileSystem* fs) {
+    auto task = Task::Open(dir_ + "/t", {.fs = fs});
+    ASSERT_TRUE(task.ok()) << task.status().ToString();
+    auto episodes = (*task)->ListEpisodes();
+    ASSERT_TRUE(episodes.ok()) << episodes.status().ToString();
+    ASSERT_EQ(episodes->size(), 32u);
+    for (const auto& row : (*task)->ReadEpisodeRows(*episodes)) ASSERT_TRUE(row.ok()) << row.status().ToString();
+  }
+  static inline std::string recorded_;
+  std::string dir_;
+};
+
+TEST_F(EpisodeIndexStoreTest, WrittenOnALocalDisk) {
+  ReadRows(DefaultFileSystem());
+  EXPECT_TRUE(stdfs::exists(dir_ + "/t/" + internal::kEpisodeIndexPath));
+  EXPECT_TRUE(stdfs::exists(dir_ + "/t/" + internal::kListingIndexPath));
+}
+
+TEST_F(EpisodeIndexStoreTest, NotWrittenWhereRenameIsNotAtomic) {
+  NonAtomicRenameFs fs;
+  ReadRows(&fs);
+  EXPECT_FALSE(stdfs::exists(dir_ + "/t/" + internal::kEpisodeIndexPath));
+  EXPECT_FALSE(stdfs::exists(dir_ + "/t/" + internal::kListingIndexPath));
+  for (const auto& e : stdfs::directory_iterator(dir_ + "/t/meta"))
+    EXPECT_EQ(e.path().filename().string().find(".probe"), std::string::npos) << e.path();
+}
+
+}  // namespace
+}  // namespace reel
