@@ -49,21 +49,26 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t episod
 // naming an unsafe path stops recovery with an error and is left for a person.
 Status RecoverCommits(FileSystem* fs, const std::string& root);
 
-// Episode numbers with a commit journal still present.
-std::vector<int64_t> CommitJournals(FileSystem* fs, const std::string& root);
+// Episode numbers with a commit journal still present. A task without meta/ has none; any
+// other error listing meta/ is returned, never read as "no journal" (these lists decide
+// what readers hide and what recovery rolls forward).
+Result<std::vector<int64_t>> CommitJournals(FileSystem* fs, const std::string& root);
 
 // A push (reel/push.h) to storage without rename publishes N's files one by one between
 // creating meta/.push-<N>.json and deleting it; readers hide N meanwhile.
 inline constexpr const char* kPushJournalPrefix = ".push-";
 std::string PushJournalPath(const std::string& root, int64_t episode_index);
 // Episode numbers with a push journal present (pushes interrupted before they finished N).
-std::vector<int64_t> PushJournals(FileSystem* fs, const std::string& root);
+// Errors as CommitJournals.
+Result<std::vector<int64_t>> PushJournals(FileSystem* fs, const std::string& root);
 // A staged change (reel/push.h ChangeStoredTask) commits at meta/.push-change.json: the
 // new task files and the episodes they count, written once every episode was sent.
 std::string ChangeJournalPath(const std::string& root);
 
-// Episode numbers readers must hide: a commit or a push journal is present.
-std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root);
+// Episode numbers readers must hide: a commit or a push journal is present. Errors as
+// CommitJournals, and an error reading a present change journal (one that is torn or
+// foreign names no episode: the change never committed).
+Result<std::vector<int64_t>> PendingCommits(FileSystem* fs, const std::string& root);
 
 // Whether `rel` is a path relative to the task root that stays inside it: not absolute, no
 // "", "." or ".." component, no NUL, at most 4096 bytes. Journals and push journals read back

@@ -52,8 +52,9 @@ class TaskLock {
   static Result<TaskLock> Acquire(FileSystem* fs, const std::string& root);
 
   // Removes temp files left by writers that died (never a live writer's): a directory
-  // walk of meta/, data/ and videos/, so for opening a task, not for every episode.
-  void RemoveStaleTemps() const;
+  // walk of meta/, data/ and videos/, so for opening a task, not for every episode. A
+  // missing directory is skipped; any other error listing or removing is returned.
+  Status RemoveStaleTemps() const;
 
   FileSystem* fs() const { return fs_; }
   const std::string& root() const { return root_; }
