@@ -1,11 +1,6 @@
 #include "layout/journal.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <set>
 
 #include "util/json_util.h"
@@ -99,21 +94,27 @@ bool IsInsideTaskPath(const std::string& rel) {
 }
 
 std::string TempPathFor(const std::string& final_path, const std::string& tag) {
-  static std::atomic<uint64_t> counter{0};
-  return JoinPath(DirName(final_path), "." + BaseName(final_path) + "." + tag + ".reel-" +
-                                           std::to_string(::getpid()) + "-" +
-                                           std::to_string(counter++) + ".tmp");
+  return JoinPath(DirName(final_path), "." + BaseName(final_path) + "." + tag + ".reel-" + UniqueWriterTag() + ".tmp");
 }
 
-bool IsStaleTemp(const std::string& name) {
+std::optional<TempWriter> ReelTempWriter(const std::string& name) {
   const size_t mark = name.rfind(".reel-");
-  if (name.empty() || name[0] != '.' || mark == std::string::npos || !name.ends_with(".tmp"))
-    return false;
-  const size_t dash = name.find('-', mark + 6);
-  if (dash == std::string::npos) return false;
-  const pid_t pid = static_cast<pid_t>(std::atoll(name.substr(mark + 6, dash - mark - 6).c_str()));
-  if (pid <= 0) return false;
-  return ::kill(pid, 0) != 0 && errno == ESRCH;
+  if (name.empty() || name[0] != '.' || mark == std::string::npos || !name.ends_with(".tmp") ||
+      mark + 6 > name.size() - 4)
+    return std::nullopt;
+  return ReadTempWriter(std::string_view(name).substr(mark + 6, name.size() - 4 - (mark + 6)));
+}
+
+Result<bool> IsStaleTemp(FileSystem* fs, const std::string& dir, const std::string& name) {
+  const std::optional<TempWriter> writer = ReelTempWriter(name);
+  if (!writer) return false;
+  int64_t mtime_ns = 0;
+  if (NeedsModificationTime(*writer)) {
+    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(dir, name)));
+    if (info.type == FileType::kNotFound) return false;  // removed meanwhile: nothing to sweep
+    mtime_ns = info.mtime_ns;
+  }
+  return TempWriterGone(*writer, mtime_ns, UnixNowNs());
 }
 
 Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n, const CommitPlan& plan,

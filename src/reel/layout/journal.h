@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "io/temp_name.h"
 #include "reel/fs.h"
 #include "reel/status.h"
 
@@ -75,9 +77,16 @@ Result<std::vector<int64_t>> PendingCommits(FileSystem* fs, const std::string& r
 // are checked with it before any file they name is touched.
 bool IsInsideTaskPath(const std::string& rel);
 
-// Unique dotfile temp name beside `final_path` ("<dir>/.<base>.<tag>.reel-<pid>-<k>.tmp").
+// Unique dotfile temp name beside `final_path` ("<dir>/.<base>.<tag>.reel-<host>-<pid>-<k>.tmp",
+// io/temp_name.h). Readers, check, pack and push ignore it as every dotfile (contract §7.4).
 std::string TempPathFor(const std::string& final_path, const std::string& tag);
-// True for a reel temp file whose writing process is gone.
-bool IsStaleTemp(const std::string& name);
+// The writer a reel temp's name names (".<...>.reel-<fields>.tmp"), or nullopt for a name
+// that is not a reel temp. Reads this version's names and the earlier "reel-<pid>-<k>".
+std::optional<TempWriter> ReelTempWriter(const std::string& name);
+// True for a reel temp `name` in `dir` whose writer is gone (io/temp_name.h TempWriterGone:
+// this host's by its pid, another host's only by its age). The file is stat'ed for its age
+// unless its name is this host's; a stat error is returned, a file gone meanwhile is not
+// stale. False for a name that is not a reel temp.
+Result<bool> IsStaleTemp(FileSystem* fs, const std::string& dir, const std::string& name);
 
 }  // namespace reel::internal

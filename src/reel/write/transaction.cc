@@ -12,9 +12,10 @@ namespace reel::internal {
 
 namespace {
 
-// Numbers of live reservations (meta/episodes/.reserved-<N>.n.reel-<pid>-<k>.tmp). No
-// meta/episodes/ holds none; any other listing error is returned: read as "none", it would
-// hand a reserved N to a second writer.
+// Numbers of live reservations (meta/episodes/.reserved-<N>.n.reel-<host>-<pid>-<k>.tmp;
+// another host's counts as live until it is a day old, io/temp_name.h). No meta/episodes/
+// holds none; any other listing or stat error is returned: read as "none", it would hand
+// a reserved N to a second writer.
 Result<std::set<int64_t>> LiveReservations(FileSystem* fs, const std::string& root) {
   std::set<int64_t> out;
   const std::string dir = JoinPath(root, "meta/episodes");
@@ -24,7 +25,9 @@ Result<std::set<int64_t>> LiveReservations(FileSystem* fs, const std::string& ro
     return entries.status();
   }
   for (const DirEntry& e : *entries) {
-    if (!e.name.starts_with(".reserved-") || IsStaleTemp(e.name)) continue;
+    if (!e.name.starts_with(".reserved-")) continue;
+    REEL_ASSIGN_OR_RETURN(bool stale, IsStaleTemp(fs, dir, e.name));
+    if (stale) continue;
     const size_t dot = e.name.find('.', 10);
     if (dot != std::string::npos) out.insert(std::atoll(e.name.substr(10, dot - 10).c_str()));
   }
@@ -77,10 +80,10 @@ Result<int64_t> ChooseEpisodeIndex(FileSystem* fs, const std::string& root, int6
   return std::max<int64_t>(next, 1);
 }
 
-// "meta/episodes/.reserved-<N>.n.reel-<pid>-<k>.tmp": a live writer's claim on N.
+// "meta/episodes/.reserved-<N>.n.reel-<host>-<pid>-<k>.tmp": a live writer's claim on N.
 Result<std::string> WriteReservation(FileSystem* fs, const std::string& root, int64_t n) {
   std::string path = TempPathFor(JoinPath(root, "meta/episodes/.reserved-" + std::to_string(n)), "n");
-  // TempPathFor yields "<dir>/..reserved-N.n.reel-<pid>-k.tmp"; keep one leading dot.
+  // TempPathFor yields "<dir>/..reserved-N.n.reel-<host>-<pid>-<k>.tmp"; keep one leading dot.
   path = JoinPath(DirName(path), BaseName(path).substr(1));
   if (Status st = WriteTempFile(fs, path, std::to_string(n)); !st.ok()) {
     (void)fs->RemoveFile(path);  // a half-written reservation must not hold N
@@ -130,7 +133,8 @@ Status TaskLock::RemoveStaleTemps() const {
     REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, list(d));
     for (const DirEntry& e : entries) {
       if (e.type != FileType::kFile) continue;
-      if (!IsStaleTemp(e.name)) continue;
+      REEL_ASSIGN_OR_RETURN(bool stale, IsStaleTemp(fs_, dir, e.name));
+      if (!stale) continue;
       Status removed = fs_->RemoveFile(JoinPath(dir, e.name));
       if (!removed.ok() && removed.code() != StatusCode::kNotFound) return removed;  // gone meanwhile: fine
     }
