@@ -176,6 +176,22 @@ def test_a_rejected_upload_logs_one_request_line(server, client_task, tmp_path):
     assert 'reel_http_requests_total{code="4xx"} 2' in metrics, metrics
 
 
+def test_a_root_that_cannot_be_listed_is_an_error_not_no_sessions(server, client_task, tmp_path):
+    # The client's retry logic reads the sessions listing: "none" would mean "upload all again".
+    z = build_slice(client_task, 2, tmp_path / "s2.zip")
+    assert upload(server.url, z, episode_index=1).status_code == 201
+    every = requests.get(f"{server.url}/api/v1/sessions", headers=AUTH, timeout=30)
+    assert every.status_code == 200 and [s["session_id"] for s in every.json()["sessions"]] == ["task_a/2"]
+    moved = server.root.with_name("root.moved")
+    os.rename(server.root, moved)  # the root vanishes under the server (an unmounted share)
+    try:
+        r = requests.get(f"{server.url}/api/v1/sessions", headers=AUTH, timeout=30)
+    finally:
+        os.rename(moved, server.root)
+    assert r.status_code == 500, r.text
+    assert r.json()["rule"] == "import.io" and "sessions" not in r.json()
+
+
 def test_hash_password_refuses_an_empty_password(reel_bin):
     for given in ("\n", "", "\r\n"):
         proc = subprocess.run([reel_bin, "serve", "--hash-password"], input=given, capture_output=True, text=True,

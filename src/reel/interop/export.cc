@@ -14,6 +14,7 @@
 #include "reel/dataset.h"
 #include "video/video_concat.h"
 #include "io/scratch_dir.h"
+#include "io/temp_name.h"
 #include "util/json_util.h"
 #include "io/parquet_io.h"
 
@@ -318,8 +319,9 @@ Status MoveIntoPlace(FileSystem* fs, const std::string& staged, const std::files
   if (!replace) return fs->Rename(staged, out.string());
   // Not under the staging prefix: the stale-scratch sweep must never take the old copy, which
   // is the only copy if the process dies between the two renames.
-  const std::string old = JoinPath(out.parent_path().string(),
-                                   "." + out.filename().string() + ".replaced-" + std::to_string(::getpid()));
+  // The host id beside the pid: two hosts replacing one output on NFS must not share it.
+  const std::string old = JoinPath(out.parent_path().string(), "." + out.filename().string() + ".replaced-" +
+                                                                   internal::HostId() + "-" + std::to_string(::getpid()));
   REEL_RETURN_IF_ERROR(fs->Rename(out.string(), old));
   if (Status st = fs->Rename(staged, out.string()); !st.ok()) {
     (void)fs->Rename(old, out.string());

@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 
 #include "reel/fs.h"
+#include "io/temp_name.h"
 
 namespace reel {
 namespace {
@@ -377,13 +377,10 @@ Status WriteFileSynced(FileSystem* fs, const std::string& path, std::string_view
 }
 
 Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view contents) {
-  static std::atomic<uint64_t> counter{0};
   const std::string dir = DirName(path);
-  // ".<name>.atomic.reel-<pid>-<k>.tmp": a dotfile (readers ignore it) whose pid lets a
-  // later writer tell a dead process's leftover from a live one's.
-  const std::string tmp = JoinPath(dir, "." + BaseName(path) + ".atomic.reel-" +
-                                            std::to_string(::getpid()) + "-" +
-                                            std::to_string(counter++) + ".tmp");
+  // ".<name>.atomic.reel-<host>-<pid>-<k>.tmp": a dotfile (readers ignore it) whose host and
+  // pid let a later writer tell a dead process's leftover from a live one's (io/temp_name.h).
+  const std::string tmp = JoinPath(dir, "." + BaseName(path) + ".atomic.reel-" + internal::UniqueWriterTag() + ".tmp");
   auto write = [&]() -> Status {
     REEL_RETURN_IF_ERROR(WriteFileSynced(fs, tmp, contents));
     REEL_RETURN_IF_ERROR(fs->Rename(tmp, path));

@@ -1,14 +1,14 @@
 #include "io/scratch_dir.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
+
+#include "io/temp_name.h"
 
 namespace reel::internal {
 
@@ -35,26 +35,35 @@ bool UntouchedFor(FileSystem* fs, const std::string& path, std::chrono::minutes 
 }
 
 // A scratch directory left behind by a process that did not get to remove it (killed,
-// crashed): "<prefix>-<pid>-XXXXXX" whose pid is gone and that nothing touched for ten
-// minutes (a process of another pid namespace sharing the directory looks gone too), or
-// one of the older unnumbered "<prefix>-XXXXXX" untouched for a day.
+// crashed):
+//   "<prefix>-<host>-<pid>-XXXXXX" of this host, or an earlier version's
+//   "<prefix>-<pid>-XXXXXX": its pid is gone here and nothing touched it for ten minutes;
+//   "<prefix>-<host>-<pid>-XXXXXX" of another host (a work directory on NFS, a $TMPDIR
+//   shared with another container): untouched for a day, its pid means nothing here
+//   (io/temp_name.h);
+//   the oldest unnumbered "<prefix>-XXXXXX": untouched for a day.
 bool IsStale(FileSystem* fs, const std::string& base, const std::string& name, const std::string& prefix) {
   if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size() + 1, prefix + "-") != 0) return false;
   const std::string rest = name.substr(prefix.size() + 1);
-  const size_t dash = rest.find('-');
   const std::string path = JoinPath(base, name);
-  if (dash != std::string::npos && dash > 0 && dash <= 9 &&
-      rest.find_first_not_of("0123456789") == dash) {
-    const pid_t pid = static_cast<pid_t>(std::stol(rest.substr(0, dash)));
-    const bool gone = pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
-    return gone && UntouchedFor(fs, path, std::chrono::minutes(10));
+  const TempWriter writer = ReadTempWriter(rest);
+  switch (writer.kind) {
+    case TempWriter::Kind::kThisHost:
+    case TempWriter::Kind::kOldFormat:
+      return PidGone(writer.pid) && UntouchedFor(fs, path, std::chrono::minutes(10));
+    case TempWriter::Kind::kOtherHost:
+      return UntouchedFor(fs, path, std::chrono::hours(24));
+    case TempWriter::Kind::kUnknown:
+      break;
   }
-  if (rest.size() != 6 || dash != std::string::npos) return false;
+  if (rest.size() != 6 || rest.find('-') != std::string::npos) return false;
   return UntouchedFor(fs, path, std::chrono::hours(24));
 }
 
 // Removes the stale siblings of a new scratch directory. Best effort, bounded: the parent
-// is a shared temp directory that may hold anything.
+// is a shared temp directory that may hold anything. A listing error skips the sweep: it
+// only removes garbage, so skipping it leaves garbage, never a wrong answer, and a $TMPDIR
+// that may be written but not listed (mode 1733) must still take scratch directories.
 void SweepStale(FileSystem* fs, const std::string& base, const std::string& prefix) {
   auto entries = fs->ListDir(base);
   if (!entries.ok()) return;
@@ -79,7 +88,7 @@ Result<std::unique_ptr<ScratchDir>> ScratchDir::Create(const std::string& prefix
     REEL_RETURN_IF_ERROR(fs->CreateDirs(parent));
   }
   SweepStale(fs, base, prefix);
-  const std::string stem = JoinPath(base, prefix + "-" + std::to_string(::getpid()) + "-");
+  const std::string stem = JoinPath(base, prefix + "-" + HostId() + "-" + std::to_string(::getpid()) + "-");
   auto made = fs->CreateUniqueDir(stem);
   if (!made.ok())
     return Status::IOError(stem + "XXXXXX: cannot create a scratch directory: " + made.status().message());

@@ -16,12 +16,13 @@ namespace reel::internal {
 
 class ScratchDir {
  public:
-  // A new "<parent>/<prefix>-<pid>-XXXXXX" (fs->CreateUniqueDir; null fs =
-  // DefaultFileSystem()). `parent` empty = $TMPDIR (or /tmp); otherwise it is created
-  // first (CreateDirs).
-  // First removes what killed owners left: "<prefix>-<pid>-*" whose process is gone and
-  // that nothing touched for ten minutes, and unnumbered "<prefix>-XXXXXX" from older
-  // versions untouched for a day.
+  // A new "<parent>/<prefix>-<host>-<pid>-XXXXXX" (fs->CreateUniqueDir; null fs =
+  // DefaultFileSystem(); <host> is io/temp_name.h's HostId()). `parent` empty = $TMPDIR
+  // (or /tmp); otherwise it is created first (CreateDirs).
+  // First removes what killed owners left: this host's "<prefix>-<host>-<pid>-*" (and an
+  // earlier version's "<prefix>-<pid>-*") whose process is gone and that nothing touched
+  // for ten minutes; another host's, and unnumbered "<prefix>-XXXXXX" from older
+  // versions, untouched for a day.
   // Errors: IOError naming the template when the directory cannot be created.
   static Result<std::unique_ptr<ScratchDir>> Create(const std::string& prefix, const std::string& parent = "",
                                                     FileSystem* fs = nullptr);

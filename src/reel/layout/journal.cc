@@ -1,11 +1,6 @@
 #include "layout/journal.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <set>
 
 #include "util/json_util.h"
@@ -99,21 +94,27 @@ bool IsInsideTaskPath(const std::string& rel) {
 }
 
 std::string TempPathFor(const std::string& final_path, const std::string& tag) {
-  static std::atomic<uint64_t> counter{0};
-  return JoinPath(DirName(final_path), "." + BaseName(final_path) + "." + tag + ".reel-" +
-                                           std::to_string(::getpid()) + "-" +
-                                           std::to_string(counter++) + ".tmp");
+  return JoinPath(DirName(final_path), "." + BaseName(final_path) + "." + tag + ".reel-" + UniqueWriterTag() + ".tmp");
 }
 
-bool IsStaleTemp(const std::string& name) {
+std::optional<TempWriter> ReelTempWriter(const std::string& name) {
   const size_t mark = name.rfind(".reel-");
-  if (name.empty() || name[0] != '.' || mark == std::string::npos || !name.ends_with(".tmp"))
-    return false;
-  const size_t dash = name.find('-', mark + 6);
-  if (dash == std::string::npos) return false;
-  const pid_t pid = static_cast<pid_t>(std::atoll(name.substr(mark + 6, dash - mark - 6).c_str()));
-  if (pid <= 0) return false;
-  return ::kill(pid, 0) != 0 && errno == ESRCH;
+  if (name.empty() || name[0] != '.' || mark == std::string::npos || !name.ends_with(".tmp") ||
+      mark + 6 > name.size() - 4)
+    return std::nullopt;
+  return ReadTempWriter(std::string_view(name).substr(mark + 6, name.size() - 4 - (mark + 6)));
+}
+
+Result<bool> IsStaleTemp(FileSystem* fs, const std::string& dir, const std::string& name) {
+  const std::optional<TempWriter> writer = ReelTempWriter(name);
+  if (!writer) return false;
+  int64_t mtime_ns = 0;
+  if (NeedsModificationTime(*writer)) {
+    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(dir, name)));
+    if (info.type == FileType::kNotFound) return false;  // removed meanwhile: nothing to sweep
+    mtime_ns = info.mtime_ns;
+  }
+  return TempWriterGone(*writer, mtime_ns, UnixNowNs());
 }
 
 Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n, const CommitPlan& plan,
@@ -142,7 +143,8 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n, con
 Status RecoverCommits(FileSystem* fs, const std::string& root) {
   // Episodes' commits first: a task change (a maintenance tool) runs under the task lock,
   // after any episode commit it found was rolled forward.
-  for (int64_t n : CommitJournals(fs, root)) REEL_RETURN_IF_ERROR(RollForward(fs, JournalPath(root, n), root));
+  REEL_ASSIGN_OR_RETURN(std::vector<int64_t> journals, CommitJournals(fs, root));
+  for (int64_t n : journals) REEL_RETURN_IF_ERROR(RollForward(fs, JournalPath(root, n), root));
   const std::string task_change = JournalPath(root, kTaskChange);
   REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(task_change));
   if (info.type == FileType::kNotFound) return Status::OK();
@@ -163,19 +165,24 @@ std::vector<int64_t> JournalNumbers(const std::vector<DirEntry>& entries, std::s
   return out;
 }
 
-std::vector<DirEntry> MetaEntries(FileSystem* fs, const std::string& root) {
+// The entries of meta/: none when it does not exist (a task not yet written), an error for
+// any other failure to list it (EIO, EACCES), which must not read as "no journal".
+Result<std::vector<DirEntry>> MetaEntries(FileSystem* fs, const std::string& root) {
   auto entries = fs->ListDir(JoinPath(root, "meta"));
-  return entries.ok() ? std::move(*entries) : std::vector<DirEntry>{};
+  if (!entries.ok() && entries.status().code() == StatusCode::kNotFound) return std::vector<DirEntry>{};
+  return entries;
 }
 
 }  // namespace
 
-std::vector<int64_t> CommitJournals(FileSystem* fs, const std::string& root) {
-  return JournalNumbers(MetaEntries(fs, root), ".commit-");
+Result<std::vector<int64_t>> CommitJournals(FileSystem* fs, const std::string& root) {
+  REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, MetaEntries(fs, root));
+  return JournalNumbers(entries, ".commit-");
 }
 
-std::vector<int64_t> PushJournals(FileSystem* fs, const std::string& root) {
-  return JournalNumbers(MetaEntries(fs, root), kPushJournalPrefix);
+Result<std::vector<int64_t>> PushJournals(FileSystem* fs, const std::string& root) {
+  REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, MetaEntries(fs, root));
+  return JournalNumbers(entries, kPushJournalPrefix);
 }
 
 std::string ChangeJournalPath(const std::string& root) {
@@ -187,16 +194,21 @@ namespace {
 // The episodes of a staged change past its commit point (its change journal whole): every
 // file of theirs was sent before the journal was written, so they are shown although their
 // own journals are still being deleted one by one (an object store deletes no two objects
-// at once). A torn or foreign change journal names none: the change never committed.
-std::set<int64_t> CommittedChange(FileSystem* fs, const std::string& root) {
+// at once). A torn or foreign change journal names none: the change never committed. One
+// gone since meta/ was listed names none either (its episodes' journals went before it, so
+// hiding them for this listing is the old state); any other error reading it is returned.
+Result<std::set<int64_t>> CommittedChange(FileSystem* fs, const std::string& root) {
   std::set<int64_t> out;
   constexpr int64_t kMaxChangeJournalBytes = int64_t{256} << 20;  // as recovery reads it
   const std::string path = ChangeJournalPath(root);
-  auto info = fs->Stat(path);  // bounded before it is read: its bytes come from the store
-  if (!info.ok() || info->type != FileType::kFile || info->size > static_cast<uint64_t>(kMaxChangeJournalBytes))
-    return out;
+  // Bounded before it is read: its bytes come from the store.
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
+  if (info.type != FileType::kFile || info.size > static_cast<uint64_t>(kMaxChangeJournalBytes)) return out;
   auto text = fs->ReadFile(path);
-  if (!text.ok()) return out;
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return out;
+    return text.status();
+  }
   auto doc = ParseJson(*text, path, {.max_bytes = kMaxChangeJournalBytes, .max_depth = 4});
   if (!doc.ok() || !doc->is_object() || !doc->contains("episodes") || !(*doc)["episodes"].is_array()) return out;
   for (const Json& n : (*doc)["episodes"])
@@ -206,13 +218,16 @@ std::set<int64_t> CommittedChange(FileSystem* fs, const std::string& root) {
 
 }  // namespace
 
-std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root) {
-  const std::vector<DirEntry> entries = MetaEntries(fs, root);
+Result<std::vector<int64_t>> PendingCommits(FileSystem* fs, const std::string& root) {
+  REEL_ASSIGN_OR_RETURN(const std::vector<DirEntry> entries, MetaEntries(fs, root));
   std::vector<int64_t> out = JournalNumbers(entries, ".commit-");
   std::vector<int64_t> pushes = JournalNumbers(entries, kPushJournalPrefix);
   const bool changing = std::any_of(entries.begin(), entries.end(),
                                     [](const DirEntry& e) { return e.name == ".push-change.json"; });
-  const std::set<int64_t> committed = changing ? CommittedChange(fs, root) : std::set<int64_t>{};
+  std::set<int64_t> committed;
+  if (changing) {
+    REEL_ASSIGN_OR_RETURN(committed, CommittedChange(fs, root));
+  }
   for (int64_t n : pushes)
     if (!committed.count(n)) out.push_back(n);
   return out;

@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "io/temp_name.h"
 #include "reel/fs.h"
 #include "reel/status.h"
 
@@ -49,30 +51,42 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t episod
 // naming an unsafe path stops recovery with an error and is left for a person.
 Status RecoverCommits(FileSystem* fs, const std::string& root);
 
-// Episode numbers with a commit journal still present.
-std::vector<int64_t> CommitJournals(FileSystem* fs, const std::string& root);
+// Episode numbers with a commit journal still present. A task without meta/ has none; any
+// other error listing meta/ is returned, never read as "no journal" (these lists decide
+// what readers hide and what recovery rolls forward).
+Result<std::vector<int64_t>> CommitJournals(FileSystem* fs, const std::string& root);
 
 // A push (reel/push.h) to storage without rename publishes N's files one by one between
 // creating meta/.push-<N>.json and deleting it; readers hide N meanwhile.
 inline constexpr const char* kPushJournalPrefix = ".push-";
 std::string PushJournalPath(const std::string& root, int64_t episode_index);
 // Episode numbers with a push journal present (pushes interrupted before they finished N).
-std::vector<int64_t> PushJournals(FileSystem* fs, const std::string& root);
+// Errors as CommitJournals.
+Result<std::vector<int64_t>> PushJournals(FileSystem* fs, const std::string& root);
 // A staged change (reel/push.h ChangeStoredTask) commits at meta/.push-change.json: the
 // new task files and the episodes they count, written once every episode was sent.
 std::string ChangeJournalPath(const std::string& root);
 
-// Episode numbers readers must hide: a commit or a push journal is present.
-std::vector<int64_t> PendingCommits(FileSystem* fs, const std::string& root);
+// Episode numbers readers must hide: a commit or a push journal is present. Errors as
+// CommitJournals, and an error reading a present change journal (one that is torn or
+// foreign names no episode: the change never committed).
+Result<std::vector<int64_t>> PendingCommits(FileSystem* fs, const std::string& root);
 
 // Whether `rel` is a path relative to the task root that stays inside it: not absolute, no
 // "", "." or ".." component, no NUL, at most 4096 bytes. Journals and push journals read back
 // are checked with it before any file they name is touched.
 bool IsInsideTaskPath(const std::string& rel);
 
-// Unique dotfile temp name beside `final_path` ("<dir>/.<base>.<tag>.reel-<pid>-<k>.tmp").
+// Unique dotfile temp name beside `final_path` ("<dir>/.<base>.<tag>.reel-<host>-<pid>-<k>.tmp",
+// io/temp_name.h). Readers, check, pack and push ignore it as every dotfile (contract §7.4).
 std::string TempPathFor(const std::string& final_path, const std::string& tag);
-// True for a reel temp file whose writing process is gone.
-bool IsStaleTemp(const std::string& name);
+// The writer a reel temp's name names (".<...>.reel-<fields>.tmp"), or nullopt for a name
+// that is not a reel temp. Reads this version's names and the earlier "reel-<pid>-<k>".
+std::optional<TempWriter> ReelTempWriter(const std::string& name);
+// True for a reel temp `name` in `dir` whose writer is gone (io/temp_name.h TempWriterGone:
+// this host's by its pid, another host's only by its age). The file is stat'ed for its age
+// unless its name is this host's; a stat error is returned, a file gone meanwhile is not
+// stale. False for a name that is not a reel temp.
+Result<bool> IsStaleTemp(FileSystem* fs, const std::string& dir, const std::string& name);
 
 }  // namespace reel::internal

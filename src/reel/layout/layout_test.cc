@@ -155,7 +155,7 @@ TEST(PendingCommits, AWholeChangeJournalShowsItsEpisodesWhileTheirJournalsRemain
   for (const char* journal : {".push-2.json", ".push-3.json", ".commit-5.json"})
     ASSERT_TRUE(WriteFileAtomic(fs, root + "/meta/" + journal, "{}").ok());
   auto sorted = [&] {
-    std::vector<int64_t> v = internal::PendingCommits(fs, root);
+    std::vector<int64_t> v = internal::PendingCommits(fs, root).ValueOr({-1});
     std::sort(v.begin(), v.end());
     return v;
   };

@@ -302,7 +302,7 @@ Result<AddColumnsReport> AddColumns(const std::string& root, int64_t episode_ind
                         internal::FrameIndexValues(*source->GetColumnByName("frame_index"), options.from));
   report.source_rows = source->num_rows();
   REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, root));
-  if (!options.dry_run) lock.RemoveStaleTemps();  // temps of a run killed before its journal
+  if (!options.dry_run) REEL_RETURN_IF_ERROR(lock.RemoveStaleTemps());  // temps of a run killed before its journal
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0, EpisodeIndexMode::kRead}));
   REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task->FindEpisode(episode_index));
   if (e.data_path.empty())

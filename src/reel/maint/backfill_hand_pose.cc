@@ -177,7 +177,7 @@ Result<BackfillHandPoseReport> BackfillHandPose(const std::string& root, const B
   report.dry_run = options.dry_run;
   REEL_ASSIGN_OR_RETURN(report.mirror, FindKeypointsMirror(fs, root, options.keypoints_dir));
   REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, root));
-  if (!options.dry_run) lock.RemoveStaleTemps();  // temps of a run killed before its journal
+  if (!options.dry_run) REEL_RETURN_IF_ERROR(lock.RemoveStaleTemps());  // temps of a run killed before its journal
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0, EpisodeIndexMode::kRead}));
   std::vector<EpisodeEntry> episodes;
   if (options.episodes.empty()) {

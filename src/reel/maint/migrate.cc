@@ -336,7 +336,7 @@ Status FinishKeypoints(FileSystem* fs, const std::string& dest, MigrateReport* r
 // Under the destination's lock: stage (unless a finished staging is there), publish, clean.
 Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& options, MigrateReport* report) {
   REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, plan->dest));
-  lock.RemoveStaleTemps();  // temps of a publish killed before its journal was written
+  REEL_RETURN_IF_ERROR(lock.RemoveStaleTemps());  // temps of a publish killed before its journal was written
   REEL_ASSIGN_OR_RETURN(bool pooled, internal::MigratedAlready(fs, *plan));
   if (pooled) {
     report->already_pooled = true;

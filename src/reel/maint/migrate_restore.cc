@@ -195,7 +195,7 @@ Status RestoreTask(FileSystem* fs, const std::string& root, const MigrateOptions
   {
     // Acquire rolls an interrupted restore's (or migration's) commit forward.
     REEL_ASSIGN_OR_RETURN(TaskLock lock, TaskLock::Acquire(fs, root));
-    lock.RemoveStaleTemps();  // e.g. a journal's temp of a run killed before it was durable
+    REEL_RETURN_IF_ERROR(lock.RemoveStaleTemps());  // e.g. a journal's temp of a run killed before it was durable
     REEL_ASSIGN_OR_RETURN(FileInfo record, fs->Stat(JoinPath(root, kRestoreRecordPath)));
     if (record.type != FileType::kFile) {
       REEL_ASSIGN_OR_RETURN(FileInfo mst, fs->Stat(JoinPath(root, kMigrateManifestPath)));

@@ -119,7 +119,7 @@ Result<SplitEpisodesReport> SplitEpisodes(const std::string& task_root, const Sp
   if (!options.dry_run) {
     REEL_ASSIGN_OR_RETURN(internal::TaskLock acquired, internal::TaskLock::Acquire(fs, root));
     lock.emplace(std::move(acquired));
-    lock->RemoveStaleTemps();  // an earlier split's temps, killed before its journal
+    REEL_RETURN_IF_ERROR(lock->RemoveStaleTemps());  // an earlier split's temps, killed before its journal
   }
   TaskOptions topts;
   topts.fs = fs;

@@ -211,7 +211,8 @@ Status RollForwardChange(FileSystem* dest, const std::string& root) {
 // new episodes that exist nowhere else, so they go, the row first and the journal last.
 Result<std::vector<int64_t>> RollBackStagedEpisodes(FileSystem* dest, const std::string& root) {
   std::vector<int64_t> others;
-  for (int64_t n : PushJournals(dest, root)) {
+  REEL_ASSIGN_OR_RETURN(const std::vector<int64_t> journals, PushJournals(dest, root));
+  for (int64_t n : journals) {
     const std::string path = PushJournalPath(root, n);
     // A journal torn while written (a local destination), or one over the 1 MiB a journal
     // may hold (bounded by its size before it is read), cannot say it is staged: it is left
@@ -260,7 +261,7 @@ Result<PushReport> PushWithLock(const std::string& task_root, FileSystem* local,
   Pusher p{task_root, local, dest, dest_root, options, staged.has_value(), {}};
   p.report.episodes = static_cast<int64_t>(episodes.size());
   p.report.dry_run = options.dry_run;
-  const std::vector<int64_t> journals = PushJournals(dest, dest_root);
+  REEL_ASSIGN_OR_RETURN(const std::vector<int64_t> journals, PushJournals(dest, dest_root));
   const std::set<int64_t> interrupted(journals.begin(), journals.end());
   for (size_t i = 0; i < episodes.size(); ++i) {
     REEL_RETURN_IF_ERROR(p.PushEpisode(episodes[i], interrupted, staged.has_value()));

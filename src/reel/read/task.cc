@@ -178,7 +178,8 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
     }
   }
   // An episode whose commit journal is still present is not there yet (all or nothing).
-  for (int64_t n : internal::PendingCommits(fs_, root_)) episodes.erase(n);
+  REEL_ASSIGN_OR_RETURN(const std::vector<int64_t> pending, internal::PendingCommits(fs_, root_));
+  for (int64_t n : pending) episodes.erase(n);
   // One that had no row when the rows were listed but has one now was published while
   // this listing ran (journal created and removed in between): its other files may have
   // been listed half-way, so it is left for the next listing.
@@ -242,7 +243,7 @@ Result<EpisodeEntry> Task::FindEpisode(int64_t n) const {
       }
     }
   }
-  const auto pending = internal::PendingCommits(fs_, root_);
+  REEL_ASSIGN_OR_RETURN(const std::vector<int64_t> pending, internal::PendingCommits(fs_, root_));
   const bool committing = std::find(pending.begin(), pending.end(), n) != pending.end() ||
                           (e.row_source == RowSource::kMissing && RowAppeared(e));
   if (committing || (e.data_path.empty() && e.videos.empty() && e.row_source == RowSource::kMissing))

@@ -781,8 +781,9 @@ class HttplibEdge final : public HttpEdge {
   // is an error naming files relative to the root.
   Status ListProject(const std::string& p, int64_t limit, Json* sessions) {
     const std::string root = JoinPath(config_.root, p);
-    auto st = DefaultFileSystem()->Stat(JoinPath(root, "meta/info.json"));
-    if (!st.ok() || st->type != FileType::kFile) return Status::OK();
+    // Not a task (no info.json): nothing to list. An error reading it is the project's.
+    REEL_ASSIGN_OR_RETURN(FileInfo info, DefaultFileSystem()->Stat(JoinPath(root, "meta/info.json")));
+    if (info.type != FileType::kFile) return Status::OK();
     REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {nullptr, 1}));
     REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
     const int64_t chunks = task->info().chunks_size;
@@ -809,7 +810,11 @@ class HttplibEdge final : public HttpEdge {
       if (!ctx.principal->Allows(project))
         return Error(res, 403, "auth.project", ctx.principal->name + " may not read this project");
       projects.push_back(project);
-    } else if (auto entries = DefaultFileSystem()->ListDir(config_.root); entries.ok()) {
+    } else {
+      // The projects are the root's folders: a root that cannot be listed is an error, not
+      // an empty answer (a client would take "no sessions" as "nothing uploaded yet").
+      auto entries = DefaultFileSystem()->ListDir(config_.root);
+      if (!entries.ok()) return Error(res, 500, "import.io", entries.status().message());
       for (const DirEntry& e : *entries)
         if (e.type == FileType::kDirectory && IsValidProjectName(e.name) && ctx.principal->Allows(e.name))
           projects.push_back(e.name);

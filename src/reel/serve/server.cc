@@ -29,7 +29,7 @@ Status PrepareRoot(const ServeConfig& config) {
     REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(task, "meta")));
     if (info.type != FileType::kDirectory) continue;
     REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, task));
-    lock.RemoveStaleTemps();
+    REEL_RETURN_IF_ERROR(lock.RemoveStaleTemps());
   }
   (void)RemoveAll(fs, JoinPath(config.root, ".staging"));
   return Status::OK();

@@ -139,7 +139,7 @@ Result<std::unique_ptr<TaskWriter>> TaskWriter::Open(const std::string& root,
   }
   {
     REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, root));
-    lock.RemoveStaleTemps();
+    REEL_RETURN_IF_ERROR(lock.RemoveStaleTemps());
   }
   std::unique_ptr<TaskWriter> writer(new TaskWriter());
   writer->root_ = root;

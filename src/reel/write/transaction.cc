@@ -12,13 +12,22 @@ namespace reel::internal {
 
 namespace {
 
-// Numbers of live reservations (meta/episodes/.reserved-<N>.reel-<pid>-<k>.tmp).
-std::set<int64_t> LiveReservations(FileSystem* fs, const std::string& root) {
+// Numbers of live reservations (meta/episodes/.reserved-<N>.n.reel-<host>-<pid>-<k>.tmp;
+// another host's counts as live until it is a day old, io/temp_name.h). No meta/episodes/
+// holds none; any other listing or stat error is returned: read as "none", it would hand
+// a reserved N to a second writer.
+Result<std::set<int64_t>> LiveReservations(FileSystem* fs, const std::string& root) {
   std::set<int64_t> out;
-  auto entries = fs->ListDir(JoinPath(root, "meta/episodes"));
-  if (!entries.ok()) return out;
+  const std::string dir = JoinPath(root, "meta/episodes");
+  auto entries = fs->ListDir(dir);
+  if (!entries.ok()) {
+    if (entries.status().code() == StatusCode::kNotFound) return out;
+    return entries.status();
+  }
   for (const DirEntry& e : *entries) {
-    if (!e.name.starts_with(".reserved-") || IsStaleTemp(e.name)) continue;
+    if (!e.name.starts_with(".reserved-")) continue;
+    REEL_ASSIGN_OR_RETURN(bool stale, IsStaleTemp(fs, dir, e.name));
+    if (stale) continue;
     const size_t dot = e.name.find('.', 10);
     if (dot != std::string::npos) out.insert(std::atoll(e.name.substr(10, dot - 10).c_str()));
   }
@@ -63,7 +72,7 @@ Result<int64_t> FreeRecycledNumber(FileSystem* fs, const std::string& root, cons
 // disk, the live reservations and `watermark`. The caller holds the task lock.
 Result<int64_t> ChooseEpisodeIndex(FileSystem* fs, const std::string& root, int64_t watermark) {
   REEL_ASSIGN_OR_RETURN(int64_t highest, HighestEpisode(fs, root));
-  const std::set<int64_t> reserved = LiveReservations(fs, root);
+  REEL_ASSIGN_OR_RETURN(const std::set<int64_t> reserved, LiveReservations(fs, root));
   REEL_ASSIGN_OR_RETURN(int64_t recycled, FreeRecycledNumber(fs, root, reserved));
   if (recycled > 0) return recycled;
   int64_t next = std::max(highest + 1, watermark);
@@ -71,10 +80,10 @@ Result<int64_t> ChooseEpisodeIndex(FileSystem* fs, const std::string& root, int6
   return std::max<int64_t>(next, 1);
 }
 
-// "meta/episodes/.reserved-<N>.n.reel-<pid>-<k>.tmp": a live writer's claim on N.
+// "meta/episodes/.reserved-<N>.n.reel-<host>-<pid>-<k>.tmp": a live writer's claim on N.
 Result<std::string> WriteReservation(FileSystem* fs, const std::string& root, int64_t n) {
   std::string path = TempPathFor(JoinPath(root, "meta/episodes/.reserved-" + std::to_string(n)), "n");
-  // TempPathFor yields "<dir>/..reserved-N.n.reel-<pid>-k.tmp"; keep one leading dot.
+  // TempPathFor yields "<dir>/..reserved-N.n.reel-<host>-<pid>-<k>.tmp"; keep one leading dot.
   path = JoinPath(DirName(path), BaseName(path).substr(1));
   if (Status st = WriteTempFile(fs, path, std::to_string(n)); !st.ok()) {
     (void)fs->RemoveFile(path);  // a half-written reservation must not hold N
@@ -96,31 +105,41 @@ Result<TaskLock> TaskLock::Acquire(FileSystem* fs, const std::string& root) {
   return TaskLock(fs, root, std::move(lock));
 }
 
-void TaskLock::RemoveStaleTemps() const {
-  std::vector<std::string> dirs = {"meta", "meta/episodes", "data"};
-  auto subdirs = [&](const std::string& parent) {
-    std::vector<std::string> out;
-    auto entries = fs_->ListDir(JoinPath(root_, parent));
-    if (!entries.ok()) return out;
-    for (const DirEntry& e : *entries)
-      if (e.type == FileType::kDirectory) out.push_back(parent + "/" + e.name);
-    return out;
+Status TaskLock::RemoveStaleTemps() const {
+  // A directory that does not exist holds no temp; any other listing error is returned.
+  const auto list = [&](const std::string& rel) -> Result<std::vector<DirEntry>> {
+    auto entries = fs_->ListDir(JoinPath(root_, rel));
+    if (!entries.ok() && entries.status().code() == StatusCode::kNotFound) return std::vector<DirEntry>{};
+    return entries;
   };
-  for (const char* parent : {"data", "meta/episodes", "videos"})
-    for (const std::string& chunk : subdirs(parent)) {
-      if (!BaseName(chunk).starts_with("chunk-")) continue;
-      if (std::string(parent) != "videos") {
-        dirs.push_back(chunk);
-        continue;
-      }
-      for (const std::string& slot : subdirs(chunk)) dirs.push_back(slot);  // videos/chunk-c/<slot>/
-    }
-  for (const std::string& d : dirs) {
-    auto entries = fs_->ListDir(JoinPath(root_, d));
-    if (!entries.ok()) continue;
-    for (const DirEntry& e : *entries)
-      if (e.type == FileType::kFile && IsStaleTemp(e.name)) (void)fs_->RemoveFile(JoinPath(root_, d + "/" + e.name));
+  std::vector<std::string> dirs = {"meta", "meta/episodes", "data"};
+  const auto chunks = [&](const std::string& parent, std::vector<std::string>* out) -> Status {
+    REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, list(parent));
+    for (const DirEntry& e : entries)
+      if (e.type == FileType::kDirectory && e.name.starts_with("chunk-")) out->push_back(parent + "/" + e.name);
+    return Status::OK();
+  };
+  REEL_RETURN_IF_ERROR(chunks("data", &dirs));
+  REEL_RETURN_IF_ERROR(chunks("meta/episodes", &dirs));
+  std::vector<std::string> video_chunks;
+  REEL_RETURN_IF_ERROR(chunks("videos", &video_chunks));
+  for (const std::string& chunk : video_chunks) {  // videos/chunk-c/<slot>/
+    REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> slots, list(chunk));
+    for (const DirEntry& e : slots)
+      if (e.type == FileType::kDirectory) dirs.push_back(chunk + "/" + e.name);
   }
+  for (const std::string& d : dirs) {
+    const std::string dir = JoinPath(root_, d);
+    REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, list(d));
+    for (const DirEntry& e : entries) {
+      if (e.type != FileType::kFile) continue;
+      REEL_ASSIGN_OR_RETURN(bool stale, IsStaleTemp(fs_, dir, e.name));
+      if (!stale) continue;
+      Status removed = fs_->RemoveFile(JoinPath(dir, e.name));
+      if (!removed.ok() && removed.code() != StatusCode::kNotFound) return removed;  // gone meanwhile: fine
+    }
+  }
+  return Status::OK();
 }
 
 // ---- EpisodeTransaction -------------------------------------------------------------------
@@ -148,7 +167,8 @@ Result<std::unique_ptr<EpisodeTransaction>> EpisodeTransaction::ReserveNumber(Fi
   if (n > recorded)
     return Status::Invalid(name + " was never recorded (the highest recorded is " + std::to_string(recorded) +
                            "); new numbers come from BeginEpisode(), which never skips one");
-  if (LiveReservations(fs, root).count(n))
+  REEL_ASSIGN_OR_RETURN(const std::set<int64_t> reserved, LiveReservations(fs, root));
+  if (reserved.count(n))
     return Status::AlreadyExists(name + " is being recorded by another writer (a live reservation holds it)");
   // Only "no such episode" means not live: any other lookup error (an unreadable row, an
   // I/O error) decides nothing, so it is returned rather than taken as free.

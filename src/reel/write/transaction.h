@@ -51,9 +51,11 @@ class TaskLock {
  public:
   static Result<TaskLock> Acquire(FileSystem* fs, const std::string& root);
 
-  // Removes temp files left by writers that died (never a live writer's): a directory
-  // walk of meta/, data/ and videos/, so for opening a task, not for every episode.
-  void RemoveStaleTemps() const;
+  // Removes temp files left by writers that died (never a live writer's; another host's
+  // only once a day old, io/temp_name.h): a directory walk of meta/, data/ and videos/, so
+  // for opening a task, not for every episode. A missing directory is skipped; any other
+  // error listing, stat-ing or removing is returned.
+  Status RemoveStaleTemps() const;
 
   FileSystem* fs() const { return fs_; }
   const std::string& root() const { return root_; }

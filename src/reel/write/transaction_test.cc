@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
+#include "io/temp_name.h"
 #include "util/json_util.h"
 #include "reel/layout.h"
 #include "reel/task.h"
@@ -297,6 +300,78 @@ TEST_F(TransactionTest, AMovedFileStaysOnAbortAndMovesOnCommit) {
   EXPECT_EQ(Read("videos/chunk-000/cam/episode-000.mp4"), "video bytes");
   EXPECT_EQ(Read("meta/marker.txt"), "after");
   EXPECT_TRUE(Leftovers().empty());
+}
+
+// A temp's or a reservation's writer on another host (a task on NFS): its pid means
+// nothing here, so only its age (a day untouched) makes it stale; this host's dead
+// writer's temp goes as before; an earlier version's name (no host) is not swept by its
+// pid alone.
+class HostTempTest : public TransactionTest {
+ protected:
+  static constexpr const char* kDeadPid = "99999999";  // above pid_max: no process has it
+  static std::string OtherHost() {
+    std::string id = HostId();
+    id[0] = id[0] == '0' ? '1' : '0';
+    return id;
+  }
+  // Writes `rel` (relative to the root), last modified `age_s` seconds ago.
+  void Put(const std::string& rel, int64_t age_s) {
+    const stdfs::path path = stdfs::path(root_) / rel;
+    stdfs::create_directories(path.parent_path());
+    std::ofstream(path) << "temp";
+    stdfs::last_write_time(path, stdfs::file_time_type::clock::now() - std::chrono::seconds(age_s));
+  }
+};
+
+TEST_F(HostTempTest, AnotherHostsTempIsSweptOnlyByAge) {
+  const std::string dir = "data/chunk-000/";
+  const std::string base = dir + ".episode_000007.parquet.commit.reel-";
+  const int64_t hour = 3600;
+  const std::vector<std::pair<std::string, int64_t>> kept = {
+      {base + OtherHost() + "-" + kDeadPid + "-0.tmp", 0},           // another host's, fresh
+      {base + OtherHost() + "-" + kDeadPid + "-1.tmp", 23 * hour},   // another host's, under a day
+      {base + HostId() + "-" + std::to_string(::getpid()) + "-2.tmp", 48 * hour},  // this host's, alive
+      {base + kDeadPid + "-3.tmp", 60},                              // an earlier version's, fresh
+      {dir + ".x.reel-zz.tmp", 23 * hour},                           // no writer in its name, under a day
+  };
+  const std::vector<std::pair<std::string, int64_t>> swept = {
+      {base + OtherHost() + "-" + kDeadPid + "-4.tmp", 25 * hour},  // another host's, over a day
+      {base + HostId() + "-" + kDeadPid + "-5.tmp", 0},             // this host's, its pid gone
+      {base + kDeadPid + "-6.tmp", 11 * 60},                        // an earlier version's: pid gone, 10 min
+      {dir + ".x.reel-zz-7.tmp", 25 * hour},                        // no writer in its name, over a day
+  };
+  for (const auto& [rel, age] : kept) Put(rel, age);
+  for (const auto& [rel, age] : swept) Put(rel, age);
+  auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+  ASSERT_TRUE(lock.ok());
+  ASSERT_TRUE(lock->RemoveStaleTemps().ok());
+  for (const auto& [rel, age] : kept) EXPECT_TRUE(Exists(rel)) << rel << " was swept";
+  for (const auto& [rel, age] : swept) EXPECT_FALSE(Exists(rel)) << rel << " was kept";
+}
+
+TEST_F(HostTempTest, AnotherHostsReservationHoldsItsNumberForADay) {
+  const std::string other = "meta/episodes/.reserved-1.n.reel-" + OtherHost() + "-" + kDeadPid + "-0.tmp";
+  Put(other, 3600);
+  auto a = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)->episode_index(), 2) << "another host's live recording holds 1";
+  ASSERT_TRUE((*a)->Abort().ok());
+  stdfs::remove(stdfs::path(root_) / kRecycledPath);
+  Put(other, 25 * 3600);
+  auto b = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ((*b)->episode_index(), 1) << "a day-old reservation of another host holds nothing";
+  ASSERT_TRUE((*b)->Abort().ok());
+  stdfs::remove(stdfs::path(root_) / kRecycledPath);
+  stdfs::remove(stdfs::path(root_) / other);
+  Put("meta/episodes/.reserved-1.n.reel-" + HostId() + "-" + kDeadPid + "-1.tmp", 0);
+  auto c = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)->episode_index(), 1) << "this host's dead writer holds nothing";
+  const std::string mine = ".reel-" + HostId() + "-" + std::to_string(::getpid()) + "-";
+  const std::vector<std::string> left = Leftovers();
+  EXPECT_TRUE(std::any_of(left.begin(), left.end(), [&](const std::string& p) { return p.find(mine) != std::string::npos; }))
+      << "a reservation names its host and pid (" << mine << ")";
 }
 
 }  // namespace
