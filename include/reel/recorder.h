@@ -269,8 +269,14 @@ class EpisodeWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// Deletes episode N as the contract says (§9 "上传删除"): its data parquet and video
-// files go; the episodes row, stats.json and total_episodes stay; N is never reused.
+// Deletes episode N as the contract says (§9 "上传删除"): its file group goes (the data
+// parquet and every video file: EpisodeFileGroup's `present`, reel/file_group.h); the
+// episodes row, stats.json and total_episodes stay; N is never reused. One journaled
+// commit of the episode transaction under the task lock: a crash at any point leaves N
+// whole or gone (readers hide N while its journal is present; the next writer rolls it
+// forward). The keypoints mirror (contract §10) is outside the task and not part of the
+// file group: it stays. OK for an episode deleted before (its row alone); NotFound for
+// one the task lacks.
 Status DeleteEpisode(const std::string& root, int64_t episode_index, FileSystem* fs = nullptr);
 
 }  // namespace reel

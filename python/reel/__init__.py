@@ -142,7 +142,11 @@ class Task:
         return self._info
 
     def episodes(self) -> list[dict[str, Any]]:
-        """One dict per episode, sorted by N (the fields of ``reel ls --json``)."""
+        """One dict per episode, sorted by N (the fields of ``reel ls --json``). ``file_group`` is
+        "whole", "deleted" (the episodes row alone: deleted after upload, legal) or "partial"
+        (a torn delete or lost files: videos without the data parquet, or the data parquet
+        without a video slot its row declares; ``missing_files`` names what is missing, and
+        ``reel check`` reports it as episode.file_group)."""
         return self._core.episodes()
 
     def data(self, episode_index: int, columns: Iterable[str] | None = None) -> "ArrowStream":
@@ -178,7 +182,7 @@ class Task:
 
     def episodes_arrow(self) -> "ArrowStream":
         """One row per episode as an :class:`ArrowStream`: episode_index, chunk, file, length,
-        duration_sec, task_index, created_at, has_data, row_source, data_path, video_slots,
+        duration_sec, task_index, created_at, has_data, file_group, row_source, data_path, video_slots,
         video_codec, drop_stats (the episodes row's JSON strings as stored). Filter it with any
         Arrow engine, then read the kept episodes' frames with :meth:`data`."""
         return ArrowStream(self._core.episodes_stream, f"episodes of {self.root}")

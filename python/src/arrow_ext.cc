@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "binding.h"
+#include "reel/file_group.h"
 #include "reel/task.h"
 
 namespace reel {
@@ -38,7 +39,7 @@ Result<std::shared_ptr<arrow::Table>> EpisodesTable(const Task& task) {
   arrow::Int64Builder n, chunk, file, length, task_index;
   arrow::DoubleBuilder duration, created;
   arrow::BooleanBuilder has_data;
-  arrow::StringBuilder row_source, data_path, video_codec, drop_stats;
+  arrow::StringBuilder file_group, row_source, data_path, video_codec, drop_stats;
   auto slot_values = std::make_shared<arrow::StringBuilder>();
   arrow::ListBuilder slots(arrow::default_memory_pool(), slot_values);
   auto ok = [](const arrow::Status& s) { return s.ok() ? Status::OK() : Status::Invalid(s.ToString()); };
@@ -48,6 +49,8 @@ Result<std::shared_ptr<arrow::Table>> EpisodesTable(const Task& task) {
     REEL_RETURN_IF_ERROR(ok(chunk.Append(e.location.chunk)));
     REEL_RETURN_IF_ERROR(ok(file.Append(e.location.file)));
     REEL_RETURN_IF_ERROR(ok(has_data.Append(!e.data_path.empty())));
+    const FileGroup group = EpisodeFileGroup(task, e, rows[i].ok() ? &*rows[i] : nullptr);
+    REEL_RETURN_IF_ERROR(ok(file_group.Append(FileGroupStateName(group.state))));
     REEL_RETURN_IF_ERROR(ok(row_source.Append(RowSourceName(e.row_source))));
     REEL_RETURN_IF_ERROR(ok(e.data_path.empty() ? data_path.AppendNull() : data_path.Append(e.data_path)));
     REEL_RETURN_IF_ERROR(ok(slots.Append()));
@@ -68,7 +71,7 @@ Result<std::shared_ptr<arrow::Table>> EpisodesTable(const Task& task) {
   }
   std::vector<std::shared_ptr<arrow::Array>> columns;
   for (arrow::ArrayBuilder* b : std::initializer_list<arrow::ArrayBuilder*>{
-           &n, &chunk, &file, &length, &duration, &task_index, &created, &has_data, &row_source, &data_path,
+           &n, &chunk, &file, &length, &duration, &task_index, &created, &has_data, &file_group, &row_source, &data_path,
            &slots, &video_codec, &drop_stats}) {
     std::shared_ptr<arrow::Array> a;
     REEL_RETURN_IF_ERROR(ok(b->Finish(&a)));
@@ -79,7 +82,7 @@ Result<std::shared_ptr<arrow::Table>> EpisodesTable(const Task& task) {
       arrow::field("file", arrow::int64(), false), arrow::field("length", arrow::int64()),
       arrow::field("duration_sec", arrow::float64()), arrow::field("task_index", arrow::int64()),
       arrow::field("created_at", arrow::float64()), arrow::field("has_data", arrow::boolean(), false),
-      arrow::field("row_source", arrow::utf8(), false), arrow::field("data_path", arrow::utf8()),
+      arrow::field("file_group", arrow::utf8(), false), arrow::field("row_source", arrow::utf8(), false), arrow::field("data_path", arrow::utf8()),
       arrow::field("video_slots", arrow::list(arrow::utf8()), false), arrow::field("video_codec", arrow::utf8()),
       arrow::field("drop_stats", arrow::utf8())});
   return arrow::Table::Make(schema, columns);

@@ -15,6 +15,7 @@
 #include "binding.h"
 #include "reel/check.h"
 #include "reel/decode.h"
+#include "reel/file_group.h"
 #include "reel/layout.h"
 #include "reel/task.h"
 
@@ -53,7 +54,7 @@ namespace {
 // episodes share one); every dict still gets lists of its own.
 class EpisodeDicts {
  public:
-  nb::dict Make(const EpisodeEntry& e, const Result<EpisodeRow>& row,
+  nb::dict Make(const Task& task, const EpisodeEntry& e, const Result<EpisodeRow>& row,
                 const Result<std::shared_ptr<arrow::Schema>>& schema) {
     nb::dict d;
     d[k_.episode_index] = e.episode_index;
@@ -62,6 +63,11 @@ class EpisodeDicts {
     d[k_.length] = row.ok() ? nb::cast(row->length) : nb::none();
     d[k_.duration_sec] = row.ok() ? nb::cast(row->duration_sec) : nb::none();
     d[k_.has_data] = !e.data_path.empty();
+    const FileGroup group = EpisodeFileGroup(task, e, row.ok() ? &*row : nullptr);
+    d[k_.file_group] = Interned(FileGroupStateName(group.state));
+    nb::list missing;
+    for (const std::string& rel : group.missing) missing.append(rel);
+    d[k_.missing_files] = missing;
     d[k_.row_source] = RowSourceName(e.row_source);
     nb::dict videos;
     for (const auto& [slot, path] : e.videos) videos[Interned(slot)] = path;
@@ -73,8 +79,8 @@ class EpisodeDicts {
  private:
   struct Keys {
     nb::str episode_index{"episode_index"}, chunk{"chunk"}, file{"file"}, length{"length"},
-        duration_sec{"duration_sec"}, has_data{"has_data"}, row_source{"row_source"}, videos{"videos"},
-        columns{"columns"};
+        duration_sec{"duration_sec"}, has_data{"has_data"}, file_group{"file_group"},
+        missing_files{"missing_files"}, row_source{"row_source"}, videos{"videos"}, columns{"columns"};
   };
   const nb::tuple& Columns(const std::shared_ptr<arrow::Schema>& schema) {
     auto it = columns_.find(schema.get());
@@ -285,7 +291,7 @@ NB_MODULE(_core, m) {
               auto listed = t.ListEpisodes();
               if (listed.ok()) {
                 eps = std::move(*listed);
-                rows = t.ReadEpisodeRows(eps, {"length", "duration_sec"});
+                rows = t.ReadEpisodeRows(eps, {"length", "duration_sec", "video_codec"});
                 schemas = t.ReadDataSchemas(eps);
               } else {
                 st = listed.status();
@@ -294,7 +300,7 @@ NB_MODULE(_core, m) {
             if (!st.ok()) RaiseStatus(st);
             nb::list out;
             EpisodeDicts dicts;
-            for (size_t i = 0; i < eps.size(); ++i) out.append(dicts.Make(eps[i], rows[i], schemas[i]));
+            for (size_t i = 0; i < eps.size(); ++i) out.append(dicts.Make(t, eps[i], rows[i], schemas[i]));
             return out;
           },
           "Every episode, sorted by N, as dicts (the fields of `reel ls --json`).")

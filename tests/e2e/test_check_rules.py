@@ -118,6 +118,63 @@ def test_row_with_slam_specs_column(reel_json, run_reel, tmp_path):
     assert rc == 0, error_rules(report)
 
 
+# --------------------------------------------------------------------------- file groups
+# An episode's files are whole or gone (contract §2, §9): the fixture writes whole episodes and
+# os.remove breaks one; `reel ls` shows the same state as the finding.
+
+DATA2 = "data/chunk-000/episode-001.parquet"
+RGB2 = "videos/chunk-000/d435_rgb/episode-001.mp4"
+DEPTH2 = "videos/chunk-000/d435_depth/episode-001.mkv"
+
+
+def file_groups(reel_json, task) -> dict:
+    return {e["episode_index"]: (e["file_group"], e["missing_files"]) for e in reel_json("ls", task.path)["episodes"]}
+
+
+def test_file_group_videos_without_data(reel_json, run_reel, tmp_path):
+    """A torn delete as the old DeleteEpisode left it: the data parquet gone, the videos there."""
+    task = write_task(tmp_path, "t", [EpisodeSpec(1), EpisodeSpec(2)])
+    (task.path / DATA2).unlink()
+    rc, report = check_report(run_reel, task.path)
+    assert rc == 1
+    assert error_rules(report) == ["episode.file_group"]
+    (f,) = findings(report, "episode.file_group")
+    assert f["severity"] == "error" and f["path"] == DATA2
+    assert f["message"] == (f"episode 2's file group is partial: missing {DATA2}; present {DEPTH2}, {RGB2} (a torn "
+                            "delete or lost files: restore the missing ones, or remove the rest with reel delete)")
+    assert file_groups(reel_json, task) == {1: ("whole", []), 2: ("partial", [DATA2])}
+
+
+def test_file_group_data_without_a_declared_depth_video(reel_json, run_reel, tmp_path):
+    """The reference deletes videos first: data without a slot the row declares (video_codec depth)."""
+    task = write_task(tmp_path, "t", [EpisodeSpec(1), EpisodeSpec(2)])
+    (task.path / DEPTH2).unlink()
+    rc, report = check_report(run_reel, task.path)
+    assert rc == 1 and error_rules(report) == ["episode.file_group"]
+    f = assert_finding(report, "episode.file_group", DEPTH2, "error")
+    assert f"missing {DEPTH2}; present {DATA2}, {RGB2}" in f["message"], f
+    assert file_groups(reel_json, task)[2] == ("partial", [DEPTH2])
+
+
+def test_file_group_rgb_slot_the_row_does_not_declare_may_be_absent(reel_json, run_reel, tmp_path):
+    """Slots may change between episodes (contract §8) and a row names only its depth slots (and
+    their master_slot when the writer records it): an RGB slot that is not named is not required."""
+    task = write_task(tmp_path, "t", [EpisodeSpec(1), EpisodeSpec(2)])
+    (task.path / RGB2).unlink()
+    rc, report = check_report(run_reel, task.path)
+    assert findings(report, "episode.file_group") == []
+    assert file_groups(reel_json, task)[2] == ("whole", [])
+
+
+def test_file_group_row_only_is_a_deleted_episode(reel_json, run_reel, tmp_path):
+    task = write_task(tmp_path, "t", [EpisodeSpec(1), EpisodeSpec(2)])
+    for rel in (DATA2, RGB2, DEPTH2):
+        (task.path / rel).unlink()
+    rc, report = check_report(run_reel, task.path)
+    assert rc == 0, error_rules(report)
+    assert file_groups(reel_json, task) == {1: ("whole", []), 2: ("deleted", [])}
+
+
 # --------------------------------------------------------------------------- data parquet
 
 

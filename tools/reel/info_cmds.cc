@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "foreign_cmds.h"
 #include "reel/decode.h"
+#include "reel/file_group.h"
 #include "reel/maintenance.h"
 #include "reel/task.h"
 
@@ -146,7 +147,8 @@ int RunLs(const Common& c) {
   if (!task.ok()) return Fail(task.status());
   auto episodes = (*task)->ListEpisodes();
   if (!episodes.ok()) return Fail(episodes.status());
-  auto rows = (*task)->ReadEpisodeRows(*episodes, {"length", "duration_sec"});
+  // video_codec: the video slots each row declares, for the file group.
+  auto rows = (*task)->ReadEpisodeRows(*episodes, {"length", "duration_sec", "video_codec"});
   auto schemas = (*task)->ReadDataSchemas(*episodes);
   auto mirror = KeypointsMirrorOf(**task, c.keypoints);
   if (!mirror.ok()) return Fail(mirror.status());
@@ -158,12 +160,15 @@ int RunLs(const Common& c) {
     std::vector<std::string> columns;
     if (schemas[i].ok())
       for (const auto& f : (*schemas[i])->fields()) columns.push_back(f->name());
+    const FileGroup group = EpisodeFileGroup(**task, e, rows[i].ok() ? &*rows[i] : nullptr);
     list.push_back({{"episode_index", e.episode_index},
                     {"chunk", e.location.chunk},
                     {"file", e.location.file},
                     {"length", rows[i].ok() ? Json(rows[i]->length) : Json()},
                     {"duration_sec", rows[i].ok() ? Json(rows[i]->duration_sec) : Json()},
                     {"has_data", !e.data_path.empty()},
+                    {"file_group", FileGroupStateName(group.state)},
+                    {"missing_files", group.missing},
                     {"row_source", RowSourceName(e.row_source)},
                     {"videos", videos},
                     {"columns", columns}});
@@ -174,7 +179,8 @@ int RunLs(const Common& c) {
     return kExitOk;
   }
   std::cout << std::left << std::setw(8) << "N" << std::setw(10) << "chunk/file" << std::right
-            << std::setw(8) << "length" << std::setw(10) << "seconds" << "  streams / columns\n";
+            << std::setw(8) << "length" << std::setw(10) << "seconds" << "  " << std::left << std::setw(9)
+            << "files" << "streams / columns\n";
   for (const Json& e : list) {
     std::ostringstream cf;
     cf << std::setfill('0') << std::setw(3) << e["chunk"].get<int64_t>() << "/" << std::setw(3)
@@ -183,11 +189,16 @@ int RunLs(const Common& c) {
               << cf.str() << std::right << std::setw(8)
               << (e["length"].is_null() ? std::string("-") : std::to_string(e["length"].get<int64_t>()))
               << std::setw(10) << std::fixed << std::setprecision(2)
-              << (e["duration_sec"].is_null() ? 0.0 : e["duration_sec"].get<double>()) << "  ";
+              << (e["duration_sec"].is_null() ? 0.0 : e["duration_sec"].get<double>()) << "  " << std::left
+              << std::setw(9) << e["file_group"].get<std::string>();
     for (const auto& [slot, path] : e["videos"].items()) std::cout << slot << " ";
     std::cout << "| " << e["columns"].size() << " columns"
               << (e["has_data"].get<bool>() ? "" : " (no data)")
               << (e["row_source"] == "episode_file" ? "" : " row:" + e["row_source"].get<std::string>());
+    if (!e["missing_files"].empty()) {
+      std::cout << " | missing:";
+      for (const Json& f : e["missing_files"]) std::cout << " " << f.get<std::string>();
+    }
     if (e.contains("keypoints")) std::cout << " | keypoints: " << (e["keypoints"].empty() ? "-" : e["keypoints"].dump());
     std::cout << "\n";
   }

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "reel/file_group.h"
 #include "reel/recorder.h"
 #include "reel/simulate.h"
 #include "reel/task.h"
@@ -128,9 +129,7 @@ struct DeleteArgs {
 // has none left (deleted before) or is not in the task.
 Result<std::vector<std::string>> FilesOf(const Task& task, int64_t n) {
   REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
-  std::vector<std::string> files;
-  if (!e.data_path.empty()) files.push_back(e.data_path);
-  for (const auto& [slot, path] : e.videos) files.push_back(path);
+  std::vector<std::string> files = EpisodeFileGroup(task, e).present;
   if (files.empty())
     return Status::NotFound("episode " + std::to_string(n) + " of " + task.root() +
                             " has no data or videos left (deleted before?)");

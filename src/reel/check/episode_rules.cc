@@ -17,6 +17,7 @@
 #include "io/parquet_io.h"
 #include "reel/columns.h"
 #include "reel/decode.h"
+#include "reel/file_group.h"
 
 namespace reel::internal {
 namespace {
@@ -419,6 +420,21 @@ void CheckCompression(const EpisodeData& d, const EpisodeEntry& e, FindingSink& 
   }
 }
 
+// episode.file_group: EpisodeFileGroup (reel/file_group.h) is the one definition (also reel ls, Python).
+void CheckFileGroup(const Task& task, const EpisodeEntry& e, const EpisodeRow* row, FindingSink& sink) {
+  const FileGroup g = EpisodeFileGroup(task, e, row);
+  if (g.state != FileGroupState::kPartial) return;
+  auto join = [](const std::vector<std::string>& paths) {
+    std::string out;
+    for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
+    return out;
+  };
+  sink.Add("episode.file_group", g.missing.front(),
+           "episode " + std::to_string(e.episode_index) + "'s file group is partial: missing " + join(g.missing) +
+               "; present " + join(g.present) +
+               " (a torn delete or lost files: restore the missing ones, or remove the rest with reel delete)");
+}
+
 }  // namespace
 
 void CheckColumnName(const std::string& name, const std::string& where, FindingSink& sink) {
@@ -456,6 +472,7 @@ void CheckColumnName(const std::string& name, const std::string& where, FindingS
 
 void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink, bool deep) {
   std::optional<EpisodeRow> row = CheckRow(task, e, sink);
+  CheckFileGroup(task, e, row ? &*row : nullptr, sink);
   CheckVideos(e, task.info(), sink);
   if (e.data_path.empty()) {  // deleted after upload: the row stays, data goes
     CheckVideoFiles(task, e, std::nullopt, sink);

@@ -38,6 +38,10 @@ const std::vector<RuleInfo> kRules = {
        "known non-data file"},
       {"nondata.obsolete", S::kWarning, "contract §11",
        "obsolete leftovers (meta/.stats_state.json, _trash/) should be removed"},
+      {"episode.file_group", S::kError, "contract §2, §9, §7.5",
+       "an episode's files are whole or gone: no videos without the data parquet, and no data "
+       "parquet without a video slot its episodes row declares (video_codec depth slots and their "
+       "master_slot); a deleted episode keeps only its row"},
       // Numbering
       {"numbering.episode_index", S::kError, "contract §2, §7.1",
        "the episode_index column of the data parquet and of the episodes row equals the N given by "

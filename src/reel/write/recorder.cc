@@ -14,6 +14,7 @@
 
 #include "util/json_util.h"
 #include "io/parquet_io.h"
+#include "reel/file_group.h"
 #include "reel/layout.h"
 #include "reel/merge.h"
 #include "reel/task.h"
@@ -386,20 +387,22 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
 
 Status DeleteEpisode(const std::string& root, int64_t episode_index, FileSystem* fs) {
   if (!fs) fs = DefaultFileSystem();
+  // The lock rolls forward an interrupted delete (or commit) before N is looked at.
   REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, root));
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0}));
   REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task->FindEpisode(episode_index));
-  std::set<std::string> dirs;
   // Data and videos go; the episodes row, stats.json and total_episodes stay (contract §9).
-  if (!e.data_path.empty()) {
-    REEL_RETURN_IF_ERROR(fs->RemoveFile(task->Path(e.data_path)));
-    dirs.insert(DirName(task->Path(e.data_path)));
-  }
-  for (const auto& [slot, path] : e.videos) {
-    REEL_RETURN_IF_ERROR(fs->RemoveFile(task->Path(path)));
-    dirs.insert(DirName(task->Path(path)));
-  }
-  for (const std::string& d : dirs) REEL_RETURN_IF_ERROR(fs->SyncDir(d));
+  const FileGroup group = EpisodeFileGroup(*task, e);
+  if (group.present.empty()) return Status::OK();  // deleted before: nothing left to remove
+  // One journaled commit: meta/.commit-N.json hides N from readers until every file is
+  // gone, and the next writer's lock finishes a delete a crash interrupted, so N is
+  // whole or gone, never partial.
+  REEL_ASSIGN_OR_RETURN(auto txn, internal::EpisodeTransaction::Begin(&lock, episode_index));
+  for (const std::string& rel : group.present) txn->Remove(rel);
+  Status st = txn->CommitFiles();
+  if (!st.ok())
+    return st.WithContext(root + ": deleting episode " + std::to_string(episode_index) +
+                          (txn->decided() ? " (decided: the next writer finishes it)" : " (nothing removed)"));
   return Status::OK();
 }
 

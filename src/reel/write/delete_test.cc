@@ -1,0 +1,354 @@
+// DeleteEpisode through the episode transaction (include/reel/recorder.h): an error, a
+// stop or a crash at any file-system call of a delete leaves episode N whole or deleted
+// (its episodes row alone), never a partial file group: before recovery readers hide N
+// while its journal is present, and the next writer's TaskLock rolls the delete forward.
+//
+// The task is recorded once (two episodes, every video slot of the simulated rig, tiny)
+// and copied for each case; the expected file lists come from the copy's directory walk,
+// not from the code under test.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "reel/check.h"
+#include "reel/file_group.h"
+#include "reel/fs.h"
+#include "reel/recorder.h"
+#include "reel/simulate.h"
+#include "reel/task.h"
+#include "write/transaction.h"
+
+namespace reel {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+const char* kData2 = "data/chunk-000/episode-001.parquet";
+const char* kRow2 = "meta/episodes/chunk-000/episode-001.parquet";
+constexpr int kCrashExit = 86;
+
+SimulateOptions TinySim() {
+  SimulateOptions sim;
+  sim.seconds = 0.3;
+  sim.fps = 10;
+  sim.video_width = 32;
+  sim.video_height = 24;
+  return sim;
+}
+
+// Visible files (no dotfile component), relative to root.
+std::set<std::string> Files(const std::string& root) {
+  std::set<std::string> out;
+  for (const auto& e : stdfs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = stdfs::relative(e.path(), root).string();
+    bool dot = false;
+    for (const auto& part : stdfs::path(rel)) dot = dot || part.string().starts_with(".");
+    if (!dot) out.insert(rel);
+  }
+  return out;
+}
+
+// Episode 2's files as the directory walk finds them: its data parquet and every file
+// named episode-001.* under videos/.
+std::set<std::string> GroupOf2(const std::set<std::string>& files) {
+  std::set<std::string> out;
+  for (const std::string& f : files)
+    if (f == kData2 || (f.starts_with("videos/") && stdfs::path(f).stem() == "episode-001")) out.insert(f);
+  return out;
+}
+
+enum class Mode { kError, kStop, kCrash };
+
+// Counts the mutating calls of a delete (NewWritableFile, Append, Sync, Close, Rename,
+// RemoveFile, SyncDir). At the fail_at-th: kError returns an IOError; kStop returns it and
+// refuses every later mutating call (the process stopped there, as a kill leaves it);
+// kCrash _exit()s (only in a forked child). `stop_after_remove_of`: the same stop right
+// after the RemoveFile of that path succeeded.
+class DeleteFaultFs final : public FileSystemWrapper {
+ public:
+  DeleteFaultFs(int fail_at, Mode mode, std::string stop_after_remove_of = "")
+      : FileSystemWrapper(DefaultFileSystem()), fail_at_(fail_at), mode_(mode),
+        stop_after_remove_of_(std::move(stop_after_remove_of)) {}
+
+  int calls() const { return count_; }
+  bool stopped() const { return stopped_; }
+
+  Status Tick(const char* op, const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return Status::IOError(path + ": " + op + " after the stop");
+    if (++count_ != fail_at_) return Status::OK();
+    if (mode_ == Mode::kCrash) ::_exit(kCrashExit);
+    if (mode_ == Mode::kStop) stopped_ = true;
+    return Status::IOError(path + ": injected " + op + " fault");
+  }
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  Status Rename(const std::string& from, const std::string& to) override {
+    REEL_RETURN_IF_ERROR(Tick("Rename", from));
+    return target()->Rename(from, to);
+  }
+  Status SyncDir(const std::string& path) override {
+    REEL_RETURN_IF_ERROR(Tick("SyncDir", path));
+    return target()->SyncDir(path);
+  }
+  Status RemoveFile(const std::string& path) override {
+    REEL_RETURN_IF_ERROR(Tick("RemoveFile", path));
+    Status st = target()->RemoveFile(path);
+    if (st.ok() && !stop_after_remove_of_.empty() && path == stop_after_remove_of_) {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = true;
+    }
+    return st;
+  }
+
+ private:
+  std::mutex mu_;
+  const int fail_at_;
+  const Mode mode_;
+  const std::string stop_after_remove_of_;
+  int count_ = 0;
+  bool stopped_ = false;
+};
+
+class FaultFile final : public WritableFileWrapper {
+ public:
+  FaultFile(DeleteFaultFs* fs, std::string path, std::unique_ptr<WritableFile> inner)
+      : WritableFileWrapper(std::move(inner)), fs_(fs), path_(std::move(path)) {}
+  Status Append(std::string_view data) override {
+    REEL_RETURN_IF_ERROR(fs_->Tick("Append", path_));
+    return target()->Append(data);
+  }
+  Status Sync() override {
+    REEL_RETURN_IF_ERROR(fs_->Tick("Sync", path_));
+    return target()->Sync();
+  }
+  Status Close() override {
+    Status st = fs_->Tick("Close", path_);
+    Status closed = target()->Close();  // the descriptor is released either way
+    return st.ok() ? closed : st;
+  }
+
+ private:
+  DeleteFaultFs* fs_;
+  std::string path_;
+};
+
+Result<std::unique_ptr<WritableFile>> DeleteFaultFs::NewWritableFile(const std::string& path) {
+  REEL_RETURN_IF_ERROR(Tick("NewWritableFile", path));
+  REEL_ASSIGN_OR_RETURN(auto inner, target()->NewWritableFile(path));
+  return std::unique_ptr<WritableFile>(new FaultFile(this, path, std::move(inner)));
+}
+
+class DeleteEpisodeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string tmpl = JoinPath(::testing::TempDir(), "reel_delete.XXXXXX");
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = new std::string(tmpl);
+    base_ = new std::string(JoinPath(*dir_, "base"));
+    auto writer = TaskWriter::Open(*base_, SimulatedRigOptions("pick", TinySim()));
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    for (int64_t n : {1, 2}) {
+      auto episode = (*writer)->BeginEpisode();
+      ASSERT_TRUE(episode.ok()) << episode.status().ToString();
+      ASSERT_TRUE(SimulateEpisode(**episode, TinySim(), n).ok());
+      ASSERT_TRUE((*episode)->Commit().ok());
+    }
+    files_ = new std::set<std::string>(Files(*base_));
+    group2_ = new std::set<std::string>(GroupOf2(*files_));
+    // The data parquet and one video per slot of the rig.
+    ASSERT_EQ(group2_->size(), 1 + RigVideoSlots(TinySim()).size()) << ::testing::PrintToString(*group2_);
+    ASSERT_TRUE(files_->count(kRow2));
+  }
+  static void TearDownTestSuite() {
+    if (dir_) stdfs::remove_all(*dir_);
+    delete dir_;
+    delete base_;
+    delete files_;
+    delete group2_;
+  }
+
+  std::string Fresh(const std::string& name) {
+    const std::string root = JoinPath(*dir_, name);
+    stdfs::remove_all(root);
+    stdfs::copy(*base_, root, stdfs::copy_options::recursive);
+    return root;
+  }
+
+  // What a reader sees of N=2 now: hidden (a journal pending), whole, or deleted; never
+  // partial. Then, after a writer's lock (recovery), N=2 is whole or deleted: every file of
+  // its group or none, the rest of the task unchanged, and CheckTask reports no error.
+  // Returns whether the delete happened.
+  bool ExpectWholeOrGone(const std::string& root, const std::string& what) {
+    {
+      auto task = Task::Open(root);
+      if (!task.ok()) {
+        ADD_FAILURE() << what << ": " << task.status().ToString();
+        return false;
+      }
+      auto e = (*task)->FindEpisode(2);
+      if (e.ok()) {
+        const FileGroup g = EpisodeFileGroup(**task, *e, nullptr);
+        EXPECT_NE(g.state, FileGroupState::kPartial)
+            << what << ": before recovery a reader sees a partial episode 2, missing "
+            << ::testing::PrintToString(g.missing);
+      } else {
+        EXPECT_EQ(e.status().code(), StatusCode::kNotFound) << what << ": " << e.status().ToString();
+      }
+    }
+    { EXPECT_TRUE(internal::TaskLock::Acquire(DefaultFileSystem(), root).ok()) << what << ": recovery"; }
+    const std::set<std::string> now = Files(root);
+    const std::set<std::string> left = GroupOf2(now);
+    EXPECT_TRUE(left.empty() || left == *group2_)
+        << what << ": after recovery episode 2 is partial: " << ::testing::PrintToString(left);
+    std::set<std::string> expect = *files_;
+    if (left.empty())
+      for (const std::string& f : *group2_) expect.erase(f);
+    EXPECT_EQ(now, expect) << what;
+    EXPECT_FALSE(stdfs::exists(JoinPath(root, "meta/.commit-2.json"))) << what << ": journal left";
+    auto report = CheckTask(root);
+    EXPECT_TRUE(report.ok()) << what << ": " << report.status().ToString();
+    if (report.ok())
+      for (const Finding& f : report->findings)
+        EXPECT_NE(f.severity, Severity::kError) << what << ": " << f.rule << " " << f.path << ": " << f.message;
+    return left.empty();
+  }
+
+  static std::string* dir_;
+  static std::string* base_;
+  static std::set<std::string>* files_;
+  static std::set<std::string>* group2_;
+};
+
+std::string* DeleteEpisodeTest::dir_ = nullptr;
+std::string* DeleteEpisodeTest::base_ = nullptr;
+std::set<std::string>* DeleteEpisodeTest::files_ = nullptr;
+std::set<std::string>* DeleteEpisodeTest::group2_ = nullptr;
+
+TEST_F(DeleteEpisodeTest, RemovesTheFileGroupAndKeepsTheRow) {
+  const std::string root = Fresh("plain");
+  ASSERT_TRUE(DeleteEpisode(root, 2).ok());
+  std::set<std::string> expect = *files_;
+  for (const std::string& f : *group2_) expect.erase(f);
+  EXPECT_EQ(Files(root), expect);  // the row, stats.json and info.json stay
+  auto task = Task::Open(root);
+  ASSERT_TRUE(task.ok());
+  auto e = (*task)->FindEpisode(2);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(EpisodeFileGroup(**task, *e).state, FileGroupState::kDeleted);
+  EXPECT_TRUE(DeleteEpisode(root, 2).ok()) << "deleting a deleted episode changes nothing";
+  EXPECT_EQ(Files(root), expect);
+}
+
+// The bug: DeleteEpisode removed the data parquet, then each video, with no journal; a
+// kill in between left videos without data, and `reel check` called it clean.
+TEST_F(DeleteEpisodeTest, StopRightAfterTheDataFileIsRemovedLeavesWholeOrGone) {
+  const std::string root = Fresh("stop");
+  DeleteFaultFs fs(0, Mode::kStop, JoinPath(root, kData2));
+  Status st = DeleteEpisode(root, 2, &fs);
+  ASSERT_TRUE(fs.stopped()) << "the delete never removed " << kData2 << ": " << st.ToString();
+  EXPECT_FALSE(st.ok());
+  EXPECT_FALSE(stdfs::exists(JoinPath(root, kData2)));
+  EXPECT_TRUE(ExpectWholeOrGone(root, "stopped after removing the data file"))
+      << "the data file was removed: recovery must finish the delete";
+}
+
+TEST_F(DeleteEpisodeTest, ErrorOrStopAtEveryCallLeavesWholeOrGone) {
+  DeleteFaultFs counter(0, Mode::kError);
+  const std::string count_root = Fresh("count");
+  ASSERT_TRUE(DeleteEpisode(count_root, 2, &counter).ok());
+  const int calls = counter.calls();
+  // A journal (write, sync, rename, dir sync), one removal per file, dir syncs, journal gone.
+  ASSERT_GE(calls, static_cast<int>(group2_->size()) + 6);
+  for (Mode mode : {Mode::kError, Mode::kStop})
+    for (int k = 1; k <= calls; ++k) {
+      const std::string what = std::string(mode == Mode::kStop ? "stop" : "error") + " at call " + std::to_string(k);
+      const std::string root = Fresh("fault");
+      DeleteFaultFs fs(k, mode);
+      Status st = DeleteEpisode(root, 2, &fs);
+      EXPECT_FALSE(st.ok()) << what;
+      ExpectWholeOrGone(root, what);
+    }
+}
+
+TEST_F(DeleteEpisodeTest, CrashAtEveryCallLeavesWholeOrGone) {
+  DeleteFaultFs counter(0, Mode::kError);
+  ASSERT_TRUE(DeleteEpisode(Fresh("count"), 2, &counter).ok());
+  int deleted = 0;
+  for (int k = 1; k <= counter.calls() + 1; ++k) {
+    const std::string what = "crash at call " + std::to_string(k);
+    const std::string root = Fresh("crash");
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      DeleteFaultFs fs(k, Mode::kCrash);
+      ::_exit(DeleteEpisode(root, 2, &fs).ok() ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << what;
+    EXPECT_EQ(WEXITSTATUS(status), k <= counter.calls() ? kCrashExit : 0) << what;
+    deleted += ExpectWholeOrGone(root, what);
+  }
+  EXPECT_GT(deleted, 0) << "no crash point was after the commit point";
+}
+
+// episode.file_group on a recorded task broken by hand (stdfs::remove, not reel).
+std::vector<Finding> FileGroupFindings(const std::string& root) {
+  std::vector<Finding> out;
+  auto report = CheckTask(root);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  if (report.ok())
+    for (const Finding& f : report->findings)
+      if (f.rule == "episode.file_group") out.push_back(f);
+  return out;
+}
+
+TEST_F(DeleteEpisodeTest, CheckReportsVideosWithoutData) {
+  const std::string root = Fresh("no_data");
+  stdfs::remove(JoinPath(root, kData2));
+  const auto found = FileGroupFindings(root);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::kError);
+  EXPECT_EQ(found[0].path, kData2);
+  EXPECT_NE(found[0].message.find("episode 2's file group is partial: missing " + std::string(kData2) + "; present "),
+            std::string::npos)
+      << found[0].message;
+  for (const std::string& v : *group2_)
+    if (v != kData2) EXPECT_NE(found[0].message.find(v), std::string::npos) << v << " not named: " << found[0].message;
+}
+
+TEST_F(DeleteEpisodeTest, CheckReportsDataWithoutADeclaredSlot) {
+  // The rig's depth slots follow stereo_left and d435_rgb (video_codec "master_slot").
+  for (const char* slot : {"stereo_depth", "stereo_left", "d435_rgb"}) {
+    const std::string root = Fresh(std::string("no_") + slot);
+    std::string video;
+    for (const std::string& f : *group2_)
+      if (f.starts_with(std::string("videos/chunk-000/") + slot + "/")) video = f;
+    ASSERT_FALSE(video.empty()) << slot;
+    stdfs::remove(JoinPath(root, video));
+    const auto found = FileGroupFindings(root);
+    ASSERT_EQ(found.size(), 1u) << slot;
+    EXPECT_EQ(found[0].path, video);
+    EXPECT_NE(found[0].message.find("missing " + video + "; present " + kData2 + ", "), std::string::npos)
+        << found[0].message;
+  }
+}
+
+TEST_F(DeleteEpisodeTest, CheckAcceptsADeletedEpisode) {
+  const std::string root = Fresh("deleted");
+  for (const std::string& f : *group2_) stdfs::remove(JoinPath(root, f));
+  EXPECT_TRUE(FileGroupFindings(root).empty());
+}
+
+}  // namespace
+}  // namespace reel
