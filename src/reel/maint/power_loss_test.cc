@@ -206,6 +206,10 @@ TEST(PowerLossTest, Migrate) {
     return report.sessions.size() == 2 ? Status::OK() : Status::Invalid("migrated " + std::to_string(report.sessions.size()));
   };
   c.whole_tree = true;
+  // The session folders the commit emptied are removed after it (a re-run of migrate
+  // removes them too): a crash in between leaves them empty, which the checker reports.
+  // The tree (files only) is judged old or new all the same.
+  c.ignored_rules = {"layout.legacy_leftover"};
   c.max_points = 40;
   REEL_EXPECT_POWER_LOSS_CLEAN(testing::RunPowerLoss(c));
 }
