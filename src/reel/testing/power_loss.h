@@ -266,51 +266,102 @@ inline std::vector<int> Points(int k, int max) {
 
 }  // namespace power_loss_detail
 
+namespace power_loss_detail {
+
+// Judges one crash's state against the old and the new one. `was_new` holds the units
+// seen new at an earlier sync point (per mode); `must_be_new`: the operation had returned.
+inline void Judge(const PowerLossCase& c, const Observed& before, const Observed& after, const Observed& now,
+                  const std::string& label, std::set<std::string>* was_new, bool must_be_new, PowerLossTally* t) {
+  ++t->crashes;
+  std::vector<std::string> torn, lost, unclean;  // what is wrong with this state
+  for (const std::string& p : now.problems) unclean.push_back(label + ": " + p);
+  int olds = 0, news = 0;
+  std::set<std::string> all;
+  for (const Units* u : {&before.units, &after.units, &now.units})
+    for (const auto& [k, v] : *u) all.insert(k);
+  for (const std::string& k : all) {
+    const std::string o = Get(before.units, k), n = Get(after.units, k), v = Get(now.units, k);
+    if (o == n && v == o) continue;  // not changed by the operation
+    if (v == n) {
+      ++news;
+      if (was_new) was_new->insert(k);
+    } else if (v == o) {
+      ++olds;
+      if (must_be_new || (was_new && was_new->count(k)))
+        lost.push_back(label + ": " + k + " is old again after it was " + (must_be_new ? "committed" : "new"));
+    } else {
+      torn.push_back(label + ": " + k + " is neither old nor new: " + Differences(v, o, n));
+    }
+  }
+  auto all_known = [&](const std::vector<std::string>& lines) {
+    return std::all_of(lines.begin(), lines.end(), c.known_failure);
+  };
+  if (c.known_failure && !(torn.empty() && lost.empty() && unclean.empty()) && all_known(torn) && all_known(lost) &&
+      all_known(unclean)) {
+    ++t->known;
+    return;
+  }
+  for (const auto* lines : {&unclean, &torn, &lost})
+    for (const std::string& line : *lines) Fail(t, line);
+  if (!unclean.empty()) ++t->unclean;
+  if (!torn.empty()) ++t->torn;
+  else if (!lost.empty()) ++t->lost;
+  else if (news == 0) ++t->old_state;
+  else if (olds == 0) ++t->new_state;
+  else ++t->between;
+}
+
+// The campaign's directory: in memory where the machine has it (a campaign copies the task
+// and reads it back a few hundred times, and what runs outside the FaultFileSystem - setup,
+// the next open, scratch directories - makes real fsyncs), with TMPDIR pointed inside it
+// for the operation's scratch directories. Removed, and TMPDIR restored, on destruction.
+struct Workspace {
+  std::string base;  // "" when it could not be made
+  bool had_tmpdir = false;
+  std::string tmpdir;
+  Workspace() {
+    const bool shm = ::access("/dev/shm", W_OK) == 0;
+    std::string tmpl = JoinPath(shm ? std::string("/dev/shm") : ::testing::TempDir(), "reel_powerloss.XXXXXX");
+    if (::mkdtemp(tmpl.data()) == nullptr) return;
+    base = tmpl;
+    stdfs::create_directories(base + "/old");
+    stdfs::create_directories(base + "/tmp");
+    if (const char* t = ::getenv("TMPDIR")) had_tmpdir = true, tmpdir = t;
+    ::setenv("TMPDIR", (base + "/tmp").c_str(), 1);
+  }
+  ~Workspace() {
+    if (base.empty()) return;
+    if (had_tmpdir) ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    else ::unsetenv("TMPDIR");
+    stdfs::remove_all(base);
+  }
+  // A fresh copy of the old state at base/run (the same path every time).
+  void Fresh() const {
+    stdfs::remove_all(base + "/run");
+    stdfs::copy(base + "/old", base + "/run", stdfs::copy_options::recursive);
+  }
+};
+
+}  // namespace power_loss_detail
+
 inline PowerLossTally RunPowerLoss(const PowerLossCase& c) {
   namespace d = power_loss_detail;
   using Mode = FaultFileSystem::CrashMode;
   PowerLossTally t;
-  // In memory where the machine has it: a campaign copies the task and reads it back a few
-  // hundred times, and what runs outside the FaultFileSystem (setup, the next open, scratch
-  // directories) makes real fsyncs.
-  const bool shm = ::access("/dev/shm", W_OK) == 0;
-  std::string tmpl = JoinPath(shm ? std::string("/dev/shm") : ::testing::TempDir(), "reel_powerloss.XXXXXX");
-  if (::mkdtemp(tmpl.data()) == nullptr) {
+  const d::Workspace w;
+  if (w.base.empty()) {
     d::Fail(&t, "mkdtemp failed");
     return t;
   }
-  const std::string base = tmpl, old = base + "/old", run = base + "/run";
-  struct RemoveBase {
-    std::string path;
-    ~RemoveBase() { d::stdfs::remove_all(path); }
-  } cleanup{base};
-  d::stdfs::create_directories(old);
-  d::stdfs::create_directories(base + "/tmp");
-  const char* tmpdir = ::getenv("TMPDIR");
-  const std::string saved_tmpdir = tmpdir ? tmpdir : "";
-  ::setenv("TMPDIR", (base + "/tmp").c_str(), 1);  // scratch directories of the operation
-  struct RestoreTmpdir {
-    bool had;
-    std::string value;
-    ~RestoreTmpdir() {
-      if (had) ::setenv("TMPDIR", value.c_str(), 1);
-      else ::unsetenv("TMPDIR");
-    }
-  } restore{tmpdir != nullptr, saved_tmpdir};
-  if (Status st = c.setup(old); !st.ok()) {
+  const std::string run = w.base + "/run";
+  if (Status st = c.setup(w.base + "/old"); !st.ok()) {
     d::Fail(&t, "setup: " + st.ToString());
     return t;
   }
-  auto fresh = [&] {
-    d::stdfs::remove_all(run);
-    d::stdfs::copy(old, run, d::stdfs::copy_options::recursive);
-  };
-  fresh();
+  w.Fresh();
   const d::Observed before = d::Observe(c, run);
   for (const std::string& p : before.problems) d::Fail(&t, "old state: " + p);
-
-  fresh();
-  d::Observed after;
+  w.Fresh();
   {
     FaultFileSystem fs(run);
     if (Status st = c.op(&fs, run); !st.ok()) {
@@ -321,65 +372,22 @@ inline PowerLossTally RunPowerLoss(const PowerLossCase& c) {
     t.trace = fs.trace();
     t.strays = fs.strays();
   }
-  after = d::Observe(c, run);
+  const d::Observed after = d::Observe(c, run);
   for (const std::string& p : after.problems) d::Fail(&t, "new state: " + p);
-  std::set<std::string> keys;
-  for (const d::Units* u : std::initializer_list<const d::Units*>{&before.units, &after.units})
-    for (const auto& [k, v] : *u) keys.insert(k);
-
-  // Judges one crash; `was_new` holds the units seen new at an earlier sync point (per mode).
-  auto judge = [&](const d::Observed& now, const std::string& label, std::set<std::string>* was_new, bool must_be_new) {
-    ++t.crashes;
-    std::vector<std::string> torn, lost, unclean;  // what is wrong with this state
-    for (const std::string& p : now.problems) unclean.push_back(label + ": " + p);
-    int olds = 0, news = 0;
-    std::set<std::string> all = keys;
-    for (const auto& [k, v] : now.units) all.insert(k);
-    for (const std::string& k : all) {
-      const std::string o = d::Get(before.units, k), n = d::Get(after.units, k), v = d::Get(now.units, k);
-      if (o == n && v == o) continue;  // not changed by the operation
-      if (v == n) {
-        ++news;
-        if (was_new) was_new->insert(k);
-      } else if (v == o) {
-        ++olds;
-        if (must_be_new || (was_new && was_new->count(k)))
-          lost.push_back(label + ": " + k + " is old again after it was " + (must_be_new ? "committed" : "new"));
-      } else {
-        torn.push_back(label + ": " + k + " is neither old nor new: " + d::Differences(v, o, n));
-      }
-    }
-    const bool known = c.known_failure && !(torn.empty() && lost.empty() && unclean.empty()) &&
-                       std::all_of(torn.begin(), torn.end(), c.known_failure) &&
-                       std::all_of(lost.begin(), lost.end(), c.known_failure) &&
-                       std::all_of(unclean.begin(), unclean.end(), c.known_failure);
-    if (known) {
-      ++t.known;
-      return;
-    }
-    for (const auto* lines : {&unclean, &torn, &lost})
-      for (const std::string& line : *lines) d::Fail(&t, line);
-    if (!unclean.empty()) ++t.unclean;
-    if (!torn.empty()) ++t.torn;
-    else if (!lost.empty()) ++t.lost;
-    else if (news == 0) ++t.old_state;
-    else if (olds == 0) ++t.new_state;
-    else ++t.between;
-  };
 
   for (Mode mode : {Mode::kWhole, Mode::kTorn}) {
     const std::string m = mode == Mode::kWhole ? "whole" : "torn";
-    fresh();
+    w.Fresh();
     {
       FaultFileSystem fs(run);
       if (Status st = c.op(&fs, run); !st.ok()) d::Fail(&t, "run before the cut (" + m + "): " + st.ToString());
       if (Status st = fs.Crash(mode); !st.ok()) d::Fail(&t, "crash: " + st.ToString());
     }
-    judge(d::Observe(c, run), "power cut after the operation returned (" + m + ")", nullptr, true);
-
+    d::Judge(c, before, after, d::Observe(c, run), "power cut after the operation returned (" + m + ")", nullptr,
+             true, &t);
     std::set<std::string> was_new;
     for (int k : d::Points(t.sync_points, c.max_points)) {
-      fresh();
+      w.Fresh();
       {
         FaultFileSystem fs(run);
         if (mode == Mode::kWhole) fs.CrashAfterSync(k);
@@ -391,7 +399,7 @@ inline PowerLossTally RunPowerLoss(const PowerLossCase& c) {
       const std::string label = std::string(mode == Mode::kWhole ? "after" : "before") + " sync point " +
                                 std::to_string(k) + "/" + std::to_string(t.sync_points) + " (" + m + ", " +
                                 (k <= static_cast<int>(t.trace.size()) ? t.trace[k - 1] : "?") + ")";
-      judge(d::Observe(c, run), label, &was_new, false);
+      d::Judge(c, before, after, d::Observe(c, run), label, &was_new, false, &t);
     }
   }
   std::printf("POWERLOSS %s\n", t.Row(c.name).c_str());
