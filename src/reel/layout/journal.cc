@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "io/durable_dirs.h"
 #include "util/json_util.h"
 
 namespace reel::internal {
@@ -13,15 +14,21 @@ std::string JournalPath(const std::string& root, int64_t n) {
   return JoinPath(root, n == kTaskChange ? "meta/.commit-task.json" : "meta/.commit-" + std::to_string(n) + ".json");
 }
 
+// The renames, then the removals, then an fsync of every directory they changed: the
+// targets' first, then, for renames between directories, the sources' and the removals'.
+// Each directory holds one of the two entries a rename changes and a power cut keeps only
+// what its own fsync made durable, so a source synced before its target could lose the
+// file from both (and roll-forward would take the missing source as renamed).
 Status ApplyPlan(FileSystem* fs, const std::string& root, const CommitPlan& plan) {
-  std::set<std::string> dirs;
+  std::set<std::string> targets, dirs;
   for (const Rename& r : plan.renames) {
     const std::string from = JoinPath(root, r.from), to = JoinPath(root, r.to);
     REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(from));
     if (info.type == FileType::kNotFound) continue;  // already renamed before a crash
-    REEL_RETURN_IF_ERROR(fs->CreateDirs(DirName(to)));
+    REEL_RETURN_IF_ERROR(CreateDirsDurable(fs, DirName(to)));
     REEL_RETURN_IF_ERROR(fs->Rename(from, to));
-    dirs.insert(DirName(to));
+    targets.insert(DirName(to));
+    dirs.insert(DirName(from));
   }
   for (const std::string& rel : plan.removes) {
     const std::string path = JoinPath(root, rel);
@@ -30,7 +37,9 @@ Status ApplyPlan(FileSystem* fs, const std::string& root, const CommitPlan& plan
     REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
     dirs.insert(DirName(path));
   }
-  for (const std::string& d : dirs) REEL_RETURN_IF_ERROR(fs->SyncDir(d));
+  for (const std::string& d : targets) REEL_RETURN_IF_ERROR(fs->SyncDir(d));
+  for (const std::string& d : dirs)
+    if (!targets.count(d)) REEL_RETURN_IF_ERROR(fs->SyncDir(d));
   return Status::OK();
 }
 
@@ -125,6 +134,13 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n, con
   journal["renames"] = Json::array();
   for (const Rename& r : plan.renames) journal["renames"].push_back({r.from, r.to});
   if (!plan.removes.empty()) journal["removes"] = plan.removes;
+  // Every temp must be durable under its own name before the journal is: a crash after the
+  // journal is rolled forward, and roll-forward skips a rename whose source is missing
+  // (taken as done), so a temp whose directory entry a power cut dropped would leave the
+  // episode without that file. The temps' data was fsynced by their writers.
+  std::set<std::string> temp_dirs;
+  for (const Rename& r : plan.renames) temp_dirs.insert(DirName(JoinPath(root, r.from)));
+  for (const std::string& d : temp_dirs) REEL_RETURN_IF_ERROR(fs->SyncDir(d));
   const std::string path = JournalPath(root, n);
   Status written = WriteFileAtomic(fs, path, Dump(journal, -1));
   // The rename happened even when the final directory fsync failed: the journal is there.

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "io/copy_file.h"
+#include "io/durable_dirs.h"
 #include "io/same_bytes.h"
 #include "layout/journal.h"
 #include "push/push_internal.h"
@@ -86,13 +87,27 @@ struct Pusher {
       report.files_sent += static_cast<int64_t>(missing.size());
       return Status::OK();
     }
-    // The journal first: from here until it is deleted, readers hide N.
+    // The journal first: from here until it is deleted, readers hide N. On a disk (a
+    // destination with directories) each step is made durable before the next, so a power
+    // cut cannot keep a later step without an earlier one: the journal before any file,
+    // every file (its data and its name, in directories whose own names are durable)
+    // before the journal goes, and the journal's removal before the push says it is done.
+    // An object store's writes are durable when they return; its SyncDir does nothing.
     const std::string journal = internal::PushJournalPath(dest_root, e.episode_index);
     Json doc = {{"episode_index", e.episode_index}, {"files", files}, {"written_at", internal::UnixNow()}};
     if (staged) doc["staged"] = true;
     REEL_RETURN_IF_ERROR(WriteFileSynced(dest, journal, internal::Dump(doc, -1)));
-    for (const std::string& rel : missing) REEL_RETURN_IF_ERROR(Send(rel));
-    return hold ? Status::OK() : dest->RemoveFile(journal);
+    REEL_RETURN_IF_ERROR(dest->SyncDir(DirName(journal)));
+    std::set<std::string> dirs;
+    for (const std::string& rel : missing) {
+      const std::string dir = DirName(JoinPath(dest_root, rel));
+      if (dirs.insert(dir).second) REEL_RETURN_IF_ERROR(internal::CreateDirsDurable(dest, dir));
+      REEL_RETURN_IF_ERROR(Send(rel));
+    }
+    for (const std::string& dir : dirs) REEL_RETURN_IF_ERROR(dest->SyncDir(dir));
+    if (hold) return Status::OK();
+    REEL_RETURN_IF_ERROR(dest->RemoveFile(journal));
+    return dest->SyncDir(DirName(journal));
   }
 
   // Shards, then tasks.jsonl, info.json, stats.json: those that differ at the destination.
@@ -114,13 +129,17 @@ struct Pusher {
     return changed;
   }
 
-  // Each task file that differs, replaced whole.
+  // Each task file that differs, replaced whole, then its directory synced (on a disk).
   Status PushTaskFiles(const std::vector<EpisodeEntry>& episodes) {
     REEL_ASSIGN_OR_RETURN(std::vector<std::string> changed, ChangedTaskFiles(episodes));
+    std::set<std::string> dirs;
     for (const std::string& rel : changed) {
       report.task_files_sent.push_back(rel);
+      const std::string dir = DirName(JoinPath(dest_root, rel));
+      if (dirs.insert(dir).second) REEL_RETURN_IF_ERROR(internal::CreateDirsDurable(dest, dir));
       REEL_RETURN_IF_ERROR(Send(rel));
     }
+    for (const std::string& dir : dirs) REEL_RETURN_IF_ERROR(dest->SyncDir(dir));
     return Status::OK();
   }
 
@@ -141,9 +160,11 @@ struct Pusher {
     const std::string journal = internal::ChangeJournalPath(dest_root);
     Json doc = {{"episodes", numbers}, {"files", files}, {"written_at", internal::UnixNow()}};
     REEL_RETURN_IF_ERROR(WriteFileSynced(dest, journal, internal::Dump(doc, -1)));
+    REEL_RETURN_IF_ERROR(dest->SyncDir(DirName(journal)));  // the commit point, durable on a disk
     REEL_RETURN_IF_ERROR(PushTaskFiles(episodes));
     for (int64_t n : report.sent) REEL_RETURN_IF_ERROR(dest->RemoveFile(internal::PushJournalPath(dest_root, n)));
-    return dest->RemoveFile(journal);
+    REEL_RETURN_IF_ERROR(dest->RemoveFile(journal));
+    return dest->SyncDir(DirName(journal));
   }
 };
 
@@ -204,7 +225,8 @@ Status RollForwardChange(FileSystem* dest, const std::string& root) {
     Status removed = dest->RemoveFile(PushJournalPath(root, n.get<int64_t>()));
     if (!removed.ok() && removed.code() != StatusCode::kNotFound) return removed;
   }
-  return dest->RemoveFile(path);
+  REEL_RETURN_IF_ERROR(dest->RemoveFile(path));
+  return dest->SyncDir(DirName(path));  // task files and journals: all in meta/
 }
 
 // A staged change killed before its commit point: the files its journals list belong to
@@ -236,11 +258,17 @@ Result<std::vector<int64_t>> RollBackStagedEpisodes(FileSystem* dest, const std:
       if (!IsInsideTaskPath(rel))
         return Status::Invalid(path + ": lists \"" + rel + "\", which is not a file inside the task; "
                                "nothing was rolled back");
+    std::set<std::string> dirs;
     for (auto it = files.rbegin(); it != files.rend(); ++it) {
       Status st = dest->RemoveFile(JoinPath(root, *it));
       if (!st.ok() && st.code() != StatusCode::kNotFound) return st;
+      dirs.insert(DirName(JoinPath(root, *it)));
     }
+    // The removals durable before the journal's (on a disk): a journal gone with a file
+    // left would publish a torn episode.
+    for (const std::string& dir : dirs) REEL_RETURN_IF_ERROR(dest->SyncDir(dir));
     REEL_RETURN_IF_ERROR(dest->RemoveFile(path));
+    REEL_RETURN_IF_ERROR(dest->SyncDir(DirName(path)));
   }
   return others;
 }
@@ -282,7 +310,7 @@ Result<PushReport> PushTask(const std::string& task_root, FileSystem* dest, cons
   if (!dest) return Status::Invalid("push: no destination file system");
   std::unique_ptr<PushLock> lock;
   if (!options.dry_run) {
-    REEL_RETURN_IF_ERROR(dest->CreateDirs(JoinPath(dest_root, "meta")));
+    REEL_RETURN_IF_ERROR(internal::CreateDirsDurable(dest, JoinPath(dest_root, "meta")));
     REEL_ASSIGN_OR_RETURN(lock, PushLock::Acquire(dest, dest_root, options.lock_lease_s));
     REEL_RETURN_IF_ERROR(internal::RecoverStagedPushes(dest, dest_root).status());
   }

@@ -2,6 +2,7 @@
 // run against a local staging directory that reads through to the store, then pushed.
 #include <set>
 
+#include "io/durable_dirs.h"
 #include "io/read_through_fs.h"
 #include "io/scratch_dir.h"
 #include "layout/journal.h"
@@ -31,7 +32,7 @@ Result<PushReport> ChangeStoredTask(FileSystem* dest, const std::string& dest_ro
                                     const PushOptions& options) {
   if (!dest) return Status::Invalid("staged change: no destination file system");
   if (options.dry_run) return Status::Invalid(dest_root + ": a staged change has no dry run");
-  REEL_RETURN_IF_ERROR(dest->CreateDirs(JoinPath(dest_root, "meta")));
+  REEL_RETURN_IF_ERROR(internal::CreateDirsDurable(dest, JoinPath(dest_root, "meta")));
   REEL_ASSIGN_OR_RETURN(auto lock, internal::PushLock::Acquire(dest, dest_root, options.lock_lease_s));
   REEL_ASSIGN_OR_RETURN(std::vector<int64_t> interrupted, internal::RecoverStagedPushes(dest, dest_root));
   if (!interrupted.empty())

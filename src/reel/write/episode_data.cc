@@ -54,6 +54,9 @@ struct EpisodeData::Segment {
   std::string path;
   std::shared_ptr<arrow::Schema> schema;
   std::unique_ptr<parquet::arrow::FileWriter> writer;
+  // The writer's sink: closing the writer writes the footer but leaves the sink open, and
+  // only the sink's Close() fsyncs (a commit needs the bytes durable before its journal).
+  std::shared_ptr<FsOutputStream> sink;
 };
 
 struct EpisodeData::Accumulator {
@@ -456,8 +459,8 @@ Status EpisodeData::OpenSegment() {
   Segment& seg = *segment;
   segments_.push_back(std::move(segment));  // registered first, so Discard() removes it on failure
   REEL_ASSIGN_OR_RETURN(auto file, options_.fs->NewWritableFile(seg.path));
-  auto sink = std::make_shared<FsOutputStream>(std::move(file), seg.path);
-  auto writer = parquet::arrow::FileWriter::Open(*seg.schema, arrow::default_memory_pool(), sink,
+  seg.sink = std::make_shared<FsOutputStream>(std::move(file), seg.path);
+  auto writer = parquet::arrow::FileWriter::Open(*seg.schema, arrow::default_memory_pool(), seg.sink,
                                                  ParquetWriterProperties(kDataParquet), ParquetArrowProperties(kDataParquet));
   if (!writer.ok()) return Status::IOError(seg.path + ": " + writer.status().ToString());
   seg.writer = std::move(*writer);
@@ -470,6 +473,8 @@ Status EpisodeData::CloseSegment() {
   auto& seg = *segments_.back();
   arrow::Status st = seg.writer->Close();
   seg.writer.reset();
+  if (st.ok()) st = seg.sink->Close();  // fsyncs
+  seg.sink.reset();
   if (!st.ok()) return Status::IOError(seg.path + ": " + st.ToString());
   return Status::OK();
 }
@@ -560,6 +565,7 @@ Result<std::string> EpisodeData::MergeSegments() {
     }
   }
   arrow::Status st = (*writer)->Close();
+  if (st.ok()) st = sink->Close();  // fsyncs
   if (!st.ok()) return Status::IOError(path + ": " + st.ToString());
   for (size_t s = 0; s + 1 < segments_.size(); ++s) (void)options_.fs->RemoveFile(segments_[s]->path);
   segments_.erase(segments_.begin(), segments_.end() - 1);

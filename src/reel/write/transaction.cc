@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "io/durable_dirs.h"
 #include "util/json_util.h"
 #include "util/time_util.h"
 #include "reel/merge.h"
@@ -97,7 +98,8 @@ Result<std::string> WriteReservation(FileSystem* fs, const std::string& root, in
 // ---- TaskLock ---------------------------------------------------------------------------
 
 Result<TaskLock> TaskLock::Acquire(FileSystem* fs, const std::string& root) {
-  REEL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(root, "meta/episodes")));
+  // Durable: the commit journals live in meta/ (a new task's root is new too).
+  REEL_RETURN_IF_ERROR(CreateDirsDurable(fs, JoinPath(root, "meta/episodes")));
   REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(root, kLockPath)));
   // Commits happen under this lock, so a journal seen now is from a writer that died:
   // finish it first, or its N would look free and its files half there.
@@ -198,7 +200,7 @@ EpisodeTransaction::~EpisodeTransaction() { (void)Abort(); }
 
 Result<std::string> EpisodeTransaction::NewTemp(const std::string& rel, const std::string& tag) {
   const std::string temp = TempPathFor(JoinPath(root_, rel), tag);
-  REEL_RETURN_IF_ERROR(fs_->CreateDirs(DirName(temp)));
+  REEL_RETURN_IF_ERROR(CreateDirsDurable(fs_, DirName(temp)));  // a new chunk's directory
   Track(temp, rel);
   return temp;
 }
