@@ -146,7 +146,15 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n, con
   // The rename happened even when the final directory fsync failed: the journal is there.
   auto present = fs->Stat(path);
   *decided = present.ok() && present->type == FileType::kFile;
-  if (!*decided) return written;
+  if (!*decided) {
+    // Not decided is never OK: the journal written but not seen (its Stat failed, or it is
+    // not there) is a failed commit, which the caller aborts. Found by the strict Result:
+    // an OK Status here made EpisodeWriter::Commit return a Result that was neither a
+    // value nor an error.
+    if (!written.ok()) return written;
+    if (!present.ok()) return present.status();
+    return Status::IOError(path + ": the commit journal is not there after it was written");
+  }
   // From here on the commit is decided: a crash is rolled forward, never back.
   REEL_RETURN_IF_ERROR(ApplyPlan(fs, root, plan));
   REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
