@@ -9,7 +9,8 @@
 // (kSkeleton below) and <tmp>/outside/canary sits beside it. Per input: PendingCommits,
 // CommitJournals and PushJournals (must write nothing), then RecoverCommits twice.
 // Checked: nothing outside <tmp>/task is created, changed or removed; the read-only calls
-// change nothing; after a successful recovery no commit journal is left (unless the
+// change nothing; each episode number CommitJournals reports has its journal under the name
+// recovery opens; after a successful recovery no commit journal is left (unless the
 // journal itself renamed a file to a journal's name).
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +93,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)Numbers(internal::PushJournals(disk, root));
   if (std::string d = Difference(task_before, fuzz::Snapshot(root)); !d.empty())
     Fail("PendingCommits / CommitJournals / PushJournals wrote to the task: " + d);
+  // Every number reported is a journal recovery can open by its name.
+  for (int64_t n : commits)
+    if (!fs::exists(root + "/meta/.commit-" + std::to_string(n) + ".json"))
+      Fail("CommitJournals reports " + std::to_string(n) + " but meta/.commit-" + std::to_string(n) + ".json is not there");
 
   std::map<std::string, std::string> journals;
   for (const auto& [path, bytes] : task_before)
