@@ -6,7 +6,8 @@ Run from the repository root with the project venv:
     .venv/bin/python fuzz/make_seeds.py [--reel build/cmake/tools/reel]
 Seeds are small (tiny videos, 3-6 rows); the whole tree stays well under 5 MB. The
 "tree" format packs a directory as parts "<relative path>\\n<bytes>" joined by SEP
-(fuzz/harness_util.h UnpackTree).
+(fuzz/harness_util.h UnpackTree). fuzz_episode_index's seeds are not written here: they are
+the index reel writes for that harness's fixed task (REEL_FUZZ_WRITE_SEEDS, fuzz/fuzz_episode_index.cc).
 """
 import argparse
 import hashlib
