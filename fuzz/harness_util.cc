@@ -1,5 +1,6 @@
 #include "harness_util.h"
 
+#include <arrow/api.h>
 #include <arrow/buffer.h>
 #include <arrow/io/memory.h>
 #include <unistd.h>
@@ -9,7 +10,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
+
+#include "io/parquet_io.h"
+#include "reel/layout.h"
+#include "reel/metadata.h"
+#include "write/task_files.h"
 
 namespace reel::fuzz {
 
@@ -47,6 +54,56 @@ int UnpackTree(const uint8_t* data, size_t size, const std::string& root, MemFs&
   return files;
 }
 
+static bool SafeRelativePath(const std::string& rel) {
+  return !rel.empty() && rel[0] != '/' && rel.find("..") == std::string::npos && rel.find('\0') == std::string::npos;
+}
+
+int UnpackTreeToDisk(const uint8_t* data, size_t size, const std::string& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  std::string_view rest(reinterpret_cast<const char*>(data), size);
+  int files = 0;
+  for (int parts = 0; parts < 32; ++parts) {
+    const size_t at = rest.find(kPartSeparator);
+    std::string_view part = rest.substr(0, at);
+    const size_t nl = part.find('\n');
+    if (nl != std::string_view::npos && nl > 0 && nl < 256 && SafeRelativePath(std::string(part.substr(0, nl)))) {
+      const fs::path path = fs::path(root) / std::string(part.substr(0, nl));
+      fs::create_directories(path.parent_path(), ec);
+      if (!ec && !fs::is_directory(path, ec)) {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        const std::string_view bytes = part.substr(nl + 1);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        files += out.good() ? 1 : 0;
+      }
+      ec.clear();
+    }
+    if (at == std::string_view::npos) break;
+    rest.remove_prefix(at + kPartSeparator.size());
+  }
+  return files;
+}
+
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const std::string rel = fs::relative(it->path(), dir, ec).string();
+    if (it->is_symlink(ec)) {
+      out[rel] = "@" + fs::read_symlink(it->path(), ec).string();
+    } else if (it->is_directory(ec)) {
+      out[rel] = "/";
+    } else {
+      std::ifstream in(it->path(), std::ios::binary);
+      out[rel] = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+  }
+  return out;
+}
+
 // Arrow allocates through the system allocator, so that ASan sees (and bounds) the
 // buffers reel reads from: a read past an Arrow array is then a report, not silence.
 static const bool kArrowSystemPool = [] {
@@ -70,17 +127,26 @@ std::string MemFs::Norm(const std::string& path) {
 
 void MemFs::Put(const std::string& path, std::string_view bytes) { files_[Norm(path)] = std::string(bytes); }
 
+const std::string* MemFs::Get(const std::string& path) const {
+  auto it = files_.find(Norm(path));
+  return it == files_.end() ? nullptr : &it->second;
+}
+
 Result<FileInfo> MemFs::Stat(const std::string& raw) {
   const std::string path = Norm(raw);
   FileInfo info;
   if (auto it = files_.find(path); it != files_.end()) {
     info.type = FileType::kFile;
     info.size = it->second.size();
+    info.mtime_ns = mtime_ns_;
     return info;
   }
   const std::string prefix = path + "/";
   auto it = files_.lower_bound(prefix);
-  if (it != files_.end() && it->first.starts_with(prefix)) info.type = FileType::kDirectory;
+  if (it != files_.end() && it->first.starts_with(prefix)) {
+    info.type = FileType::kDirectory;
+    info.mtime_ns = mtime_ns_;
+  }
   return info;
 }
 
@@ -119,15 +185,65 @@ Result<std::shared_ptr<arrow::io::RandomAccessFile>> MemFs::OpenRandomAccess(con
   return std::shared_ptr<arrow::io::RandomAccessFile>(std::make_shared<arrow::io::BufferReader>(owned));
 }
 
+namespace {
+
+// Buffers what is written; the file appears (whole) in the MemFs on Close.
+class MemWritable final : public WritableFile {
+ public:
+  MemWritable(MemFs* fs, std::string path) : fs_(fs), path_(std::move(path)) {}
+  Status Append(std::string_view data) override {
+    bytes_.append(data);
+    return Status::OK();
+  }
+  Status WriteAt(uint64_t offset, std::string_view data) override {
+    if (offset > bytes_.size() || data.size() > bytes_.size() - offset)
+      return Status::Invalid(path_ + ": WriteAt past the end");
+    bytes_.replace(offset, data.size(), data);
+    return Status::OK();
+  }
+  Status Sync() override { return Status::OK(); }
+  Status Close() override {
+    fs_->Put(path_, bytes_);
+    return Status::OK();
+  }
+
+ private:
+  MemFs* fs_;
+  std::string path_;
+  std::string bytes_;
+};
+
+}  // namespace
+
 Result<std::unique_ptr<WritableFile>> MemFs::NewWritableFile(const std::string& path) {
-  return Status::PermissionDenied(path + ": the fuzzing file system is read-only");
+  if (!writable_) return Status::PermissionDenied(path + ": the fuzzing file system is read-only");
+  return std::unique_ptr<WritableFile>(std::make_unique<MemWritable>(this, path));
 }
-Status MemFs::Rename(const std::string& from, const std::string&) {
-  return Status::PermissionDenied(from + ": read-only");
+Status MemFs::Rename(const std::string& from, const std::string& to) {
+  if (!writable_) return Status::PermissionDenied(from + ": read-only");
+  auto it = files_.find(Norm(from));
+  if (it == files_.end()) return Status::NotFound(from + ": no such file");
+  std::string bytes = std::move(it->second);
+  files_.erase(it);
+  files_[Norm(to)] = std::move(bytes);
+  return Status::OK();
 }
 Status MemFs::SyncDir(const std::string&) { return Status::OK(); }
-Status MemFs::RemoveFile(const std::string& path) { return Status::PermissionDenied(path + ": read-only"); }
-Status MemFs::CreateDirs(const std::string& path) { return Status::PermissionDenied(path + ": read-only"); }
+Status MemFs::RemoveFile(const std::string& path) {
+  if (!writable_) return Status::PermissionDenied(path + ": read-only");
+  return files_.erase(Norm(path)) ? Status::OK() : Status::NotFound(path + ": no such file");
+}
+Status MemFs::RemoveDir(const std::string& path) {
+  if (!writable_) return Status::PermissionDenied(path + ": read-only");
+  const std::string prefix = Norm(path) + "/";
+  auto it = files_.lower_bound(prefix);
+  if (it != files_.end() && it->first.starts_with(prefix)) return Status::IOError(path + ": not empty");
+  return Status::OK();
+}
+Status MemFs::CreateDirs(const std::string& path) {
+  if (!writable_) return Status::PermissionDenied(path + ": read-only");
+  return Status::OK();
+}
 
 // ---- TempDir ----------------------------------------------------------------------
 TempDir& TempDir::Get() {
@@ -169,6 +285,51 @@ void TempDir::Clean() {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(path_, ec))
     std::filesystem::remove_all(entry.path(), ec);
+}
+
+void PutSmallTask(MemFs& fs, const std::string& root, int episodes, int frames) {
+  InfoJson info;
+  info.format = "pooled_episodes_v1";
+  info.codebase_version = "v3.0";
+  info.task_name = "fuzz_task";
+  info.total_episodes = episodes;
+  auto info_text = SerializeInfoJson(info);
+  if (!info_text.ok()) {
+    fprintf(stderr, "PutSmallTask: %s\n", info_text.status().ToString().c_str());
+    std::abort();
+  }
+  fs.Put(root + "/meta/info.json", *info_text);
+  fs.Put(root + "/meta/tasks.jsonl", "{\"task_index\": 0, \"task\": \"fuzz_task\"}\n");
+  for (int n = 1; n <= episodes; ++n) {
+    arrow::Int64Builder episode, frame, task;
+    arrow::FloatBuilder timestamp;
+    for (int f = 0; f < frames; ++f) {
+      (void)episode.Append(n);
+      (void)frame.Append(f);
+      (void)timestamp.Append(static_cast<float>(f) / 30.0f);
+      (void)task.Append(0);
+    }
+    auto schema = arrow::schema({arrow::field("episode_index", arrow::int64()), arrow::field("frame_index", arrow::int64()),
+                                 arrow::field("timestamp", arrow::float32()), arrow::field("task_index", arrow::int64())});
+    auto table = arrow::Table::Make(schema, {episode.Finish().ValueOrDie(), frame.Finish().ValueOrDie(),
+                                             timestamp.Finish().ValueOrDie(), task.Finish().ValueOrDie()});
+    const EpisodeLocation loc = LocateEpisode(n, info.chunks_size);
+    const PathVars vars{loc.chunk, loc.file, n, std::nullopt, std::nullopt};
+    const std::string data_rel = *PathTemplate::Parse(info.data_path)->Render(vars);
+    const std::string row_rel = *PathTemplate::Parse(info.episodes_path)->Render(vars);
+    Status st = internal::WriteParquet(&fs, root + "/" + data_rel, *table);
+    EpisodeRow row;
+    row.episode_index = n;
+    row.length = frames;
+    row.end_frame_index = frames - 1;
+    row.created_at = 1.6e9 + n;
+    row.duration_sec = frames / 30.0;
+    if (st.ok()) st = internal::WriteEpisodeRow(&fs, root + "/" + row_rel, row);
+    if (!st.ok()) {
+      fprintf(stderr, "PutSmallTask: %s\n", st.ToString().c_str());
+      std::abort();
+    }
+  }
 }
 
 bool Debug() {

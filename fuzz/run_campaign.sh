@@ -3,6 +3,9 @@
 #   fuzz/run_campaign.sh <build dir> [name ...]
 # Environment:
 #   FUZZ_SECONDS  seconds per harness (default 600)
+#   FUZZ_SECONDS_<name>  seconds for that harness alone (e.g. FUZZ_SECONDS_task=3600)
+#   FUZZ_RUNS     stop a harness after this many executions too (libFuzzer -runs; default
+#                 none): FUZZ_SECONDS=3600 FUZZ_RUNS=10000000 is "1 h or 10M, whichever first"
 #   FUZZ_JOBS     parallel fuzzing processes per harness (libFuzzer -fork; default: nproc;
 #                 set it to the cores you can spare)
 #   FUZZ_ONLY     space-separated harness names (default: all, or the names given as arguments)
@@ -19,6 +22,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(dirname "$here")"
 source "$here/sanitizer_env.sh"
 seconds="${FUZZ_SECONDS:-600}"
+runs="${FUZZ_RUNS:-}"
 jobs="${FUZZ_JOBS:-$(nproc)}"
 timeout_s="${FUZZ_TIMEOUT:-20}"
 rss="${FUZZ_RSS_MB:-2560}"
@@ -35,14 +39,17 @@ for name in $names; do
   bin="$build/fuzz/fuzz_$name"
   [ -x "$bin" ] || { echo "no harness binary $bin" >&2; exit 2; }
   mkdir -p "$out/corpus/$name" "$here/crashes/$name"
+  own="FUZZ_SECONDS_$name"
+  secs="${!own:-$seconds}"
   args=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
-        -max_total_time="$seconds" -timeout="$timeout_s" -rss_limit_mb="$rss"
+        -max_total_time="$secs" -timeout="$timeout_s" -rss_limit_mb="$rss"
         -artifact_prefix="$here/crashes/$name/" -print_final_stats=1)
+  [ -n "$runs" ] && args+=(-runs="$runs")
   [ -f "$here/$name.dict" ] && args+=(-dict="$here/$name.dict")
   seeds=()
   [ -d "$here/corpus/$name" ] && seeds+=("$here/corpus/$name")
   log="$out/$name.log"
-  echo "== fuzz_$name: ${seconds}s, ${jobs} processes, log $log"
+  echo "== fuzz_$name: ${secs}s${runs:+ or $runs executions}, ${jobs} processes, log $log"
   start=$(date +%s)
   # Fork mode runs short child jobs and merges their coverage; the children keep the
   # harness's temp directories apart (one per process).

@@ -177,13 +177,16 @@ Status RecoverCommits(FileSystem* fs, const std::string& root) {
 
 namespace {
 
-// N of "<prefix><N>.json" in meta/, for each such entry.
+// N of "<prefix><N>.json" in meta/, for each such entry. N is written as reel writes it
+// (std::to_string: no leading zero): ".commit-01.json" is no journal of reel's. Read as N = 1,
+// it hid episode 1 while recovery looked for ".commit-1.json" and failed on every lock.
 std::vector<int64_t> JournalNumbers(const std::vector<DirEntry>& entries, std::string_view prefix) {
   std::vector<int64_t> out;
   for (const DirEntry& e : entries) {
     if (!e.name.starts_with(prefix) || !e.name.ends_with(".json")) continue;
     const std::string digits = e.name.substr(prefix.size(), e.name.size() - prefix.size() - 5);
-    if (!digits.empty() && digits.size() <= 18 && digits.find_first_not_of("0123456789") == std::string::npos)
+    if (!digits.empty() && digits.size() <= 18 && digits.find_first_not_of("0123456789") == std::string::npos &&
+        (digits.size() == 1 || digits[0] != '0'))
       out.push_back(std::stoll(digits));
   }
   return out;

@@ -27,6 +27,19 @@ bool PlainComponent(const std::string& name) {
 Result<Json> ReadManifest(FileSystem* fs, const std::string& path) {
   REEL_ASSIGN_OR_RETURN(Json m, ReadJsonObjectBounded(fs, path));
   if (!m.value("sessions", Json()).is_array()) return Status::Invalid(path + ": \"sessions\" must be an array");
+  // Read back from the task, which may have been copied or edited: the keys the restore and
+  // its report read with a default are checked here, once, to be of the type reel wrote.
+  bool flag = true;
+  std::string text;
+  int64_t number = 0;
+  REEL_RETURN_IF_ERROR(GetBool(m, "in_place", path, flag));
+  REEL_RETURN_IF_ERROR(GetString(m, "source", path, text));
+  REEL_RETURN_IF_ERROR(GetString(m, "backup", path, text));
+  for (const Json& s : m["sessions"]) {
+    if (!s.is_object()) continue;
+    REEL_RETURN_IF_ERROR(GetString(s, "session", path + ": sessions", text));
+    REEL_RETURN_IF_ERROR(GetInt(s, "episode_index", path + ": sessions", number));
+  }
   return m;
 }
 

@@ -78,6 +78,36 @@ Status FindVideos(const std::string& where, Session* s) {
   return Status::OK();
 }
 
+// The metadata.json keys reel migrate reads with a default (FindVideos here, the task's
+// declaration in migrate.cc), checked to be of the type the v1.0 writer gives them
+// (v1.0-layout.md), so that a wrong type is refused naming the key and the value before
+// anything is written, never thrown out of the JSON library (or, for a number beyond
+// int64, an undefined cast).
+Status CheckMetadataTypes(const Json& meta, const std::string& where) {
+  int64_t number = 0;
+  double real = 0;
+  std::string text;
+  REEL_RETURN_IF_ERROR(GetInt(meta, "sensor_dim", where, number));
+  REEL_RETURN_IF_ERROR(GetString(meta, "codebase_version", where, text));
+  const Json cameras = meta.value("cameras", Json::object());
+  if (!cameras.is_object()) return Status::Invalid(where + ": cameras must be a JSON object");
+  for (auto it = cameras.begin(); it != cameras.end(); ++it) {
+    if (!it->is_object()) continue;
+    const std::string at = where + ": cameras." + it.key();
+    REEL_RETURN_IF_ERROR(GetString(*it, "type", at, text));
+    REEL_RETURN_IF_ERROR(GetInt(*it, "height", at, number));
+    REEL_RETURN_IF_ERROR(GetInt(*it, "width", at, number));
+    REEL_RETURN_IF_ERROR(GetDouble(*it, "fps", at, real));
+  }
+  int64_t k = 0;
+  for (const Json& device : meta.value("devices", Json::array())) {
+    const std::string at = where + ": devices[" + std::to_string(k++) + "]";
+    if (!device.is_object()) continue;
+    for (const char* key : {"key", "kind", "name"}) REEL_RETURN_IF_ERROR(GetString(device, key, at, text));
+  }
+  return Status::OK();
+}
+
 Result<Session> ReadSession(FileSystem* fs, const std::string& root, const std::string& name) {
   Session s;
   s.name = name;
@@ -91,6 +121,7 @@ Result<Session> ReadSession(FileSystem* fs, const std::string& root, const std::
   REEL_RETURN_IF_ERROR(GetDouble(s.meta, "created_at", where, s.created_at));
   REEL_RETURN_IF_ERROR(GetDouble(s.meta, "fps", where, s.fps));
   if (!(s.fps > 0 && s.fps <= 10000)) return Status::Invalid(where + ": fps " + std::to_string(s.fps) + " is not a frame rate");
+  REEL_RETURN_IF_ERROR(CheckMetadataTypes(s.meta, where));
   REEL_RETURN_IF_ERROR(ListTree(fs, dir, "", &s.files));
   REEL_RETURN_IF_ERROR(FindVideos(where, &s));
   for (const std::string& f : s.files) {

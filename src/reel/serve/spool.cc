@@ -56,13 +56,19 @@ Result<SpoolUpload> Spool::Get(const std::string& id) {
   auto text = fs->ReadFile(meta);
   if (!text.ok()) return Status::NotFound("upload " + id + " does not exist or has expired");
   REEL_ASSIGN_OR_RETURN(Json j, internal::ParseJson(*text, meta));
+  // The state outlives the process that wrote it (a restart, another version, a damaged
+  // disk): each key is read with a typed getter, so a wrong type is an error naming it.
+  if (!j.is_object()) return Status::Invalid(meta + ": upload state must be a JSON object, found " + internal::JsonTypeName(j));
   SpoolUpload up;
   up.id = id;
-  up.length = j.value("length", uint64_t{0});
-  up.name = j.value("name", std::string());
-  up.project = j.value("project", std::string());
-  up.form_episode_index = j.value("form_episode_index", int64_t{-1});
-  up.principal = j.value("principal", std::string());
+  int64_t length = 0;
+  REEL_RETURN_IF_ERROR(internal::GetInt(j, "length", meta, length));
+  if (length < 0) return Status::Invalid(meta + ": upload state length " + std::to_string(length) + " is negative");
+  up.length = static_cast<uint64_t>(length);
+  REEL_RETURN_IF_ERROR(internal::GetString(j, "name", meta, up.name));
+  REEL_RETURN_IF_ERROR(internal::GetString(j, "project", meta, up.project));
+  REEL_RETURN_IF_ERROR(internal::GetInt(j, "form_episode_index", meta, up.form_episode_index));
+  REEL_RETURN_IF_ERROR(internal::GetString(j, "principal", meta, up.principal));
   REEL_ASSIGN_OR_RETURN(FileInfo part, fs->Stat(PartPath(id)));
   up.offset = part.type == FileType::kFile ? part.size : up.length;  // imported: the part is gone
   return up;

@@ -78,6 +78,20 @@ namespace reel::video {
 Result<GrayImage16> DecodePngGray16(std::string_view png, const std::string& where, int64_t max_pixels) {
   if (png.empty() || png.size() > static_cast<size_t>(INT32_MAX) - AV_INPUT_BUFFER_PADDING_SIZE)
     return Status::Invalid(where + ": png.size: " + std::to_string(png.size()) + " bytes is not a PNG image");
+  // The decoder allocates the frame its header declares before it reads a pixel, so a
+  // 60-byte file declaring 20000 x 20000 would cost 800 MB: the size in IHDR (the first
+  // chunk, width and height at bytes 16-23) is bounded first, and the decoder is held to
+  // the same bound (AVCodecContext::max_pixels) for any frame it would allocate.
+  if (png.size() >= 24 && png.substr(12, 4) == "IHDR") {
+    const auto be32 = [&](size_t at) {
+      return uint64_t{static_cast<uint8_t>(png[at])} << 24 | uint64_t{static_cast<uint8_t>(png[at + 1])} << 16 |
+             uint64_t{static_cast<uint8_t>(png[at + 2])} << 8 | uint64_t{static_cast<uint8_t>(png[at + 3])};
+    };
+    const uint64_t width = be32(16), height = be32(20);
+    if (width * height > static_cast<uint64_t>(max_pixels))
+      return Status::Invalid(where + ": png.size: " + std::to_string(width) + "x" + std::to_string(height) +
+                             ", over the limit of " + std::to_string(max_pixels) + " pixels");
+  }
   const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_PNG);
   if (!codec) return Status::NotSupported("this FFmpeg build has no PNG decoder");
   CodecContextPtr ctx(avcodec_alloc_context3(codec));
@@ -85,6 +99,7 @@ Result<GrayImage16> DecodePngGray16(std::string_view png, const std::string& whe
   PacketPtr packet(av_packet_alloc());
   if (!ctx || !frame || !packet) return Status::IOError(where + ": PNG: out of memory");
   ctx->thread_count = 1;
+  ctx->max_pixels = std::max<int64_t>(max_pixels, 1);
   int rc = avcodec_open2(ctx.get(), codec, nullptr);
   if (rc < 0) return AvStatus(where, "opening the PNG decoder", rc);
   rc = av_new_packet(packet.get(), static_cast<int>(png.size()));  // zero padding added by FFmpeg

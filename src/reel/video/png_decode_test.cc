@@ -90,5 +90,25 @@ TEST(DecodePngGray16, RefusesEightBitGarbageAndHugeImages) {
   EXPECT_NE(big.status().message().find("over the limit of 1000 pixels"), std::string::npos);
 }
 
+// A PNG of a few bytes may declare any size, and the decoder allocates the frame it
+// declares before it reads a pixel (found by fuzz_png16, fuzz/crashes/README.md PNG-ALLOC: a
+// 2 KB file declaring 16000 x 16000 cost 53 s and 2.3 GB): a size over the limit is refused
+// from IHDR, naming it.
+TEST(DecodePngGray16, RefusesADeclaredSizeOverTheLimitBeforeDecoding) {
+  const std::string ihdr = Be32(20000) + Be32(20000) + std::string{16, 0, 0, 0, 0};
+  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + Chunk("IHDR", ihdr) +
+                          Chunk("IDAT", Zlib(std::string(1, '\0'))) + Chunk("IEND", "");
+  auto image = DecodePngGray16(png, "d/000001.png");
+  ASSERT_FALSE(image.ok());
+  EXPECT_NE(image.status().message().find("d/000001.png: png.size: 20000x20000, over the limit of 67108864 pixels"),
+            std::string::npos)
+      << image.status().ToString();
+  auto small = DecodePngGray16(HandPng(65, 64, 16, std::string(65 * 64 * 2, '\0')), "s.png", 4096);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("s.png: png.size: 65x64, over the limit of 4096 pixels"), std::string::npos)
+      << small.status().ToString();
+  EXPECT_TRUE(DecodePngGray16(HandPng(64, 64, 16, std::string(64 * 64 * 2, '\0')), "t.png", 4096).ok());
+}
+
 }  // namespace
 }  // namespace reel::video

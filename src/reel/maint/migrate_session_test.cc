@@ -1,0 +1,120 @@
+// reel migrate reading a v1.0 session's metadata.json (maint/migrate_session.cc and the
+// declaration in migrate.cc; found by fuzz_migrate, fuzz/crashes/README.md MIGRATE-TYPE):
+// metadata.json comes from another program, so a key of another type than the v1.0 writer's
+// (shared/docs/v1.0-layout.md) is an error naming the file, the key and the value found,
+// never an exception out of reel, and nothing is published. The same for the manifest
+// --restore reads back from the task (meta/.migrate_manifest.json).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "reel/fs.h"
+#include "reel/maintenance.h"
+
+namespace reel {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class MigrateMetadata : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = JoinPath(::testing::TempDir(), "reel_migrate_meta.XXXXXX");
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { stdfs::remove_all(dir_); }
+
+  static void Write(const std::string& path, const std::string& bytes) {
+    stdfs::create_directories(stdfs::path(path).parent_path());
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+
+  // A one-session v1.0 task (pick/pick_000001: 2 frames, one RGB mp4 for head_left) whose
+  // metadata.json holds `extra` keys besides the required ones; migrated with --to.
+  Result<MigrateReport> Migrate(const std::string& extra, bool in_place = false) {
+    const std::string session = dir_ + "/pick/pick_000001";
+    Write(session + "/metadata.json", R"({"format": "egodata", "format_version": "1.0", "episode_index": 1,
+        "fps": 30, "created_at": 1700000000.0, "task_name": "pick")" + extra + "}");
+    Write(session + "/timestamps.json", R"({"timestamps": [{"frame_index": 0, "timestamp": 0.0, "wall_time": 1.7e9},
+        {"frame_index": 1, "timestamp": 0.033, "wall_time": 1.7e9}], "total_frames": 2})");
+    Write(session + "/videos/head_left/chunk-0000/head_left.mp4", "");
+    MigrateOptions options;
+    if (!in_place) options.to = dir_ + "/out";
+    return MigrateTask(dir_ + "/pick", options);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(MigrateMetadata, TheWellTypedSessionMigrates) {
+  auto report = Migrate(R"(, "sensor_dim": 256, "codebase_version": "1.0.12",
+      "cameras": {"head_left": {"height": 24, "width": 32, "fps": 15}, "head_depth": {"type": "depth"}},
+      "devices": [{"key": "s80m:AB", "kind": "s80m", "name": "Head", "slots": ["head_left"]}])");
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->sessions.size(), 1u);
+  EXPECT_EQ(report->sessions[0].frames, 2);
+}
+
+TEST_F(MigrateMetadata, AKeyOfAnotherTypeIsAnErrorNamingIt) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"(, "cameras": {"head_depth": {"type": 5}})", "cameras.head_depth: key \"type\" must be a string"},
+      {R"(, "sensor_dim": "256")", "key \"sensor_dim\" must be an integer"},
+      {R"(, "sensor_dim": 1e30)", "key \"sensor_dim\" must be an integer"},
+      {R"(, "codebase_version": 1012)", "key \"codebase_version\" must be a string"},
+      {R"(, "cameras": {"head_left": {"height": "24"}})", "cameras.head_left: key \"height\" must be an integer"},
+      {R"(, "cameras": {"head_left": {"width": 1e300}})", "cameras.head_left: key \"width\" must be an integer"},
+      {R"(, "cameras": {"head_left": {"fps": "15"}})", "cameras.head_left: key \"fps\" must be a number"},
+      {R"(, "devices": [{"key": 5}])", "devices[0]: key \"key\" must be a string"},
+      {R"(, "devices": [{"key": "k", "name": ["Head"]}])", "devices[0]: key \"name\" must be a string"},
+  };
+  for (const auto& [extra, message] : cases) {
+    auto report = Migrate(extra);
+    ASSERT_FALSE(report.ok()) << extra;
+    EXPECT_NE(report.status().message().find("pick_000001/metadata.json"), std::string::npos)
+        << report.status().ToString();
+    EXPECT_NE(report.status().message().find(message), std::string::npos) << extra << " -> " << report.status().ToString();
+    EXPECT_FALSE(stdfs::exists(dir_ + "/out/meta/info.json")) << extra << ": published";
+    stdfs::remove_all(dir_);
+    stdfs::create_directories(dir_);
+  }
+}
+
+TEST_F(MigrateMetadata, ADamagedManifestIsAnErrorNamingTheKey) {
+  using Json = nlohmann::json;
+  const std::pair<std::function<void(Json&)>, const char*> cases[] = {
+      {[](Json& m) { m["sessions"][0]["session"] = 5; }, "key \"session\" must be a string"},
+      {[](Json& m) { m["sessions"][0]["episode_index"] = "1"; }, "key \"episode_index\" must be an integer"},
+      {[](Json& m) { m["in_place"] = "yes"; }, "key \"in_place\" must be true or false"},
+      {[](Json& m) { m["backup"] = 5; }, "key \"backup\" must be a string"},
+  };
+  for (const auto& [damage, message] : cases) {
+    auto migrated = Migrate("", /*in_place=*/true);
+    ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+    const std::string path = dir_ + "/pick/meta/.migrate_manifest.json";
+    std::stringstream text;
+    text << std::ifstream(path).rdbuf();
+    Json manifest = Json::parse(text.str());
+    damage(manifest);
+    std::ofstream(path, std::ios::trunc) << manifest.dump();
+    MigrateOptions restore;
+    restore.restore = true;
+    auto restored = MigrateTask(dir_ + "/pick", restore);
+    ASSERT_FALSE(restored.ok()) << message;
+    EXPECT_NE(restored.status().message().find(".migrate_manifest.json"), std::string::npos)
+        << restored.status().ToString();
+    EXPECT_NE(restored.status().message().find(message), std::string::npos) << restored.status().ToString();
+    EXPECT_TRUE(stdfs::exists(dir_ + "/pick/meta/info.json")) << message << ": restored anyway";
+    stdfs::remove_all(dir_);
+    stdfs::create_directories(dir_);
+  }
+}
+
+}  // namespace
+}  // namespace reel

@@ -1,0 +1,78 @@
+// The resumable-upload spool reading its state back (serve/spool.h; found by fuzz_tus_state,
+// fuzz/crashes/README.md TUS-STATE-TYPE): <id>.json is a file on disk that survives
+// restarts, so a damaged one (a JSON array, a key of another type, a length beyond range)
+// is an error naming the file and the key, never an exception out of the server.
+#include "serve/spool.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace reel::serve {
+namespace {
+
+class SpoolGet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = JoinPath(::testing::TempDir(), "reel_spool.XXXXXX");
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  // Writes <id>.json (and an empty part file) by hand, as a damaged spool would hold it.
+  void WriteState(const std::string& json) {
+    std::ofstream(dir_ + "/" + kId + ".json") << json;
+    std::ofstream(dir_ + "/" + kId + ".part") << "";
+  }
+  static constexpr const char* kId = "0123456789abcdef0123456789abcdef";
+  std::string dir_;
+};
+
+TEST_F(SpoolGet, ReadsBackWhatCreateWrote) {
+  Spool spool(dir_);
+  SpoolUpload what;
+  what.length = 1234;
+  what.name = "ep.zip";
+  what.project = "task_a";
+  what.form_episode_index = 3;
+  what.principal = "ci";
+  auto made = spool.Create(what);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  auto up = spool.Get(made->id);
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  EXPECT_EQ(up->id, made->id);
+  EXPECT_EQ(up->length, 1234u);
+  EXPECT_EQ(up->offset, 0u);
+  EXPECT_EQ(up->name, "ep.zip");
+  EXPECT_EQ(up->project, "task_a");
+  EXPECT_EQ(up->form_episode_index, 3);
+  EXPECT_EQ(up->principal, "ci");
+}
+
+TEST_F(SpoolGet, ADamagedStateIsAnErrorNamingTheFileAndTheKey) {
+  const std::string file = std::string(kId) + ".json";
+  const std::pair<const char*, const char*> cases[] = {
+      {"[1, 2]", "must be a JSON object, found a JSON array"},
+      {R"({"length": "5"})", "key \"length\""},
+      {R"({"length": 1e30})", "key \"length\""},
+      {R"({"length": -1})", "length -1"},
+      {R"({"length": 5, "name": 7})", "key \"name\""},
+      {R"({"length": 5, "project": null})", "key \"project\""},
+      {R"({"length": 5, "form_episode_index": 2.5})", "key \"form_episode_index\""},
+      {R"({"length": 5, "principal": ["ci"]})", "key \"principal\""},
+  };
+  for (const auto& [json, rule] : cases) {
+    WriteState(json);
+    Spool spool(dir_);
+    auto up = spool.Get(kId);
+    ASSERT_FALSE(up.ok()) << json;
+    EXPECT_NE(up.status().message().find(file), std::string::npos) << up.status().ToString();
+    EXPECT_NE(up.status().message().find(rule), std::string::npos) << json << " -> " << up.status().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace reel::serve
