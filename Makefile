@@ -112,6 +112,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 ASAN_JOBS  ?= $(shell nproc)
 FUZZ_SECONDS ?= 600
 FUZZ_RUNS    ?=
+FUZZ_CPU_SECONDS ?=
 # e2e tests run with the sanitized CLI by `make asan` (a few minutes on 2 cores).
 ASAN_E2E ?= tests/e2e/test_bad_input.py tests/e2e/test_check_rules.py tests/e2e/test_serve.py \
   tests/e2e/test_upload.py tests/e2e/test_foreign_read.py tests/e2e/test_layout.py
@@ -146,7 +147,8 @@ fuzz-replay: fuzz-build
 # FUZZ_RUNS executions at most (default: no bound), FUZZ_JOBS processes (default nproc),
 # FUZZ_ONLY="info_json slice" to pick harnesses. Crashes go to fuzz/crashes/<name>/.
 fuzz: fuzz-build
-	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) fuzz/run_campaign.sh $(ASAN_BUILD)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_CPU_SECONDS=$(FUZZ_CPU_SECONDS) \
+	  fuzz/run_campaign.sh $(ASAN_BUILD)
 
 # Soak: SIGKILL rounds of the recorder, then the server under concurrent clients with
 # random disconnects. Sizes by environment (docs/reliability.md "Soak"); the defaults are
