@@ -210,7 +210,9 @@ int RemoveOpenScratchDirs();
 // rename removes the temp file and leaves `path` as it was; a failure of the
 // final directory fsync returns an error with `path` already holding the new
 // contents (the rename happened but may not be durable). Either way `path` is
-// a whole file, old or new, never a torn one.
+// a whole file, old or new, never a torn one. On a file system without atomic rename
+// (Capabilities(): an object store, whose object appears whole when written) it is
+// written in place, which is whole there.
 Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view contents);
 
 // Creates (or truncates) `path` with `contents` and fsyncs it; no rename. The first

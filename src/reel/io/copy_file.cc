@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "io/temp_name.h"
+
 namespace reel::internal {
 
 namespace {
@@ -27,6 +29,19 @@ Result<uint64_t> CopyFileAcross(FileSystem* from_fs, const std::string& from, Fi
   REEL_RETURN_IF_ERROR(out->Sync());
   REEL_RETURN_IF_ERROR(out->Close());
   return static_cast<uint64_t>(*size);
+}
+
+Result<uint64_t> ReplaceFileAcross(FileSystem* from_fs, const std::string& from, FileSystem* to_fs,
+                                   const std::string& to) {
+  if (!to_fs->Capabilities().atomic_rename) return CopyFileAcross(from_fs, from, to_fs, to);
+  const std::string tmp = JoinPath(DirName(to), "." + BaseName(to) + ".replace.reel-" + UniqueWriterTag() + ".tmp");
+  auto copied = CopyFileAcross(from_fs, from, to_fs, tmp);
+  Status st = copied.status();
+  if (st.ok()) st = to_fs->Rename(tmp, to);
+  if (st.ok()) return copied;
+  auto left = to_fs->Stat(tmp);
+  if (left.ok() && left->type != FileType::kNotFound) (void)to_fs->RemoveFile(tmp);
+  return st;
 }
 
 }  // namespace reel::internal

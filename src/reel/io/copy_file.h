@@ -18,4 +18,14 @@ namespace reel::internal {
 Result<uint64_t> CopyFileAcross(FileSystem* from_fs, const std::string& from, FileSystem* to_fs,
                                 const std::string& to);
 
+// Replaces `to` with a copy of `from` so that `to` is the old file or the new one, whole, at
+// every moment, a power cut included. Where `to_fs` renames atomically (a disk), the copy
+// goes to a dotfile beside `to` (".<name>.replace.reel-<host>-<pid>-<k>.tmp", swept like
+// any writer's temp when its writer is gone) and is synced, then renamed over `to`; the
+// caller syncs the directory to make the new name durable. Elsewhere (an object store,
+// whose object appears whole when its upload completes) it is copied in place. On error
+// the temp is removed and `to` is as it was. Returns the bytes copied.
+Result<uint64_t> ReplaceFileAcross(FileSystem* from_fs, const std::string& from, FileSystem* to_fs,
+                                   const std::string& to);
+
 }  // namespace reel::internal

@@ -377,6 +377,9 @@ Status WriteFileSynced(FileSystem* fs, const std::string& path, std::string_view
 }
 
 Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view contents) {
+  // An object store's object appears whole when its upload completes; its "rename" would be
+  // a copy and a delete, neither atomic nor needed.
+  if (!fs->Capabilities().atomic_rename) return WriteFileSynced(fs, path, contents);
   const std::string dir = DirName(path);
   // ".<name>.atomic.reel-<host>-<pid>-<k>.tmp": a dotfile (readers ignore it) whose host and
   // pid let a later writer tell a dead process's leftover from a live one's (io/temp_name.h).

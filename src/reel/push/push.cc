@@ -48,11 +48,14 @@ struct Pusher {
     return here.size == there.size;
   }
 
-  Status Send(const std::string& rel) {
+  // Copies `rel` to the destination. A task file (or a legacy shard) replaces a file that
+  // readers use, so it goes whole, old or new, even on a disk (internal::ReplaceFileAcross);
+  // an episode's files are new names, hidden by their journal until it goes.
+  Status Send(const std::string& rel, bool replaces = false) {
     ++report.files_sent;
     if (options.dry_run) return Status::OK();
-    REEL_ASSIGN_OR_RETURN(uint64_t bytes,
-                          internal::CopyFileAcross(local, JoinPath(task_root, rel), dest, JoinPath(dest_root, rel)));
+    const auto copy = replaces ? internal::ReplaceFileAcross : internal::CopyFileAcross;
+    REEL_ASSIGN_OR_RETURN(uint64_t bytes, copy(local, JoinPath(task_root, rel), dest, JoinPath(dest_root, rel)));
     report.bytes_sent += static_cast<int64_t>(bytes);
     return Status::OK();
   }
@@ -129,7 +132,8 @@ struct Pusher {
     return changed;
   }
 
-  // Each task file that differs, replaced whole, then its directory synced (on a disk).
+  // Each task file that differs, replaced whole (old or new at every moment), then its
+  // directory synced (on a disk).
   Status PushTaskFiles(const std::vector<EpisodeEntry>& episodes) {
     REEL_ASSIGN_OR_RETURN(std::vector<std::string> changed, ChangedTaskFiles(episodes));
     std::set<std::string> dirs;
@@ -137,7 +141,7 @@ struct Pusher {
       report.task_files_sent.push_back(rel);
       const std::string dir = DirName(JoinPath(dest_root, rel));
       if (dirs.insert(dir).second) REEL_RETURN_IF_ERROR(internal::CreateDirsDurable(dest, dir));
-      REEL_RETURN_IF_ERROR(Send(rel));
+      REEL_RETURN_IF_ERROR(Send(rel, /*replaces=*/true));
     }
     for (const std::string& dir : dirs) REEL_RETURN_IF_ERROR(dest->SyncDir(dir));
     return Status::OK();
@@ -220,7 +224,7 @@ Status RollForwardChange(FileSystem* dest, const std::string& root) {
   for (const Json& n : doc["episodes"])
     if (!n.is_number_integer() || n.get<int64_t>() < 1) return bad("lists an episode that is not a number >= 1");
   for (const auto& [rel, content] : doc["files"].items())
-    REEL_RETURN_IF_ERROR(WriteFileSynced(dest, JoinPath(root, rel), content.get<std::string>()));
+    REEL_RETURN_IF_ERROR(WriteFileAtomic(dest, JoinPath(root, rel), content.get<std::string>()));
   for (const Json& n : doc["episodes"]) {
     Status removed = dest->RemoveFile(PushJournalPath(root, n.get<int64_t>()));
     if (!removed.ok() && removed.code() != StatusCode::kNotFound) return removed;

@@ -33,6 +33,9 @@ class NoRenameFileSystem : public FileSystemWrapper {
     ++refused;
     return Status::NotSupported(path + ": no lock on this store");
   }
+  FileSystemCapabilities Capabilities() const override {
+    return {.atomic_rename = false, .locks = false, .directories = true};
+  }
   int refused = 0;
 };
 
