@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,6 +16,7 @@
 #include "interop/export_internal.h"
 #include "reel/interop.h"
 #include "reel/task.h"
+#include "testing/fault_fs.h"
 #include "testing/rooted_fs.h"
 #include "testing/tiny_rig.h"
 
@@ -40,36 +40,14 @@ Tree ReadTree(const std::string& dir) {
   return out;
 }
 
-// Fails the fail_at-th call that changes the output (a file created, a file or directory
+// Fails the k-th call that changes the output (a file created, a file or directory
 // removed), and with `stays_down` every later one too: a request lost half-way through an
 // upload or a replacement, or the store going away there.
-class FailingFs final : public FileSystemWrapper {
- public:
-  FailingFs() : FileSystemWrapper(DefaultFileSystem()) {}
-  std::atomic<int> calls{0};
-  int fail_at = 0;  // 0 = never
-  bool stays_down = false;
-
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
-    REEL_RETURN_IF_ERROR(Count(p));
-    return target()->NewWritableFile(p);
-  }
-  Status RemoveFile(const std::string& p) override {
-    REEL_RETURN_IF_ERROR(Count(p));
-    return target()->RemoveFile(p);
-  }
-  Status RemoveDir(const std::string& p) override {
-    REEL_RETURN_IF_ERROR(Count(p));
-    return target()->RemoveDir(p);
-  }
-
- private:
-  Status Count(const std::string& p) {
-    const int call = ++calls;
-    const bool down = fail_at > 0 && (call == fail_at || (stays_down && call > fail_at));
-    return down ? Status::IOError(p + ": injected fault") : Status::OK();
-  }
-};
+testing::InjectedFault OutputFault(int k, bool stays_down) {
+  return {.ops = testing::Ops({testing::FsOp::kNewWritableFile, testing::FsOp::kRemoveFile, testing::FsOp::kRemoveDir}),
+          .nth = k,
+          .stays_down = stays_down};
+}
 
 class ExportFsTest : public ::testing::Test {
  protected:
@@ -161,9 +139,8 @@ TEST_F(ExportFsTest, AFailedUploadNeverLeavesTheMarker) {
                      " from write " + std::to_string(k));
         const std::string out = *dir_ + "/fault";
         fs::remove_all(out);
-        FailingFs faulty;
-        faulty.fail_at = k;
-        faulty.stays_down = stays_down;
+        testing::FaultFileSystem faulty;
+        faulty.Inject(OutputFault(k, stays_down));
         Status report = internal::UploadExport(DefaultFileSystem(), Reference(format), &faulty, out,
                                                internal::DatasetMarker(format), {});
         const Tree left = ReadTree(out);
@@ -193,9 +170,8 @@ TEST_F(ExportFsTest, AFailedReplacementLeavesTheOldExportWholeOrNoMarker) {
     SCOPED_TRACE("store down from change " + std::to_string(k));
     fs::remove_all(out);
     fs::copy(*dir_ + "/older", out, fs::copy_options::recursive);
-    FailingFs faulty;
-    faulty.fail_at = k;
-    faulty.stays_down = true;
+    testing::FaultFileSystem faulty;
+    faulty.Inject(OutputFault(k, /*stays_down=*/true));
     Status st = internal::RemoveExportForReplace(&faulty, out);
     if (st.ok())
       st = internal::UploadExport(DefaultFileSystem(), Reference(format), &faulty, out, "meta/info.json", {});

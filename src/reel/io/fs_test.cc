@@ -6,103 +6,23 @@
 #include <ctime>
 
 #include <filesystem>
-#include <map>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "reel/fs.h"
+#include "testing/fault_fs.h"
 
 namespace reel {
 namespace {
 
-// ---- a fault-injecting FileSystem ------------------------------------------------
+// ---- injected faults (testing/fault_fs.h) ---------------------------------------
 
-enum class Op { kNewWritableFile, kAppend, kSync, kClose, kRename, kSyncDir };
-const char* OpName(Op op) {
-  static const char* names[] = {"NewWritableFile", "Append", "Sync", "Close", "Rename", "SyncDir"};
-  return names[static_cast<int>(op)];
-}
+using testing::FsOp;
+using testing::FsOpName;
 
-// Wraps DefaultFileSystem(); the `fail_at`-th call of `fail_op` returns IOError. A failing
-// Append writes half its data first (a torn write). Every mutating call is logged.
-class FaultyFileSystem final : public FileSystemWrapper {
- public:
-  FaultyFileSystem() : FileSystemWrapper(DefaultFileSystem()) {}
-  void FailNth(Op op, int n) {
-    std::lock_guard<std::mutex> lock(mu_);
-    fail_op_ = op;
-    fail_at_ = n;
-  }
-  int Calls(Op op) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return counts_[op];
-  }
-  std::vector<std::string> Log() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return log_;
-  }
-  // Counts the call; true when it must fail.
-  bool Tick(Op op, const std::string& what) {
-    std::lock_guard<std::mutex> lock(mu_);
-    log_.push_back(std::string(OpName(op)) + " " + what);
-    const int n = ++counts_[op];
-    return fail_op_ == op && n == fail_at_;
-  }
-  static Status Fault(Op op, const std::string& path) {
-    return Status::IOError(path + ": injected " + OpName(op) + " fault");
-  }
-
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
-  Status Rename(const std::string& from, const std::string& to) override {
-    if (Tick(Op::kRename, BaseName(from) + " -> " + BaseName(to))) return Fault(Op::kRename, from);
-    return target()->Rename(from, to);
-  }
-  Status SyncDir(const std::string& path) override {
-    if (Tick(Op::kSyncDir, path)) return Fault(Op::kSyncDir, path);
-    return target()->SyncDir(path);
-  }
-
- private:
-  std::mutex mu_;
-  std::optional<Op> fail_op_;
-  int fail_at_ = 0;
-  std::map<Op, int> counts_;
-  std::vector<std::string> log_;
-};
-
-class FaultyWritableFile final : public WritableFileWrapper {
- public:
-  FaultyWritableFile(FaultyFileSystem* fs, std::string path, std::unique_ptr<WritableFile> inner)
-      : WritableFileWrapper(std::move(inner)), fs_(fs), path_(std::move(path)) {}
-  Status Append(std::string_view data) override {
-    if (fs_->Tick(Op::kAppend, BaseName(path_))) {
-      (void)target()->Append(data.substr(0, data.size() / 2));
-      return FaultyFileSystem::Fault(Op::kAppend, path_);
-    }
-    return target()->Append(data);
-  }
-  Status Sync() override {
-    if (fs_->Tick(Op::kSync, BaseName(path_))) return FaultyFileSystem::Fault(Op::kSync, path_);
-    return target()->Sync();
-  }
-  Status Close() override {
-    Status st = target()->Close();  // the descriptor is released either way
-    if (fs_->Tick(Op::kClose, BaseName(path_))) return FaultyFileSystem::Fault(Op::kClose, path_);
-    return st;
-  }
-
- private:
-  FaultyFileSystem* fs_;
-  std::string path_;
-};
-
-Result<std::unique_ptr<WritableFile>> FaultyFileSystem::NewWritableFile(const std::string& path) {
-  if (Tick(Op::kNewWritableFile, BaseName(path))) return Fault(Op::kNewWritableFile, path);
-  REEL_ASSIGN_OR_RETURN(auto inner, target()->NewWritableFile(path));
-  return std::unique_ptr<WritableFile>(new FaultyWritableFile(this, path, std::move(inner)));
-}
+// The `n`-th call of `op` fails with IOError; a failing Append writes half its data first
+// (a torn write).
+testing::InjectedFault FailNth(FsOp op, int n) { return {.ops = testing::Ops({op}), .nth = n, .half_write = true}; }
 
 // ---- fixture ------------------------------------------------------------------------
 
@@ -133,7 +53,7 @@ class FsTest : public ::testing::Test {
 
 TEST_F(FsTest, WriteFileAtomicReplacesContents) {
   const std::string path = JoinPath(dir_, "info.json");
-  FaultyFileSystem fs;
+  testing::FaultFileSystem fs;
   ASSERT_TRUE(WriteFileAtomic(&fs, path, "first").ok());
   EXPECT_EQ(Read(path), "first");
   ASSERT_TRUE(WriteFileAtomic(&fs, path, "second, longer").ok());
@@ -145,50 +65,52 @@ TEST_F(FsTest, WriteFileAtomicReplacesContents) {
 
 TEST_F(FsTest, WriteFileAtomicFollowsTheCommitRecipe) {
   const std::string path = JoinPath(dir_, "stats.json");
-  FaultyFileSystem fs;
+  testing::FaultFileSystem fs;
+  fs.Inject({.ops = testing::kWriteOps, .nth = 0});  // log every change, fail none
   ASSERT_TRUE(WriteFileAtomic(&fs, path, "{}").ok());
-  auto log = fs.Log();
+  auto log = fs.calls();
   ASSERT_EQ(log.size(), 6u) << ::testing::PrintToString(log);
   // A dotfile beside the target, synced before the rename, then the directory synced.
   const std::string tmp = log[0].substr(std::string("NewWritableFile ").size());
-  EXPECT_EQ(tmp[0], '.') << tmp;
-  EXPECT_NE(tmp, ".stats.json");
+  EXPECT_EQ(DirName(tmp), dir_);
+  EXPECT_EQ(BaseName(tmp)[0], '.') << tmp;
+  EXPECT_NE(BaseName(tmp), ".stats.json");
   EXPECT_EQ(log[1], "Append " + tmp);
   EXPECT_EQ(log[2], "Sync " + tmp);
   EXPECT_EQ(log[3], "Close " + tmp);
-  EXPECT_EQ(log[4], "Rename " + tmp + " -> stats.json");
+  EXPECT_EQ(log[4], "Rename " + tmp + " -> " + path);
   EXPECT_EQ(log[5], "SyncDir " + dir_);
 }
 
 TEST_F(FsTest, WriteFileAtomicFailureBeforeRenameKeepsOldContents) {
   const std::string path = JoinPath(dir_, "info.json");
-  for (Op op : {Op::kNewWritableFile, Op::kAppend, Op::kSync, Op::kClose, Op::kRename}) {
+  for (FsOp op : {FsOp::kNewWritableFile, FsOp::kAppend, FsOp::kSync, FsOp::kClose, FsOp::kRename}) {
     ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), path, "old contents").ok());
-    FaultyFileSystem fs;
-    fs.FailNth(op, 1);
+    testing::FaultFileSystem fs;
+    fs.Inject(FailNth(op, 1));
     Status st = WriteFileAtomic(&fs, path, "new contents that are longer");
-    EXPECT_FALSE(st.ok()) << OpName(op);
-    EXPECT_EQ(fs.Calls(op), 1) << OpName(op) << " was never reached";
-    EXPECT_EQ(Read(path), "old contents") << OpName(op);
-    EXPECT_EQ(Names(), std::vector<std::string>{"info.json"}) << OpName(op) << ": temp file left";
+    EXPECT_FALSE(st.ok()) << FsOpName(op);
+    EXPECT_EQ(fs.count(op), 1) << FsOpName(op) << " was never reached";
+    EXPECT_EQ(Read(path), "old contents") << FsOpName(op);
+    EXPECT_EQ(Names(), std::vector<std::string>{"info.json"}) << FsOpName(op) << ": temp file left";
   }
 }
 
 TEST_F(FsTest, WriteFileAtomicFailureOnAFreshPathCreatesNothing) {
   const std::string path = JoinPath(dir_, "tasks.jsonl");
-  for (Op op : {Op::kNewWritableFile, Op::kAppend, Op::kSync, Op::kClose, Op::kRename}) {
-    FaultyFileSystem fs;
-    fs.FailNth(op, 1);
-    EXPECT_FALSE(WriteFileAtomic(&fs, path, "{}\n").ok()) << OpName(op);
-    EXPECT_EQ(DefaultFileSystem()->Stat(path)->type, FileType::kNotFound) << OpName(op);
-    EXPECT_TRUE(Names().empty()) << OpName(op) << ": " << ::testing::PrintToString(Names());
+  for (FsOp op : {FsOp::kNewWritableFile, FsOp::kAppend, FsOp::kSync, FsOp::kClose, FsOp::kRename}) {
+    testing::FaultFileSystem fs;
+    fs.Inject(FailNth(op, 1));
+    EXPECT_FALSE(WriteFileAtomic(&fs, path, "{}\n").ok()) << FsOpName(op);
+    EXPECT_EQ(DefaultFileSystem()->Stat(path)->type, FileType::kNotFound) << FsOpName(op);
+    EXPECT_TRUE(Names().empty()) << FsOpName(op) << ": " << ::testing::PrintToString(Names());
   }
 }
 
 TEST_F(FsTest, WriteFileAtomicFailsTheNthCall) {
   const std::string path = JoinPath(dir_, "info.json");
-  FaultyFileSystem fs;
-  fs.FailNth(Op::kSync, 2);
+  testing::FaultFileSystem fs;
+  fs.Inject(FailNth(FsOp::kSync, 2));
   ASSERT_TRUE(WriteFileAtomic(&fs, path, "one").ok());
   EXPECT_FALSE(WriteFileAtomic(&fs, path, "two").ok());
   EXPECT_TRUE(WriteFileAtomic(&fs, path, "three").ok());
@@ -200,10 +122,10 @@ TEST_F(FsTest, WriteFileAtomicSyncDirFailureIsReportedAndLeavesAWholeFile) {
   // The rename has happened by then: the file is whole (old or new), never torn, and no temp stays.
   const std::string path = JoinPath(dir_, "info.json");
   ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), path, "old").ok());
-  FaultyFileSystem fs;
-  fs.FailNth(Op::kSyncDir, 1);
+  testing::FaultFileSystem fs;
+  fs.Inject(FailNth(FsOp::kSyncDir, 1));
   EXPECT_FALSE(WriteFileAtomic(&fs, path, "new").ok());
-  EXPECT_EQ(fs.Calls(Op::kSyncDir), 1);
+  EXPECT_EQ(fs.count(FsOp::kSyncDir), 1);
   const std::string now = Read(path);
   EXPECT_TRUE(now == "old" || now == "new") << now;
   EXPECT_EQ(Names(), std::vector<std::string>{"info.json"});

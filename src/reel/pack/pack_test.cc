@@ -16,6 +16,7 @@
 #include "reel/pack.h"
 #include "reel/task.h"
 #include "testing/arrow_builders.h"
+#include "testing/fault_fs.h"
 
 namespace reel {
 namespace {
@@ -54,59 +55,14 @@ constexpr const char* kInfo = R"({
   "video_extensions": {"zeta_rgb": "mp4", "alpha_depth": "mkv"}, "total_episodes": 1002
 })";
 
-// Wraps DefaultFileSystem(): logs every mutating call's path and fails the op named in
-// `fail` with IOError: "Rename", or "Sync" / "Append" / "WriteAt" of a written file
-// (the zip temp's: libzip writes through the FileSystem).
-class RecordingFileSystem final : public FileSystemWrapper {
- public:
-  explicit RecordingFileSystem(std::string fail = "")
-      : FileSystemWrapper(DefaultFileSystem()), fail_(std::move(fail)) {}
-  std::vector<std::string> log;
-
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
-    log.push_back(p);
-    REEL_ASSIGN_OR_RETURN(auto file, target()->NewWritableFile(p));
-    return std::unique_ptr<WritableFile>(new FaultyFile(std::move(file), fail_));
-  }
-  Status Rename(const std::string& from, const std::string& to) override {
-    log.push_back(to);
-    if (fail_ == "Rename") return Status::IOError(from + ": injected rename fault");
-    return target()->Rename(from, to);
-  }
-  Status RemoveFile(const std::string& p) override {
-    log.push_back(p);
-    return target()->RemoveFile(p);
-  }
-  Status CreateDirs(const std::string& p) override {
-    log.push_back(p);
-    return target()->CreateDirs(p);
-  }
-
- private:
-  class FaultyFile final : public WritableFileWrapper {
-   public:
-    FaultyFile(std::unique_ptr<WritableFile> f, std::string fail)
-        : WritableFileWrapper(std::move(f)), fail_(std::move(fail)) {}
-    Status Append(std::string_view d) override {
-      // The second Append: past the first entry's local header, mid-archive.
-      if (fail_ == "Append" && ++appends_ == 2) return Status::IOError("injected append fault");
-      return target()->Append(d);
-    }
-    Status WriteAt(uint64_t o, std::string_view d) override {
-      if (fail_ == "WriteAt") return Status::IOError("injected positioned-write fault");
-      return target()->WriteAt(o, d);
-    }
-    Status Sync() override {
-      if (fail_ == "Sync") return Status::IOError("injected fsync fault");
-      return target()->Sync();
-    }
-
-   private:
-    std::string fail_;
-    int appends_ = 0;
-  };
-  std::string fail_;
-};
+// The paths a logged call names (testing::FaultFileSystem::calls()): "<op> <path>", or
+// "Rename <from> -> <to>".
+std::vector<std::string> PathsOf(const std::string& call) {
+  std::string rest = call.substr(call.find(' ') + 1);
+  const size_t arrow = rest.find(" -> ");
+  if (arrow == std::string::npos) return {rest};
+  return {rest.substr(0, arrow), rest.substr(arrow + 4)};
+}
 
 class PackTest : public ::testing::Test {
  protected:
@@ -312,9 +268,13 @@ TEST_F(PackTest, ReplacesAnExistingZipWholeOnlyWhenAsked) {
 }
 
 TEST_F(PackTest, FaultsLeaveNoZipNoTempAndNeverTouchTheTask) {
-  for (const char* op : {"Sync", "Append", "WriteAt", "Rename"}) {
-    SCOPED_TRACE(op);
-    RecordingFileSystem fs(op);
+  // A zip temp's Sync, Append (the second: past the first entry's local header,
+  // mid-archive), WriteAt (libzip writes through the FileSystem), and the rename.
+  for (testing::FsOp op : {testing::FsOp::kSync, testing::FsOp::kAppend, testing::FsOp::kWriteAt, testing::FsOp::kRename}) {
+    SCOPED_TRACE(testing::FsOpName(op));
+    testing::FaultFileSystem fs;
+    fs.Log(testing::kWriteOps);
+    fs.Inject({.ops = testing::Ops({op}), .nth = op == testing::FsOp::kAppend ? 2 : 1, .stays_down = true});
     PackOptions options;
     options.task_fs = &fs;  // the task read and the zip written through one recording fs
     options.output_fs = &fs;
@@ -324,18 +284,24 @@ TEST_F(PackTest, FaultsLeaveNoZipNoTempAndNeverTouchTheTask) {
     EXPECT_EQ(packed.status().code(), StatusCode::kIOError);
     for (const auto& e : std::filesystem::directory_iterator(tmp_))
       EXPECT_TRUE(e.is_directory()) << e.path();
-    for (const std::string& p : fs.log) EXPECT_NE(p.rfind(root_, 0), 0u) << "wrote into the task: " << p;
+    ASSERT_TRUE(fs.fired());
+    for (const std::string& call : fs.calls())
+      for (const std::string& p : PathsOf(call)) EXPECT_NE(p.rfind(root_, 0), 0u) << "wrote into the task: " << call;
   }
 }
 
 TEST_F(PackTest, ExtractionWritesOnlyUnderItsDirectory) {
   const std::string zip = JoinPath(tmp_, "x.zip");
   ASSERT_TRUE(PackEpisode(root_, 2, zip).ok());
-  RecordingFileSystem fs;
+  testing::FaultFileSystem fs;
+  fs.Log(testing::kWriteOps);
   const std::string dir = JoinPath(tmp_, "in/x");
   ASSERT_TRUE(ExtractSlice(zip, dir, {}, &fs).ok());
-  ASSERT_FALSE(fs.log.empty());
-  for (const std::string& p : fs.log) EXPECT_EQ(p.rfind(dir, 0), 0u) << p;
+  ASSERT_FALSE(fs.calls().empty());
+  for (const std::string& call : fs.calls()) {
+    if (call.starts_with("SyncDir ")) continue;  // making a new directory's name durable
+    for (const std::string& p : PathsOf(call)) EXPECT_EQ(p.rfind(dir, 0), 0u) << call;
+  }
 }
 
 }  // namespace

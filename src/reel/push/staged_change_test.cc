@@ -14,6 +14,7 @@
 #include "layout/journal.h"
 #include "reel/push.h"
 #include "reel/task.h"
+#include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
 
 namespace reel {
@@ -21,22 +22,17 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-// A local directory standing in for an object store: every rename and lock is refused.
-class NoRenameFileSystem : public FileSystemWrapper {
+// A local directory standing in for an object store: it says it has no atomic rename and
+// no locks, and refuses every rename and lock (counted()).
+class NoRenameFileSystem : public testing::FaultFileSystem {
  public:
-  NoRenameFileSystem() : FileSystemWrapper(DefaultFileSystem()) {}
-  Status Rename(const std::string& from, const std::string&) override {
-    ++refused;
-    return Status::NotSupported(from + ": no rename on this store");
+  NoRenameFileSystem() {
+    SetCapabilities({.atomic_rename = false, .locks = false, .directories = true});
+    Inject({.ops = testing::Ops({testing::FsOp::kRename, testing::FsOp::kLockFile}),
+            .stays_down = true,
+            .code = StatusCode::kNotSupported,
+            .reason = "no rename or lock on this store"});
   }
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    ++refused;
-    return Status::NotSupported(path + ": no lock on this store");
-  }
-  FileSystemCapabilities Capabilities() const override {
-    return {.atomic_rename = false, .locks = false, .directories = true};
-  }
-  int refused = 0;
 };
 
 class StagedChangeTest : public ::testing::Test {
@@ -98,7 +94,7 @@ TEST_F(StagedChangeTest, RecordsIntoAStoreWithoutRenameAndContinuesItsNumbering)
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_EQ(second->sent, (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2, 3, 4}));
-  EXPECT_EQ(store_.refused, 0) << "nothing renamed or locked at the store";
+  EXPECT_EQ(store_.counted(), 0) << "nothing renamed or locked at the store";
   EXPECT_FALSE(stdfs::exists(store_root_ + "/meta/.push-lock.json")) << "the lock is released";
   EXPECT_TRUE(internal::PushJournals(&store_, store_root_).ValueOr({-1}).empty());
 }
@@ -246,7 +242,7 @@ TEST(ReadThroughFileSystemTest, ReadsThroughListsTheUnionAndWritesLocally) {
   EXPECT_EQ(fs.Rename(local + "/meta/tasks.jsonl", local + "/meta/x").code(), StatusCode::kNotSupported);
   EXPECT_EQ(fs.RemoveFile(local + "/meta/tasks.jsonl").code(), StatusCode::kNotSupported);
   EXPECT_TRUE(stdfs::exists(store + "/meta/tasks.jsonl"));
-  EXPECT_EQ(store_fs.refused, 0);
+  EXPECT_EQ(store_fs.counted(), 0);
   stdfs::remove_all(tmpl);
 }
 

@@ -10,6 +10,7 @@
 #include "read/episode_index.h"
 #include "reel/fs.h"
 #include "reel/task.h"
+#include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
 
 namespace reel {
@@ -18,12 +19,9 @@ namespace {
 namespace stdfs = std::filesystem;
 
 // Renames work (by copy, say) but are not atomic, and the store says so.
-class NonAtomicRenameFs final : public FileSystemWrapper {
+class NonAtomicRenameFs final : public testing::FaultFileSystem {
  public:
-  NonAtomicRenameFs() : FileSystemWrapper(DefaultFileSystem()) {}
-  FileSystemCapabilities Capabilities() const override {
-    return {.atomic_rename = false, .locks = false, .directories = false};
-  }
+  NonAtomicRenameFs() { SetCapabilities({.atomic_rename = false, .locks = false, .directories = false}); }
 };
 
 class EpisodeIndexStoreTest : public ::testing::Test {

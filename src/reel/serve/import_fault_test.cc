@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <atomic>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -17,46 +16,13 @@
 #include "reel/serve.h"
 #include "reel/simulate.h"
 #include "reel/task.h"
+#include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
 
 namespace reel {
 namespace {
 
 namespace stdfs = std::filesystem;
-
-// Fails the fail_at-th Append (after writing half of it) to a file under `under`.
-class ExtractFaults final : public FileSystemWrapper {
- public:
-  ExtractFaults(std::string under, int fail_at)
-      : FileSystemWrapper(DefaultFileSystem()), under_(std::move(under)), fail_at_(fail_at) {}
-  int appends() const { return count_; }
-
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    REEL_ASSIGN_OR_RETURN(auto file, target()->NewWritableFile(path));
-    if (path.rfind(under_, 0) != 0) return file;
-    return std::unique_ptr<WritableFile>(new File(this, std::move(file)));
-  }
-
- private:
-  class File final : public WritableFileWrapper {
-   public:
-    File(ExtractFaults* fs, std::unique_ptr<WritableFile> f) : WritableFileWrapper(std::move(f)), fs_(fs) {}
-    Status Append(std::string_view data) override {
-      if (++fs_->count_ == fs_->fail_at_) {
-        (void)target()->Append(data.substr(0, data.size() / 2));
-        return Status::IOError("injected extraction Append fault");
-      }
-      return target()->Append(data);
-    }
-
-   private:
-    ExtractFaults* fs_;
-  };
-
-  std::string under_;
-  int fail_at_;
-  std::atomic<int> count_{0};
-};
 
 using Tree = std::map<std::string, std::string>;
 
@@ -95,10 +61,14 @@ TEST(ImportFaultTest, ExtractionFailingHalfWayLeavesTheTaskByteIdentical) {
   options.staging_dir = staging;
 
   // The third extracted file's write fails half-way.
-  ExtractFaults faults(staging + "/", 3);
+  testing::FaultFileSystem faults;
+  faults.Inject({.ops = testing::Ops({testing::FsOp::kAppend}),
+                 .on = testing::PathsUnder(staging + "/"),
+                 .nth = 3,
+                 .half_write = true});
   options.fs = &faults;
   const ImportOutcome refused = ImportSlice(root, request, options);
-  EXPECT_GE(faults.appends(), 3);
+  EXPECT_TRUE(faults.fired());
   EXPECT_GE(refused.http_status, 400) << refused.rule << ": " << refused.message;
   EXPECT_FALSE(refused.already_present);
   const Tree after = ReadTree(task);

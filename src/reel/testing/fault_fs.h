@@ -50,6 +50,14 @@
 // under `root` without going through this FileSystem (a writer that bypasses it) is adopted
 // when a call first names it and counted in strays(); one never named is not durable.
 //
+// Injected faults (the other use, for error-path tests): Inject(fault) makes the nth call
+// of the chosen kinds (FsOp), on the chosen paths, fail with a chosen status, or every one
+// from then on (stays_down), or end the process (_exit, for kill tests); a failing Append
+// or WriteAt can write half its bytes first. Calls are counted per kind (count()) and those
+// the fault counts (and those of the kinds given to Log()) are logged. Made without a root, FaultFileSystem models no
+// power loss: it forwards every call and injects faults only. SetCapabilities() makes it
+// pose as another kind of store (an object store: no rename, no locks).
+//
 // Thread safety: every call takes one mutex (calls are serialised, which also keeps sync
 // points in a deterministic order for a single-threaded operation).
 #pragma once
@@ -63,17 +71,132 @@
 #include <utility>
 #include <vector>
 
+#include <arrow/buffer.h>
+#include <arrow/io/interfaces.h>
+#include <arrow/result.h>
+#include <unistd.h>
+
+#include <array>
+#include <functional>
+#include <initializer_list>
+
 #include "reel/fs.h"
 
 namespace reel::testing {
 
-class FaultFileSystem final : public FileSystemWrapper {
+// The calls an injected fault can count: FileSystem's, WritableFile's (kAppend ... kClose)
+// and reads of a file opened by OpenRandomAccess (kRead: ReadAt, Read).
+enum class FsOp {
+  kStat, kListDir, kReadFile, kOpenRandomAccess, kRead, kNewWritableFile, kAppend, kWriteAt, kSync, kClose,
+  kRename, kSyncDir, kSyncFile, kRemoveFile, kRemoveDir, kCreateDirs, kCreateUniqueDir, kLockFile, kCount
+};
+inline const char* FsOpName(FsOp op) {
+  static constexpr std::array<const char*, static_cast<size_t>(FsOp::kCount)> kNames = {
+      "Stat",   "ListDir", "ReadFile", "OpenRandomAccess", "Read",       "NewWritableFile",
+      "Append", "WriteAt", "Sync",     "Close",            "Rename",     "SyncDir",
+      "SyncFile", "RemoveFile", "RemoveDir", "CreateDirs", "CreateUniqueDir", "LockFile"};
+  return kNames[static_cast<size_t>(op)];
+}
+// A set of FsOp, as bits.
+using FsOps = uint32_t;
+constexpr FsOps Ops(std::initializer_list<FsOp> ops) {
+  FsOps out = 0;
+  for (FsOp op : ops) out |= FsOps{1} << static_cast<int>(op);
+  return out;
+}
+inline constexpr FsOps kEveryOp = (FsOps{1} << static_cast<int>(FsOp::kCount)) - 1;
+// The calls that change the disk.
+inline constexpr FsOps kWriteOps =
+    Ops({FsOp::kNewWritableFile, FsOp::kAppend, FsOp::kWriteAt, FsOp::kSync, FsOp::kClose, FsOp::kRename,
+         FsOp::kSyncDir, FsOp::kSyncFile, FsOp::kRemoveFile, FsOp::kRemoveDir, FsOp::kCreateDirs,
+         FsOp::kCreateUniqueDir});
+
+struct InjectedFault {
+  FsOps ops = kEveryOp;  // the kinds of call counted
+  // Only calls on paths it accepts are counted (null: every path). A rename is counted by
+  // its source, a WritableFile's calls by the file's path.
+  std::function<bool(const std::string& path)> on;
+  int nth = 1;              // the nth counted call fails; 0: none (count and log only)
+  bool stays_down = false;  // and every counted call after it
+  StatusCode code = StatusCode::kIOError;
+  std::string reason = "Input/output error";  // "<path>: injected <op> fault: <reason>"
+  bool half_write = false;  // a failing Append / WriteAt writes the first half of its bytes
+  int exit_code = 0;        // > 0: the failing call ends the process with _exit(exit_code)
+};
+// InjectedFault::on for paths that start with `prefix` / contain `part`.
+inline std::function<bool(const std::string&)> PathsUnder(std::string prefix) {
+  return [prefix = std::move(prefix)](const std::string& p) { return p.rfind(prefix, 0) == 0; };
+}
+inline std::function<bool(const std::string&)> PathsContaining(std::string part) {
+  return [part = std::move(part)](const std::string& p) { return p.find(part) != std::string::npos; };
+}
+
+class FaultFileSystem : public FileSystemWrapper {
  public:
   enum class CrashMode { kWhole, kTorn };
 
   // Takes what is under `root` now (an existing directory) as durable.
   explicit FaultFileSystem(std::string root) : FileSystemWrapper(DefaultFileSystem()), root_(Normalize(root)) {
     Snapshot();
+  }
+  // No power-loss model: forwards every call to `target` and injects faults only.
+  explicit FaultFileSystem(FileSystem* target = DefaultFileSystem()) : FileSystemWrapper(target) {}
+
+  // ---- injected faults ----
+  // Replaces the fault injected before (and restarts counted(), fired() and failed_*()).
+  void Inject(InjectedFault fault) {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    fault_ = std::move(fault);
+    counted_ = 0;
+    fired_ = false;
+    failed_op_.reset();
+    failed_path_.clear();
+  }
+  // No fault from now on (the log and counts stay).
+  void Disarm() {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    fault_.reset();
+  }
+  // Calls the fault counted, and whether (and where) it failed one.
+  int counted() const {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    return counted_;
+  }
+  bool fired() const {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    return fired_;
+  }
+  std::optional<FsOp> failed_op() const {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    return failed_op_;
+  }
+  std::string failed_path() const {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    return failed_path_;
+  }
+  // "<op> <path>" ("Rename <from> -> <to>") for every call the injected fault counted and
+  // every call of the kinds given to Log(), in order.
+  std::vector<std::string> calls() const {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    return log_;
+  }
+  // Logs the calls of these kinds from now on (kWriteOps: every change to the disk).
+  void Log(FsOps ops) {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    logged_ = ops;
+  }
+  // Calls of one kind so far, counted or not.
+  int count(FsOp op) const {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    return counts_[static_cast<size_t>(op)];
+  }
+  void SetCapabilities(FileSystemCapabilities capabilities) {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    capabilities_ = capabilities;
+  }
+  FileSystemCapabilities Capabilities() const override {
+    std::lock_guard<std::recursive_mutex> hold(mu_);
+    return capabilities_ ? *capabilities_ : target()->Capabilities();
   }
 
   // The process dies right after the k-th sync call completes (0 = never, the default).
@@ -116,23 +239,22 @@ class FaultFileSystem final : public FileSystemWrapper {
   Result<FileInfo> Stat(const std::string& path) override {
     std::lock_guard<std::recursive_mutex> hold(mu_);
     REEL_RETURN_IF_ERROR(Alive(path));
+    REEL_RETURN_IF_ERROR(Injected(FsOp::kStat, path));
     return target()->Stat(path);
   }
   Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
     std::lock_guard<std::recursive_mutex> hold(mu_);
     REEL_RETURN_IF_ERROR(Alive(path));
+    REEL_RETURN_IF_ERROR(Injected(FsOp::kListDir, path));
     return target()->ListDir(path);
   }
   Result<std::string> ReadFile(const std::string& path) override {
     std::lock_guard<std::recursive_mutex> hold(mu_);
     REEL_RETURN_IF_ERROR(Alive(path));
+    REEL_RETURN_IF_ERROR(Injected(FsOp::kReadFile, path));
     return target()->ReadFile(path);
   }
-  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(const std::string& path) override {
-    std::lock_guard<std::recursive_mutex> hold(mu_);
-    REEL_RETURN_IF_ERROR(Alive(path));
-    return target()->OpenRandomAccess(path);
-  }
+  Result<std::shared_ptr<arrow::io::RandomAccessFile>> OpenRandomAccess(const std::string& path) override;
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
     return OpenForWrite(path, /*append=*/false);
   }
@@ -191,6 +313,7 @@ class FaultFileSystem final : public FileSystemWrapper {
   }
   // The path relative to root ("" for root itself), or nullopt outside it.
   std::optional<std::string> Rel(const std::string& path) const {
+    if (root_.empty()) return std::nullopt;  // no power-loss model
     const std::string p = Normalize(path);
     if (p == root_) return std::string();
     if (p.size() > root_.size() && p.compare(0, root_.size(), root_) == 0 && p[root_.size()] == '/')
@@ -334,6 +457,29 @@ class FaultFileSystem final : public FileSystemWrapper {
   Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path, bool append);
   void Wrote(uint64_t id, std::optional<uint64_t> offset, std::string_view data);
 
+  // Counts a call; the injected fault's error when it fails this one (or the process ends).
+  // `half`: what a failing Append / WriteAt writes first when the fault says half_write.
+  Status Injected(FsOp op, const std::string& path, const std::string& log_path = "",
+                  const std::function<void()>& half = nullptr) {
+    ++counts_[static_cast<size_t>(op)];
+    const bool counted = fault_ && (fault_->ops & Ops({op})) != 0 && (!fault_->on || fault_->on(path));
+    if (counted || (logged_ & Ops({op})) != 0)
+      log_.push_back(std::string(FsOpName(op)) + " " + (log_path.empty() ? path : log_path));
+    if (!counted) return Status::OK();
+    const int n = ++counted_;
+    const bool fails = fault_->nth > 0 && (n == fault_->nth || (fault_->stays_down && n > fault_->nth));
+    if (!fails) return Status::OK();
+    if (!fired_) {
+      failed_op_ = op;
+      failed_path_ = path;
+    }
+    fired_ = true;
+    if (fault_->half_write && half) half();
+    if (fault_->exit_code > 0) ::_exit(fault_->exit_code);
+    return Status(fault_->code, path + ": injected " + FsOpName(op) + " fault: " + fault_->reason);
+  }
+  class ReadableFile;
+
   static constexpr uint64_t kRoot = 1;
   const std::string root_;
   mutable std::recursive_mutex mu_;
@@ -342,6 +488,15 @@ class FaultFileSystem final : public FileSystemWrapper {
   int crash_at_ = 0, crash_before_ = 0, syncs_ = 0;
   bool dead_ = false;
   std::vector<std::string> trace_, strays_;
+  std::optional<InjectedFault> fault_;
+  int counted_ = 0;
+  bool fired_ = false;
+  std::optional<FsOp> failed_op_;
+  std::string failed_path_;
+  std::vector<std::string> log_;
+  FsOps logged_ = 0;
+  std::array<int, static_cast<size_t>(FsOp::kCount)> counts_{};
+  std::optional<FileSystemCapabilities> capabilities_;
 };
 
 // A file opened through FaultFileSystem: writes are forwarded and recorded (id 0: a file
@@ -353,35 +508,92 @@ class FaultFileSystem::File final : public WritableFileWrapper {
   Status Append(std::string_view data) override {
     std::lock_guard<std::recursive_mutex> hold(fs_->mu_);
     REEL_RETURN_IF_ERROR(fs_->Alive(path_));
-    REEL_RETURN_IF_ERROR(target()->Append(data));
-    if (id_ != 0) fs_->Wrote(id_, std::nullopt, data);
-    return Status::OK();
+    REEL_RETURN_IF_ERROR(fs_->Injected(FsOp::kAppend, path_, "", [&] { (void)Write(std::nullopt, Half(data)); }));
+    return Write(std::nullopt, data);
   }
   Status WriteAt(uint64_t offset, std::string_view data) override {
     std::lock_guard<std::recursive_mutex> hold(fs_->mu_);
     REEL_RETURN_IF_ERROR(fs_->Alive(path_));
-    REEL_RETURN_IF_ERROR(target()->WriteAt(offset, data));
-    if (id_ != 0) fs_->Wrote(id_, offset, data);
-    return Status::OK();
+    REEL_RETURN_IF_ERROR(fs_->Injected(FsOp::kWriteAt, path_, "", [&] { (void)Write(offset, Half(data)); }));
+    return Write(offset, data);
   }
   Status Sync() override {
     std::lock_guard<std::recursive_mutex> hold(fs_->mu_);
     REEL_RETURN_IF_ERROR(id_ == 0 ? fs_->Alive(path_) : fs_->BeforeSync(path_));
+    REEL_RETURN_IF_ERROR(fs_->Injected(FsOp::kSync, path_));
     if (id_ == 0) return target()->Sync();
     fs_->MarkSynced(id_);  // the model decides what is durable: no real fsync needed
     return fs_->SyncPoint("Sync " + *fs_->Rel(path_), Status::OK());
   }
   Status Close() override {
     std::lock_guard<std::recursive_mutex> hold(fs_->mu_);
-    REEL_RETURN_IF_ERROR(fs_->Alive(path_));  // the descriptor closes with the target
-    return target()->Close();
+    REEL_RETURN_IF_ERROR(fs_->Alive(path_));
+    Status closed = target()->Close();  // the descriptor is released even when Close fails
+    REEL_RETURN_IF_ERROR(fs_->Injected(FsOp::kClose, path_));
+    return closed;
   }
 
  private:
+  static std::string_view Half(std::string_view data) { return data.substr(0, data.size() / 2); }
+  // Forwards a write and records it in the model (a file under root).
+  Status Write(std::optional<uint64_t> offset, std::string_view data) {
+    REEL_RETURN_IF_ERROR(offset ? target()->WriteAt(*offset, data) : target()->Append(data));
+    if (id_ != 0) fs_->Wrote(id_, offset, data);
+    return Status::OK();
+  }
+
   FaultFileSystem* fs_;
   uint64_t id_;
   std::string path_;
 };
+
+// A file opened by OpenRandomAccess: reads are counted (FsOp::kRead) and can fail.
+class FaultFileSystem::ReadableFile final : public arrow::io::RandomAccessFile {
+ public:
+  ReadableFile(FaultFileSystem* fs, std::string path, std::shared_ptr<arrow::io::RandomAccessFile> f)
+      : fs_(fs), path_(std::move(path)), f_(std::move(f)) {}
+  arrow::Status Close() override { return f_->Close(); }
+  bool closed() const override { return f_->closed(); }
+  arrow::Result<int64_t> Tell() const override { return f_->Tell(); }
+  arrow::Status Seek(int64_t position) override { return f_->Seek(position); }
+  arrow::Result<int64_t> GetSize() override { return f_->GetSize(); }
+  arrow::Result<int64_t> Read(int64_t n, void* out) override {
+    ARROW_RETURN_NOT_OK(Check());
+    return f_->Read(n, out);
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> Read(int64_t n) override {
+    ARROW_RETURN_NOT_OK(Check());
+    return f_->Read(n);
+  }
+  arrow::Result<int64_t> ReadAt(int64_t position, int64_t n, void* out) override {
+    ARROW_RETURN_NOT_OK(Check());
+    return f_->ReadAt(position, n, out);
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t n) override {
+    ARROW_RETURN_NOT_OK(Check());
+    return f_->ReadAt(position, n);
+  }
+
+ private:
+  arrow::Status Check() {
+    std::lock_guard<std::recursive_mutex> hold(fs_->mu_);
+    Status st = fs_->Alive(path_);
+    if (st.ok()) st = fs_->Injected(FsOp::kRead, path_);
+    return st.ok() ? arrow::Status::OK() : arrow::Status::IOError(st.message());
+  }
+  FaultFileSystem* fs_;
+  std::string path_;
+  std::shared_ptr<arrow::io::RandomAccessFile> f_;
+};
+
+inline Result<std::shared_ptr<arrow::io::RandomAccessFile>> FaultFileSystem::OpenRandomAccess(
+    const std::string& path) {
+  std::lock_guard<std::recursive_mutex> hold(mu_);
+  REEL_RETURN_IF_ERROR(Alive(path));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kOpenRandomAccess, path));
+  REEL_ASSIGN_OR_RETURN(auto file, target()->OpenRandomAccess(path));
+  return std::shared_ptr<arrow::io::RandomAccessFile>(std::make_shared<ReadableFile>(this, path, std::move(file)));
+}
 
 inline void FaultFileSystem::Wrote(uint64_t id, std::optional<uint64_t> offset, std::string_view data) {
   Node& n = nodes_[id];
@@ -397,16 +609,18 @@ inline void FaultFileSystem::Wrote(uint64_t id, std::optional<uint64_t> offset, 
 inline Result<std::unique_ptr<WritableFile>> FaultFileSystem::OpenForWrite(const std::string& path, bool append) {
   std::lock_guard<std::recursive_mutex> hold(mu_);
   REEL_RETURN_IF_ERROR(Alive(path));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kNewWritableFile, path));
   const std::optional<std::string> rel = Rel(path);
   uint64_t id = rel && !rel->empty() ? Lookup(*rel) : 0;
   if (id != 0 && nodes_[id].dir) id = 0;
   std::string before;
   if (id != 0 && (append || !nodes_[id].known)) before = BytesNow(id);  // before the open truncates it
   auto file = append ? target()->NewAppendableFile(path) : target()->NewWritableFile(path);
-  if (!file.ok() || !rel || rel->empty()) return file;
+  if (!file.ok()) return file;
+  if (!rel || rel->empty()) return std::unique_ptr<WritableFile>(new File(this, 0, path, std::move(*file)));
   if (id == 0) {
     const auto [parent, name] = ParentOf(*rel);
-    if (parent == 0) return file;
+    if (parent == 0) return std::unique_ptr<WritableFile>(new File(this, 0, path, std::move(*file)));
     id = NewNode(false);
     Link(parent, name, id);
     Node& fresh = nodes_[id];
@@ -434,6 +648,7 @@ inline Result<std::unique_ptr<WritableFile>> FaultFileSystem::OpenForWrite(const
 inline Status FaultFileSystem::Rename(const std::string& from, const std::string& to) {
   std::lock_guard<std::recursive_mutex> hold(mu_);
   REEL_RETURN_IF_ERROR(Alive(from));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kRename, from, from + " -> " + to));
   const std::optional<std::string> rf = Rel(from), rt = Rel(to);
   const uint64_t moving = rf && !rf->empty() ? Lookup(*rf) : 0;
   const uint64_t replaced = rt && !rt->empty() ? Lookup(*rt) : 0;
@@ -458,6 +673,7 @@ inline Status FaultFileSystem::SyncDir(const std::string& path) {
   std::lock_guard<std::recursive_mutex> hold(mu_);
   const std::optional<std::string> rel = Rel(path);
   REEL_RETURN_IF_ERROR(rel ? BeforeSync(path) : Alive(path));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kSyncDir, path));
   if (!rel) return target()->SyncDir(path);
   const uint64_t id = Lookup(*rel);
   Status st = id != 0 && nodes_[id].dir ? Status::OK() : Status::IOError(path + ": fsync directory: no such directory");
@@ -469,6 +685,7 @@ inline Status FaultFileSystem::SyncFile(const std::string& path) {
   std::lock_guard<std::recursive_mutex> hold(mu_);
   const std::optional<std::string> rel = Rel(path);
   REEL_RETURN_IF_ERROR(rel ? BeforeSync(path) : Alive(path));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kSyncFile, path));
   if (!rel) return target()->SyncFile(path);
   const uint64_t id = Lookup(*rel);
   Status st = id != 0 && !nodes_[id].dir ? Status::OK() : Status::IOError(path + ": fsync file: no such file");
@@ -479,6 +696,7 @@ inline Status FaultFileSystem::SyncFile(const std::string& path) {
 inline Status FaultFileSystem::RemoveFile(const std::string& path) {
   std::lock_guard<std::recursive_mutex> hold(mu_);
   REEL_RETURN_IF_ERROR(Alive(path));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kRemoveFile, path));
   const std::optional<std::string> rel = Rel(path);
   const uint64_t id = rel && !rel->empty() ? Lookup(*rel) : 0;
   if (id != 0) Keep(id);
@@ -490,6 +708,7 @@ inline Status FaultFileSystem::RemoveFile(const std::string& path) {
 inline Status FaultFileSystem::RemoveDir(const std::string& path) {
   std::lock_guard<std::recursive_mutex> hold(mu_);
   REEL_RETURN_IF_ERROR(Alive(path));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kRemoveDir, path));
   Status st = target()->RemoveDir(path);
   const std::optional<std::string> rel = Rel(path);
   if (!st.ok() || !rel || rel->empty()) return st;
@@ -501,6 +720,7 @@ inline Status FaultFileSystem::RemoveDir(const std::string& path) {
 inline Status FaultFileSystem::CreateDirs(const std::string& path) {
   std::lock_guard<std::recursive_mutex> hold(mu_);
   REEL_RETURN_IF_ERROR(Alive(path));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kCreateDirs, path));
   REEL_RETURN_IF_ERROR(target()->CreateDirs(path));
   const std::optional<std::string> rel = Rel(path);
   if (!rel) return Status::OK();
@@ -523,6 +743,7 @@ inline Status FaultFileSystem::CreateDirs(const std::string& path) {
 inline Result<std::string> FaultFileSystem::CreateUniqueDir(const std::string& prefix) {
   std::lock_guard<std::recursive_mutex> hold(mu_);
   REEL_RETURN_IF_ERROR(Alive(prefix));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kCreateUniqueDir, prefix));
   REEL_ASSIGN_OR_RETURN(std::string made, target()->CreateUniqueDir(prefix));
   if (const std::optional<std::string> rel = Rel(made); rel && !rel->empty()) {
     const auto [parent, name] = ParentOf(*rel);
@@ -534,6 +755,7 @@ inline Result<std::string> FaultFileSystem::CreateUniqueDir(const std::string& p
 inline Result<std::unique_ptr<FileLock>> FaultFileSystem::LockFile(const std::string& path) {
   std::lock_guard<std::recursive_mutex> hold(mu_);
   REEL_RETURN_IF_ERROR(Alive(path));
+  REEL_RETURN_IF_ERROR(Injected(FsOp::kLockFile, path));
   const std::optional<std::string> rel = Rel(path);
   const bool had = rel && !rel->empty() && Lookup(*rel) != 0;
   REEL_ASSIGN_OR_RETURN(auto lock, target()->LockFile(path));

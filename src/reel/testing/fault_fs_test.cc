@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 namespace reel {
 namespace {
@@ -139,6 +142,105 @@ TEST_F(FaultFileSystemTest, TheProcessDiesAsItCallsTheKthSync) {
   EXPECT_EQ(fs.syncs(), 2);
   ASSERT_TRUE(fs.Crash(Mode::kTorn).ok());
   EXPECT_EQ(Read("d/a"), "abcdef") << "half of the unsynced append survives a torn crash";
+}
+
+// ---- injected faults ----------------------------------------------------------------
+
+using testing::FsOp;
+
+TEST_F(FaultFileSystemTest, TheNthCountedCallFailsOnlyOnTheChosenPaths) {
+  FaultFileSystem fs;  // no power-loss model: forwards and injects only
+  fs.Inject({.ops = testing::Ops({FsOp::kNewWritableFile}), .on = testing::PathsContaining("/d/"), .nth = 2});
+  EXPECT_TRUE(Write(&fs, "x", "not counted", false).ok());
+  EXPECT_TRUE(Write(&fs, "d/a", "first counted", false).ok());
+  Status st = Write(&fs, "d/b", "second counted", false);
+  EXPECT_EQ(st.code(), StatusCode::kIOError);
+  EXPECT_EQ(st.message(), dir_ + "/d/b: injected NewWritableFile fault: Input/output error");
+  EXPECT_TRUE(fs.fired());
+  EXPECT_EQ(fs.failed_op(), FsOp::kNewWritableFile);
+  EXPECT_EQ(fs.failed_path(), dir_ + "/d/b");
+  EXPECT_TRUE(Write(&fs, "d/c", "third counted", false).ok()) << "one fault, not stays_down";
+  EXPECT_EQ(fs.counted(), 3);
+  EXPECT_EQ(fs.count(FsOp::kNewWritableFile), 4);
+  EXPECT_EQ(fs.calls(), (std::vector<std::string>{"NewWritableFile " + dir_ + "/d/a",
+                                                  "NewWritableFile " + dir_ + "/d/b",
+                                                  "NewWritableFile " + dir_ + "/d/c"}));
+  EXPECT_EQ(Read("d/b"), "<absent>");
+}
+
+TEST_F(FaultFileSystemTest, AStoreThatStaysDownFailsEveryLaterCallWithItsCode) {
+  FaultFileSystem fs;
+  fs.Inject({.ops = testing::Ops({FsOp::kRename, FsOp::kRemoveFile}),
+             .nth = 2,
+             .stays_down = true,
+             .code = StatusCode::kNotSupported,
+             .reason = "gone"});
+  Put("a", "a");
+  EXPECT_TRUE(fs.Rename(dir_ + "/a", dir_ + "/b").ok());
+  EXPECT_EQ(fs.RemoveFile(dir_ + "/b").code(), StatusCode::kNotSupported);
+  EXPECT_EQ(fs.Rename(dir_ + "/b", dir_ + "/c").code(), StatusCode::kNotSupported);
+  EXPECT_EQ(Read("b"), "a") << "the failed removal left it";
+  fs.Disarm();
+  EXPECT_TRUE(fs.Rename(dir_ + "/b", dir_ + "/c").ok());
+  EXPECT_EQ(fs.calls().front(), "Rename " + dir_ + "/a -> " + dir_ + "/b");
+}
+
+TEST_F(FaultFileSystemTest, AFailingAppendCanWriteHalfItsBytesFirst) {
+  for (bool half : {false, true}) {
+    FaultFileSystem fs;
+    fs.Inject({.ops = testing::Ops({FsOp::kAppend}), .nth = 2, .half_write = half});
+    auto f = fs.NewWritableFile(dir_ + "/t");
+    ASSERT_TRUE(f.ok());
+    EXPECT_TRUE((*f)->Append("0123").ok());
+    EXPECT_FALSE((*f)->Append("456789").ok());
+    EXPECT_TRUE((*f)->Close().ok());
+    EXPECT_EQ(Read("t"), half ? "0123456" : "0123");
+  }
+}
+
+TEST_F(FaultFileSystemTest, ReadsOfAnOpenedFileCanFail) {
+  FaultFileSystem fs;
+  auto f = fs.OpenRandomAccess(dir_ + "/d/old");
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE((*f)->ReadAt(0, 3).ok());
+  fs.Inject({.ops = testing::Ops({FsOp::kRead}), .stays_down = true});
+  auto read = (*f)->ReadAt(4, 5);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("injected Read fault"), std::string::npos) << read.status().ToString();
+  EXPECT_EQ(fs.count(FsOp::kRead), 2);
+  fs.Disarm();
+  auto again = (*f)->ReadAt(4, 5);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->ToString(), "bytes");
+}
+
+TEST_F(FaultFileSystemTest, AFailingCallCanEndTheProcess) {
+  EXPECT_EXIT(
+      {
+        FaultFileSystem fs;
+        fs.Inject({.ops = testing::Ops({FsOp::kSyncDir}), .exit_code = 86});
+        (void)fs.SyncDir(dir_);
+        ::_exit(0);
+      },
+      ::testing::ExitedWithCode(86), "");
+}
+
+TEST_F(FaultFileSystemTest, ItCanPoseAsAnotherKindOfStore) {
+  FaultFileSystem fs;
+  EXPECT_TRUE(fs.Capabilities().atomic_rename);
+  fs.SetCapabilities({.atomic_rename = false, .locks = false, .directories = false});
+  EXPECT_FALSE(fs.Capabilities().atomic_rename);
+  EXPECT_FALSE(fs.Capabilities().directories);
+}
+
+TEST_F(FaultFileSystemTest, InjectedFaultsWorkBesideThePowerLossModel) {
+  FaultFileSystem fs(dir_);
+  fs.Inject({.ops = testing::Ops({FsOp::kSync}), .nth = 1});
+  EXPECT_FALSE(Write(&fs, "d/new", "bytes", /*sync=*/true).ok());
+  EXPECT_EQ(fs.syncs(), 0) << "a failed sync is no sync point";
+  ASSERT_TRUE(fs.Crash(Mode::kWhole).ok());
+  EXPECT_EQ(Read("d/new"), "<absent>");
+  EXPECT_EQ(Read("d/old"), "old bytes");
 }
 
 }  // namespace

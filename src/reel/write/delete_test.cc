@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +24,7 @@
 #include "reel/recorder.h"
 #include "reel/simulate.h"
 #include "reel/task.h"
+#include "testing/fault_fs.h"
 #include "write/transaction.h"
 
 namespace reel {
@@ -68,84 +69,17 @@ std::set<std::string> GroupOf2(const std::set<std::string>& files) {
 
 enum class Mode { kError, kStop, kCrash };
 
-// Counts the mutating calls of a delete (NewWritableFile, Append, Sync, Close, Rename,
-// RemoveFile, SyncDir). At the fail_at-th: kError returns an IOError; kStop returns it and
-// refuses every later mutating call (the process stopped there, as a kill leaves it);
-// kCrash _exit()s (only in a forked child). `stop_after_remove_of`: the same stop right
-// after the RemoveFile of that path succeeded.
-class DeleteFaultFs final : public FileSystemWrapper {
- public:
-  DeleteFaultFs(int fail_at, Mode mode, std::string stop_after_remove_of = "")
-      : FileSystemWrapper(DefaultFileSystem()), fail_at_(fail_at), mode_(mode),
-        stop_after_remove_of_(std::move(stop_after_remove_of)) {}
-
-  int calls() const { return count_; }
-  bool stopped() const { return stopped_; }
-
-  Status Tick(const char* op, const std::string& path) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopped_) return Status::IOError(path + ": " + op + " after the stop");
-    if (++count_ != fail_at_) return Status::OK();
-    if (mode_ == Mode::kCrash) ::_exit(kCrashExit);
-    if (mode_ == Mode::kStop) stopped_ = true;
-    return Status::IOError(path + ": injected " + op + " fault");
-  }
-
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
-  Status Rename(const std::string& from, const std::string& to) override {
-    REEL_RETURN_IF_ERROR(Tick("Rename", from));
-    return target()->Rename(from, to);
-  }
-  Status SyncDir(const std::string& path) override {
-    REEL_RETURN_IF_ERROR(Tick("SyncDir", path));
-    return target()->SyncDir(path);
-  }
-  Status RemoveFile(const std::string& path) override {
-    REEL_RETURN_IF_ERROR(Tick("RemoveFile", path));
-    Status st = target()->RemoveFile(path);
-    if (st.ok() && !stop_after_remove_of_.empty() && path == stop_after_remove_of_) {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopped_ = true;
-    }
-    return st;
-  }
-
- private:
-  std::mutex mu_;
-  const int fail_at_;
-  const Mode mode_;
-  const std::string stop_after_remove_of_;
-  int count_ = 0;
-  bool stopped_ = false;
-};
-
-class FaultFile final : public WritableFileWrapper {
- public:
-  FaultFile(DeleteFaultFs* fs, std::string path, std::unique_ptr<WritableFile> inner)
-      : WritableFileWrapper(std::move(inner)), fs_(fs), path_(std::move(path)) {}
-  Status Append(std::string_view data) override {
-    REEL_RETURN_IF_ERROR(fs_->Tick("Append", path_));
-    return target()->Append(data);
-  }
-  Status Sync() override {
-    REEL_RETURN_IF_ERROR(fs_->Tick("Sync", path_));
-    return target()->Sync();
-  }
-  Status Close() override {
-    Status st = fs_->Tick("Close", path_);
-    Status closed = target()->Close();  // the descriptor is released either way
-    return st.ok() ? closed : st;
-  }
-
- private:
-  DeleteFaultFs* fs_;
-  std::string path_;
-};
-
-Result<std::unique_ptr<WritableFile>> DeleteFaultFs::NewWritableFile(const std::string& path) {
-  REEL_RETURN_IF_ERROR(Tick("NewWritableFile", path));
-  REEL_ASSIGN_OR_RETURN(auto inner, target()->NewWritableFile(path));
-  return std::unique_ptr<WritableFile>(new FaultFile(this, path, std::move(inner)));
+// The mutating calls of a delete (NewWritableFile, Append, Sync, Close, Rename, RemoveFile,
+// SyncDir), counted; the k-th (0: none) fails. kError returns an IOError; kStop returns it
+// and refuses every later one (the process stopped there, as a kill leaves it); kCrash
+// _exit()s (only in a forked child).
+testing::InjectedFault DeleteFault(int k, Mode mode) {
+  return {.ops = testing::Ops({testing::FsOp::kNewWritableFile, testing::FsOp::kAppend, testing::FsOp::kSync,
+                               testing::FsOp::kClose, testing::FsOp::kRename, testing::FsOp::kRemoveFile,
+                               testing::FsOp::kSyncDir}),
+          .nth = k,
+          .stays_down = mode == Mode::kStop,
+          .exit_code = mode == Mode::kCrash ? kCrashExit : 0};
 }
 
 class DeleteEpisodeTest : public ::testing::Test {
@@ -252,10 +186,21 @@ TEST_F(DeleteEpisodeTest, RemovesTheFileGroupAndKeepsTheRow) {
 // The bug: DeleteEpisode removed the data parquet, then each video, with no journal; a
 // kill in between left videos without data, and `reel check` called it clean.
 TEST_F(DeleteEpisodeTest, StopRightAfterTheDataFileIsRemovedLeavesWholeOrGone) {
+  // A counting pass finds the data file's removal among the delete's calls; the fault run
+  // stops at the call after it.
+  testing::FaultFileSystem counter;
+  counter.Inject(DeleteFault(0, Mode::kError));
+  ASSERT_TRUE(DeleteEpisode(Fresh("stop-count"), 2, &counter).ok());
+  const std::vector<std::string> calls = counter.calls();
+  const auto removal = std::find_if(calls.begin(), calls.end(), [](const std::string& call) {
+    return call.starts_with("RemoveFile ") && call.ends_with(std::string("/") + kData2);
+  });
+  ASSERT_NE(removal, calls.end()) << "the delete never removed " << kData2 << ": " << ::testing::PrintToString(calls);
   const std::string root = Fresh("stop");
-  DeleteFaultFs fs(0, Mode::kStop, JoinPath(root, kData2));
+  testing::FaultFileSystem fs;
+  fs.Inject(DeleteFault(static_cast<int>(removal - calls.begin()) + 2, Mode::kStop));
   Status st = DeleteEpisode(root, 2, &fs);
-  ASSERT_TRUE(fs.stopped()) << "the delete never removed " << kData2 << ": " << st.ToString();
+  ASSERT_TRUE(fs.fired()) << "the delete stopped before removing " << kData2 << ": " << st.ToString();
   EXPECT_FALSE(st.ok());
   EXPECT_FALSE(stdfs::exists(JoinPath(root, kData2)));
   EXPECT_TRUE(ExpectWholeOrGone(root, "stopped after removing the data file"))
@@ -263,17 +208,19 @@ TEST_F(DeleteEpisodeTest, StopRightAfterTheDataFileIsRemovedLeavesWholeOrGone) {
 }
 
 TEST_F(DeleteEpisodeTest, ErrorOrStopAtEveryCallLeavesWholeOrGone) {
-  DeleteFaultFs counter(0, Mode::kError);
+  testing::FaultFileSystem counter;
+  counter.Inject(DeleteFault(0, Mode::kError));
   const std::string count_root = Fresh("count");
   ASSERT_TRUE(DeleteEpisode(count_root, 2, &counter).ok());
-  const int calls = counter.calls();
+  const int calls = counter.counted();
   // A journal (write, sync, rename, dir sync), one removal per file, dir syncs, journal gone.
   ASSERT_GE(calls, static_cast<int>(group2_->size()) + 6);
   for (Mode mode : {Mode::kError, Mode::kStop})
     for (int k = 1; k <= calls; ++k) {
       const std::string what = std::string(mode == Mode::kStop ? "stop" : "error") + " at call " + std::to_string(k);
       const std::string root = Fresh("fault");
-      DeleteFaultFs fs(k, mode);
+      testing::FaultFileSystem fs;
+      fs.Inject(DeleteFault(k, mode));
       Status st = DeleteEpisode(root, 2, &fs);
       EXPECT_FALSE(st.ok()) << what;
       ExpectWholeOrGone(root, what);
@@ -281,22 +228,24 @@ TEST_F(DeleteEpisodeTest, ErrorOrStopAtEveryCallLeavesWholeOrGone) {
 }
 
 TEST_F(DeleteEpisodeTest, CrashAtEveryCallLeavesWholeOrGone) {
-  DeleteFaultFs counter(0, Mode::kError);
+  testing::FaultFileSystem counter;
+  counter.Inject(DeleteFault(0, Mode::kError));
   ASSERT_TRUE(DeleteEpisode(Fresh("count"), 2, &counter).ok());
   int deleted = 0;
-  for (int k = 1; k <= counter.calls() + 1; ++k) {
+  for (int k = 1; k <= counter.counted() + 1; ++k) {
     const std::string what = "crash at call " + std::to_string(k);
     const std::string root = Fresh("crash");
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      DeleteFaultFs fs(k, Mode::kCrash);
+      testing::FaultFileSystem fs;
+      fs.Inject(DeleteFault(k, Mode::kCrash));
       ::_exit(DeleteEpisode(root, 2, &fs).ok() ? 0 : 1);
     }
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFEXITED(status)) << what;
-    EXPECT_EQ(WEXITSTATUS(status), k <= counter.calls() ? kCrashExit : 0) << what;
+    EXPECT_EQ(WEXITSTATUS(status), k <= counter.counted() ? kCrashExit : 0) << what;
     deleted += ExpectWholeOrGone(root, what);
   }
   EXPECT_GT(deleted, 0) << "no crash point was after the commit point";

@@ -14,6 +14,7 @@
 #include "reel/recorder.h"
 #include "reel/simulate.h"
 #include "reel/task.h"
+#include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
 #include "write/transaction.h"
 
@@ -22,22 +23,17 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-// Fails ListDir of exactly `path` with `code`; everything else goes to the disk.
-class FailingListDir : public FileSystemWrapper {
+// Fails ListDir of exactly `path` with `code`, every time; everything else goes to the disk.
+class FailingListDir : public testing::FaultFileSystem {
  public:
-  FailingListDir(std::string path, StatusCode code)
-      : FileSystemWrapper(DefaultFileSystem()), path_(std::move(path)), code_(code) {}
-  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
-    if (path != path_) return target()->ListDir(path);
-    ++failed;
-    const std::string message = path + ": opendir: injected";
-    return code_ == StatusCode::kPermissionDenied ? Status::PermissionDenied(message) : Status::IOError(message);
+  FailingListDir(const std::string& path, StatusCode code) {
+    Inject({.ops = testing::Ops({testing::FsOp::kListDir}),
+            .on = [path](const std::string& p) { return p == path; },
+            .stays_down = true,
+            .code = code,
+            .reason = code == StatusCode::kPermissionDenied ? "opendir: Permission denied" : "opendir: Input/output error"});
   }
-  int failed = 0;
-
- private:
-  std::string path_;
-  StatusCode code_;
+  int failed() const { return counted(); }
 };
 
 class ListingFaultTest : public ::testing::TestWithParam<StatusCode> {
@@ -84,7 +80,7 @@ TEST_P(ListingFaultTest, AReservationThatCannotBeSeenIsNotTakenAsFree) {
   auto second = internal::EpisodeTransaction::Reserve(&fs, root_, 0);
   if (second.ok()) ADD_FAILURE() << "second writer got N=" << (*second)->episode_index() << " beside N=1";
   ExpectInjected(second.status(), "meta/episodes");
-  EXPECT_GE(fs.failed, 1);
+  EXPECT_GE(fs.failed(), 1);
   // Listed, the reservation keeps the next writer off N=1.
   auto third = internal::EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
   ASSERT_TRUE(third.ok()) << third.status().ToString();

@@ -16,12 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,20 +32,16 @@
 #include "reel/recorder.h"
 #include "reel/simulate.h"
 #include "reel/task.h"
+#include "testing/fault_fs.h"
 
 namespace reel {
 namespace {
 
 namespace stdfs = std::filesystem;
 
-// ---- a fault-injecting FileSystem (the approach of io/fs_test.cc) ---------------------
+// ---- injected faults (testing/fault_fs.h) --------------------------------------------
 
-enum class Op { kNewWritableFile, kAppend, kSync, kClose, kRename, kSyncDir, kRemoveFile, kSyncFile, kWriteAt };
-const char* OpName(Op op) {
-  static const char* names[] = {"NewWritableFile", "Append",     "Sync",    "Close",
-                                "Rename",          "SyncDir",    "RemoveFile", "SyncFile", "WriteAt"};
-  return names[static_cast<int>(op)];
-}
+using testing::FsOp;
 
 enum class Fault { kEIO, kENOSPC, kCrash };
 const char* FaultName(Fault f) {
@@ -61,148 +55,20 @@ const char* FaultName(Fault f) {
 
 constexpr int kCrashExit = 86;
 
-// Wraps DefaultFileSystem(). While armed, counts every mutating call (Append, Sync and
-// Close of a WritableFile, NewWritableFile, Rename, SyncDir, RemoveFile); the fail_at-th
-// one fails with the chosen fault. A failing Append writes half its data first (a torn
-// write). kCrash ends the process with _exit() instead of returning (only in a child).
-class FaultFileSystem final : public FileSystemWrapper {
- public:
-  explicit FaultFileSystem(int fail_at = 0, Fault fault = Fault::kEIO)
-      : FileSystemWrapper(DefaultFileSystem()), fail_at_(fail_at), fault_(fault) {}
+// The calls a fault can hit: every one that writes, syncs, renames or removes a file.
+constexpr testing::FsOps kCommitOps =
+    testing::Ops({FsOp::kNewWritableFile, FsOp::kAppend, FsOp::kWriteAt, FsOp::kSync, FsOp::kClose, FsOp::kRename,
+                  FsOp::kSyncDir, FsOp::kSyncFile, FsOp::kRemoveFile});
 
-  void Arm() { armed_ = true; }
-  int calls() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return count_;
-  }
-  bool fired() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return fired_;
-  }
-  std::optional<Op> failed_op() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return failed_op_;
-  }
-  std::string failed_path() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return failed_path_;
-  }
-  std::vector<std::string> Log() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return log_;
-  }
-
-  // Counts the call; true when it must fail (kCrash never returns then).
-  bool Tick(Op op, const std::string& path) {
-    if (!armed_) return false;
-    std::lock_guard<std::mutex> lock(mu_);
-    log_.push_back(std::string(OpName(op)) + " " + path);
-    const int n = ++count_;
-    if (n != fail_at_) return false;
-    fired_ = true;
-    failed_op_ = op;
-    failed_path_ = path;
-    return true;
-  }
-  void CrashNow() {
-    if (fault_ == Fault::kCrash) ::_exit(kCrashExit);
-  }
-  Status Error(Op op, const std::string& path) const {
-    if (fault_ == Fault::kENOSPC)
-      return Status::IOError(path + ": injected " + OpName(op) + " fault: No space left on device");
-    return Status::IOError(path + ": injected " + OpName(op) + " fault: Input/output error");
-  }
-
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
-  Status Rename(const std::string& from, const std::string& to) override {
-    if (Tick(Op::kRename, from)) {
-      CrashNow();
-      return Error(Op::kRename, from);
-    }
-    return target()->Rename(from, to);
-  }
-  Status SyncDir(const std::string& path) override {
-    if (Tick(Op::kSyncDir, path)) {
-      CrashNow();
-      return Error(Op::kSyncDir, path);
-    }
-    return target()->SyncDir(path);
-  }
-  Status SyncFile(const std::string& path) override {
-    if (Tick(Op::kSyncFile, path)) {
-      CrashNow();
-      return Error(Op::kSyncFile, path);
-    }
-    return target()->SyncFile(path);
-  }
-  Status RemoveFile(const std::string& path) override {
-    if (Tick(Op::kRemoveFile, path)) {
-      CrashNow();
-      return Error(Op::kRemoveFile, path);
-    }
-    return target()->RemoveFile(path);
-  }
-
- private:
-  std::atomic<bool> armed_{false};
-  std::mutex mu_;
-  const int fail_at_;
-  const Fault fault_;
-  int count_ = 0;
-  bool fired_ = false;
-  std::optional<Op> failed_op_;
-  std::string failed_path_;
-  std::vector<std::string> log_;
-};
-
-class FaultWritableFile final : public WritableFileWrapper {
- public:
-  FaultWritableFile(FaultFileSystem* fs, std::string path, std::unique_ptr<WritableFile> inner)
-      : WritableFileWrapper(std::move(inner)), fs_(fs), path_(std::move(path)) {}
-  Status Append(std::string_view data) override {
-    if (fs_->Tick(Op::kAppend, path_)) {
-      (void)target()->Append(data.substr(0, data.size() / 2));
-      fs_->CrashNow();
-      return fs_->Error(Op::kAppend, path_);
-    }
-    return target()->Append(data);
-  }
-  Status WriteAt(uint64_t offset, std::string_view data) override {
-    if (fs_->Tick(Op::kWriteAt, path_)) {
-      (void)target()->WriteAt(offset, data.substr(0, data.size() / 2));
-      fs_->CrashNow();
-      return fs_->Error(Op::kWriteAt, path_);
-    }
-    return target()->WriteAt(offset, data);
-  }
-  Status Sync() override {
-    if (fs_->Tick(Op::kSync, path_)) {
-      fs_->CrashNow();
-      return fs_->Error(Op::kSync, path_);
-    }
-    return target()->Sync();
-  }
-  Status Close() override {
-    if (fs_->Tick(Op::kClose, path_)) {
-      fs_->CrashNow();
-      (void)target()->Close();  // the descriptor is released either way
-      return fs_->Error(Op::kClose, path_);
-    }
-    return target()->Close();
-  }
-
- private:
-  FaultFileSystem* fs_;
-  std::string path_;
-};
-
-Result<std::unique_ptr<WritableFile>> FaultFileSystem::NewWritableFile(const std::string& path) {
-  if (Tick(Op::kNewWritableFile, path)) {
-    CrashNow();
-    return Error(Op::kNewWritableFile, path);
-  }
-  REEL_ASSIGN_OR_RETURN(auto inner, target()->NewWritableFile(path));
-  return std::unique_ptr<WritableFile>(new FaultWritableFile(this, path, std::move(inner)));
+// The k-th of those calls (0: none, count only) fails as `fault` says: an IOError naming
+// EIO or ENOSPC (a failing Append or WriteAt writes half its data first: a torn write), or
+// the end of the process (_exit(kCrashExit); only in a child).
+testing::InjectedFault CommitFault(int k, Fault fault) {
+  return {.ops = kCommitOps,
+          .nth = k,
+          .reason = fault == Fault::kENOSPC ? "No space left on device" : "Input/output error",
+          .half_write = true,
+          .exit_code = fault == Fault::kCrash ? kCrashExit : 0};
 }
 
 // ---- task helpers -------------------------------------------------------------------------
@@ -268,9 +134,11 @@ TaskWriterOptions WriterOptions(FileSystem* fs) {
   return options;
 }
 
-// Records one episode through `fs` (armed just before Commit). Returns the Commit result;
-// a failure earlier than Commit is reported through ADD_FAILURE and an error Status.
-Result<CommittedEpisode> RecordOne(const std::string& root, FaultFileSystem* fs, int64_t expect_n) {
+// Records one episode through `fs`, `at_commit` injected just before Commit. Returns the
+// Commit result; a failure earlier than Commit is reported through ADD_FAILURE and an error
+// Status.
+Result<CommittedEpisode> RecordOne(const std::string& root, testing::FaultFileSystem* fs, int64_t expect_n,
+                                   const testing::InjectedFault& at_commit) {
   auto writer = TaskWriter::Open(root, WriterOptions(fs));
   if (!writer.ok()) {
     ADD_FAILURE() << "Open: " << writer.status().ToString();
@@ -287,7 +155,7 @@ Result<CommittedEpisode> RecordOne(const std::string& root, FaultFileSystem* fs,
     ADD_FAILURE() << "SimulateEpisode: " << st.ToString();
     return st;
   }
-  fs->Arm();
+  fs->Inject(at_commit);
   return (*episode)->Commit();
 }
 
@@ -348,8 +216,8 @@ class RecorderFaultTest : public ::testing::Test {
     dir_ = new std::string(tmpl);
     base_ = new std::string(JoinPath(*dir_, "base"));
     // One good episode, recorded through the plain file system.
-    FaultFileSystem plain;  // never armed
-    auto done = RecordOne(*base_, &plain, 1);
+    testing::FaultFileSystem plain;
+    auto done = RecordOne(*base_, &plain, 1, CommitFault(0, Fault::kEIO));
     ASSERT_TRUE(done.ok()) << done.status().ToString();
     snapshot_ = new Tree(ReadTree(*base_));
     ASSERT_TRUE(snapshot_->count(kData1) && snapshot_->count(kRow1));
@@ -358,11 +226,11 @@ class RecorderFaultTest : public ::testing::Test {
     // K: the fault-able calls of one clean commit (counting pass).
     const std::string count_dir = JoinPath(*dir_, "count");
     stdfs::copy(*base_, count_dir, stdfs::copy_options::recursive);
-    FaultFileSystem counter;
-    auto second = RecordOne(count_dir, &counter, 2);
+    testing::FaultFileSystem counter;
+    auto second = RecordOne(count_dir, &counter, 2, CommitFault(0, Fault::kEIO));
     ASSERT_TRUE(second.ok()) << second.status().ToString();
-    calls_ = counter.calls();
-    log_ = new std::vector<std::string>(counter.Log());
+    calls_ = counter.counted();
+    log_ = new std::vector<std::string>(counter.calls());
   }
   static void TearDownTestSuite() {
     if (dir_) stdfs::remove_all(*dir_);
@@ -513,10 +381,10 @@ void RunErrorFaults(Fault fault, int calls,
   int committed = 0, rolled_back = 0;
   for (int k : FaultPoints()) {
     const std::string root = fresh("k" + std::to_string(k));
-    FaultFileSystem fs(k, fault);
+    testing::FaultFileSystem fs;
     std::optional<Result<CommittedEpisode>> done;
     try {
-      done.emplace(RecordOne(root, &fs, 2));
+      done.emplace(RecordOne(root, &fs, 2, CommitFault(k, fault)));
     } catch (const std::exception& e) {
       ADD_FAILURE() << "k=" << k << ": Commit threw " << e.what();
       continue;
@@ -526,17 +394,17 @@ void RunErrorFaults(Fault fault, int calls,
     }
     std::string what = std::string(FaultName(fault)) + " at call " + std::to_string(k) + "/" +
                        std::to_string(calls);
-    if (fs.fired()) what += " (" + std::string(OpName(*fs.failed_op())) + " " + fs.failed_path() + ")";
+    if (fs.fired()) what += " (" + std::string(testing::FsOpName(*fs.failed_op())) + " " + fs.failed_path() + ")";
     if (k > calls) {
       EXPECT_FALSE(fs.fired()) << what;
       EXPECT_TRUE(done->ok()) << what << ": " << done->status().ToString();
     } else {
       EXPECT_TRUE(fs.fired()) << what << ": the fault was never reached";
       // Removing the reservation / recycled marker after the commit is best effort.
-      if (!(*fs.failed_op() == Op::kRemoveFile && done->ok()))
+      if (!(*fs.failed_op() == FsOp::kRemoveFile && done->ok()))
         EXPECT_FALSE(done->ok()) << what << ": Commit returned OK although a call failed";
     }
-    const bool remove_failed = fs.fired() && *fs.failed_op() == Op::kRemoveFile;
+    const bool remove_failed = fs.fired() && *fs.failed_op() == FsOp::kRemoveFile;
     const std::string may_remain = remove_failed ? fs.failed_path() : std::string();
     Recover(root, what);
     const bool is_committed = check(root, what, may_remain);
@@ -581,10 +449,10 @@ TEST_F(RecorderFaultTest, FailedBeginEpisodeLeavesNoReservation) {
     const std::string root = Fresh("begin-" + std::to_string(k));
     const std::string what = "EIO at reservation call " + std::to_string(k);
     {
-      FaultFileSystem fs(k, Fault::kEIO);
+      testing::FaultFileSystem fs;
       auto writer = TaskWriter::Open(root, WriterOptions(&fs));
       ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-      fs.Arm();
+      fs.Inject(CommitFault(k, Fault::kEIO));
       auto episode = (*writer)->BeginEpisode();
       EXPECT_FALSE(episode.ok()) << what;
       EXPECT_TRUE(fs.fired()) << what;
@@ -603,13 +471,13 @@ TEST_F(RecorderFaultTest, FailedBeginEpisodeLeavesNoReservation) {
 int CrashChild(const std::string& root, int k) {
   const pid_t pid = ::fork();
   if (pid == 0) {
-    FaultFileSystem fs(k, Fault::kCrash);
+    testing::FaultFileSystem fs;
     auto writer = TaskWriter::Open(root, WriterOptions(&fs));
     if (!writer.ok()) ::_exit(2);
     auto episode = (*writer)->BeginEpisode();
     if (!episode.ok() || (*episode)->episode_index() != 2) ::_exit(3);
     if (!SimulateEpisode(**episode, ShortSim(), 2).ok()) ::_exit(4);
-    fs.Arm();
+    fs.Inject(CommitFault(k, Fault::kCrash));
     auto done = (*episode)->Commit();
     ::_exit(done.ok() ? 0 : 5);
   }

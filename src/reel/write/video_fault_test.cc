@@ -7,16 +7,15 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "reel/fs.h"
 #include "reel/recorder.h"
 #include "reel/simulate.h"
 #include "reel/task.h"
+#include "testing/fault_fs.h"
 
 namespace reel {
 namespace {
@@ -28,59 +27,14 @@ bool IsVideoTemp(const std::string& path) {
   return path.find("/videos/") != std::string::npos && BaseName(path).starts_with(".");
 }
 
-// Counts the Append and WriteAt calls on video temps; once armed, the fail_at-th one
-// (counted from the arming) fails with IOError after writing half its bytes.
-class VideoWriteFaults final : public FileSystemWrapper {
- public:
-  VideoWriteFaults() : FileSystemWrapper(DefaultFileSystem()) {}
-
-  void Arm(int fail_at) {
-    count_ = 0;
-    fail_at_ = fail_at;
-  }
-  void Disarm() { fail_at_ = 0; }
-  int count() const { return count_; }
-  bool fired() const { return fired_; }
-
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    REEL_ASSIGN_OR_RETURN(auto file, target()->NewWritableFile(path));
-    if (!IsVideoTemp(path)) return file;
-    return std::unique_ptr<WritableFile>(new File(this, std::move(file)));
-  }
-
- private:
-  class File final : public WritableFileWrapper {
-   public:
-    File(VideoWriteFaults* fs, std::unique_ptr<WritableFile> f) : WritableFileWrapper(std::move(f)), fs_(fs) {}
-    Status Append(std::string_view data) override {
-      if (fs_->Tick()) {
-        (void)target()->Append(data.substr(0, data.size() / 2));
-        return Status::IOError("injected video Append fault");
-      }
-      return target()->Append(data);
-    }
-    Status WriteAt(uint64_t offset, std::string_view data) override {
-      if (fs_->Tick()) return Status::IOError("injected video WriteAt fault");
-      return target()->WriteAt(offset, data);
-    }
-
-   private:
-    VideoWriteFaults* fs_;
-  };
-
-  bool Tick() {
-    const int n = ++count_;
-    if (fail_at_ > 0 && n == fail_at_) {
-      fired_ = true;
-      return true;
-    }
-    return false;
-  }
-
-  std::atomic<int> count_{0};
-  std::atomic<int> fail_at_{0};
-  std::atomic<bool> fired_{false};
-};
+// The Append and WriteAt calls on video temps, counted from Inject(); the nth one fails
+// with IOError after writing half its bytes (0: none, count only).
+testing::InjectedFault VideoWriteFault(int nth) {
+  return {.ops = testing::Ops({testing::FsOp::kAppend, testing::FsOp::kWriteAt}),
+          .on = IsVideoTemp,
+          .nth = nth,
+          .half_write = true};
+}
 
 using Tree = std::map<std::string, std::string>;  // relative path -> bytes
 
@@ -119,11 +73,11 @@ class VideoFaultTest : public ::testing::Test {
 
   // Records one episode; returns its N, or the first error. *before_commit (when
   // given) is set to the video writes counted when the last frame was appended.
-  Result<int64_t> Record(TaskWriter& writer, VideoWriteFaults* fs = nullptr, int* before_commit = nullptr) {
+  Result<int64_t> Record(TaskWriter& writer, testing::FaultFileSystem* fs = nullptr, int* before_commit = nullptr) {
     REEL_ASSIGN_OR_RETURN(auto episode, writer.BeginEpisode());
     const int64_t n = episode->episode_index();
     REEL_RETURN_IF_ERROR(SimulateEpisode(*episode, Sim(), n));
-    if (before_commit) *before_commit = fs->count();
+    if (before_commit) *before_commit = fs->counted();
     REEL_RETURN_IF_ERROR(episode->Commit().status());
     return n;
   }
@@ -132,7 +86,7 @@ class VideoFaultTest : public ::testing::Test {
 };
 
 TEST_F(VideoFaultTest, VideoWriteFailingMidEpisodeLeavesNothingAndRecyclesN) {
-  VideoWriteFaults fs;
+  testing::FaultFileSystem fs;
   TaskWriterOptions options = SimulatedRigOptions("pick", Sim());
   options.fs = &fs;
   auto writer = TaskWriter::Open(root_, options);
@@ -141,11 +95,11 @@ TEST_F(VideoFaultTest, VideoWriteFailingMidEpisodeLeavesNothingAndRecyclesN) {
   // Episodes 1 and 2 commit; episode 2 counts the video writes of one episode.
   auto first = Record(**writer);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  fs.Arm(0);
+  fs.Inject(VideoWriteFault(0));
   int while_recording = 0;
   auto second = Record(**writer, &fs, &while_recording);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
-  const int writes = fs.count();
+  const int writes = fs.counted();
   ASSERT_GT(writes, 8) << "too few video writes to fail one half-way";
   // Half-way through the episode's video writes, among those the encoders make while
   // frames are still being appended (not only in the commit's final flush).
@@ -154,11 +108,12 @@ TEST_F(VideoFaultTest, VideoWriteFailingMidEpisodeLeavesNothingAndRecyclesN) {
   const Tree before = Visible(root_);
 
   // Episode 3: its video write half-way through fails.
-  fs.Arm(fail_at);
+  fs.Inject(VideoWriteFault(fail_at));
   auto third = Record(**writer);
   ASSERT_FALSE(third.ok()) << "the injected fault did not surface";
   EXPECT_TRUE(fs.fired());
-  EXPECT_NE(third.status().message().find("injected video"), std::string::npos) << third.status().ToString();
+  EXPECT_NE(third.status().message().find("injected"), std::string::npos) << third.status().ToString();
+  EXPECT_TRUE(IsVideoTemp(fs.failed_path())) << fs.failed_path();
   fs.Disarm();
 
   // Nothing of it is visible; the earlier episodes are byte-identical.
