@@ -26,7 +26,8 @@ Result<PushReport> PushWithLock(const std::string& task_root, FileSystem* local,
 // back: each journal marked "staged" lists the files of a new episode that exist nowhere
 // else (the staging directory went with the process), so they are removed, the row first
 // and the journal last, and a re-run of the change makes the episode again. Journals of
-// plain pushes are left for those pushes to resume; their numbers are returned.
+// plain pushes are left for those pushes to resume; their numbers are returned. A killed
+// writer's task-file temps on a disk destination are removed too.
 Result<std::vector<int64_t>> RecoverStagedPushes(FileSystem* dest, const std::string& root);
 
 }  // namespace reel::internal

@@ -4,6 +4,8 @@
 // moments) is tests/e2e/test_import_s3.py.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/read_through_fs.h"
+#include "io/temp_name.h"
 #include "layout/journal.h"
 #include "reel/push.h"
 #include "reel/task.h"
@@ -209,6 +212,32 @@ TEST_F(StagedChangeTest, AnotherWritersLiveLockIsRefused) {
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.status().code(), StatusCode::kAlreadyExists);
   EXPECT_FALSE(stdfs::exists(store_root_ + "/meta/info.json"));
+}
+
+// A push killed while replacing a task file on a disk destination leaves its temp; the next
+// writer at the destination removes it once its writer is gone, never a live one's.
+TEST(PushTempsTest, ADeadPushsTaskFileTempGoesAndALiveOneStays) {
+  std::string tmpl = (stdfs::temp_directory_path() / "reel_push_temps.XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const std::string task = tmpl + "/task", dest = tmpl + "/dest";
+  ASSERT_TRUE(testing::RecordTinyEpisodes(task, 1).ok());
+  ASSERT_TRUE(PushTask(task, DefaultFileSystem(), dest).ok());
+  const pid_t child = ::fork();  // a pid that is gone once reaped
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const std::string prefix = dest + "/meta/.info.json.replace.reel-" + internal::HostId() + "-";
+  const std::string dead = prefix + std::to_string(child) + "-1.tmp";
+  const std::string live = prefix + std::to_string(::getpid()) + "-1.tmp";
+  std::ofstream(dead) << "half a task file";
+  std::ofstream(live) << "a running push's";
+  ASSERT_TRUE(testing::RecordTinyEpisodes(task, 1).ok());
+  auto pushed = PushTask(task, DefaultFileSystem(), dest);
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_FALSE(stdfs::exists(dead));
+  EXPECT_TRUE(stdfs::exists(live));
+  EXPECT_EQ(pushed->task_files_sent.size(), 2u) << "info.json and stats.json: replaced by rename";
+  stdfs::remove_all(tmpl);
 }
 
 // The staging file system on its own: reads through, lists the union, writes locally.
