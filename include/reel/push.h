@@ -5,14 +5,16 @@
 //
 //   1. the push lock meta/.push-lock.json (one writer per task; a second push is refused
 //      while the lease of the first is live)
-//   2. per episode missing or incomplete at the destination: the journal object
+//   2. meta/tasks.jsonl, meta/info.json and meta/stats.json, each replaced whole (one
+//      object each; a synced temp renamed over it on a disk): first, so that
+//      total_episodes never falls behind the episodes a reader sees.
+//   3. per episode missing or incomplete at the destination: the journal object
 //      meta/.push-<N>.json first, then the videos, the data file, the episodes row, and
 //      the journal deleted last. Readers (Task::ListEpisodes) hide an episode while its
 //      journal exists, and list rows before data before videos, so a reader sees all of N
 //      or none of it, even while a push runs or after one was killed.
-//   3. files that serve several episodes (legacy shards), then meta/tasks.jsonl,
-//      meta/info.json and meta/stats.json, each replaced whole (one object each).
-//   4. the lock deleted.
+//   4. files that serve several episodes (legacy shards), each replaced whole.
+//   5. the lock deleted.
 //
 // A re-run sends only what is missing (files absent or of another size; byte for byte
 // with `verify`) and completes an episode whose push was interrupted. Deletions are not

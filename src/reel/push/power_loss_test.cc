@@ -50,12 +50,9 @@ TEST(PowerLossTest, PushOfANewEpisode) {
   c.reopen = ReadOnly;
   c.atomic_files = {"meta/info.json", "meta/stats.json"};
   c.max_points = 40;
-  // Task files replace theirs whole, old or new (by rename on a disk). Known, by design
-  // (docs/storage.md, docs/reliability.md "Power loss"): a plain push publishes episodes
-  // before the task files, so a crash between shows episode 3 with total_episodes 2
-  // (numbering.total_episodes), as a reader during the push sees it, until the next push;
-  // a staged change publishes them together.
-  c.known_failure = [](const std::string& f) { return f.find("numbering.total_episodes") != std::string::npos; };
+  // Task files replace theirs whole, old or new (by rename on a disk), and go before the
+  // episodes: total_episodes never falls behind a visible episode, so no crash leaves a
+  // finding (before both: a torn info.json, and numbering.total_episodes between).
   REEL_EXPECT_POWER_LOSS_CLEAN(testing::RunPowerLoss(c));
 }
 

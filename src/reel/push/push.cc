@@ -113,13 +113,16 @@ struct Pusher {
     return dest->SyncDir(DirName(journal));
   }
 
-  // Shards, then tasks.jsonl, info.json, stats.json: those that differ at the destination.
-  Result<std::vector<std::string>> ChangedTaskFiles(const std::vector<EpisodeEntry>& episodes) {
-    std::set<std::string> shards;
+  // Those that differ at the destination of: the legacy shards holding the episodes' rows
+  // (with `shards`), then tasks.jsonl, info.json, stats.json (with `task_files`).
+  Result<std::vector<std::string>> ChangedTaskFiles(const std::vector<EpisodeEntry>& episodes, bool shards,
+                                                    bool task_files) {
+    std::set<std::string> shard_paths;
     for (const EpisodeEntry& e : episodes)
-      if (e.row_source == RowSource::kLegacyShard) shards.insert(e.row_path);
-    std::vector<std::string> files(shards.begin(), shards.end());
+      if (shards && e.row_source == RowSource::kLegacyShard) shard_paths.insert(e.row_path);
+    std::vector<std::string> files(shard_paths.begin(), shard_paths.end());
     for (const char* rel : kTaskFiles) {
+      if (!task_files) break;
       REEL_ASSIGN_OR_RETURN(FileInfo st, local->Stat(JoinPath(task_root, rel)));
       if (st.type == FileType::kFile) files.push_back(rel);
     }
@@ -134,8 +137,8 @@ struct Pusher {
 
   // Each task file that differs, replaced whole (old or new at every moment), then its
   // directory synced (on a disk).
-  Status PushTaskFiles(const std::vector<EpisodeEntry>& episodes) {
-    REEL_ASSIGN_OR_RETURN(std::vector<std::string> changed, ChangedTaskFiles(episodes));
+  Status PushTaskFiles(const std::vector<EpisodeEntry>& episodes, bool shards, bool task_files) {
+    REEL_ASSIGN_OR_RETURN(std::vector<std::string> changed, ChangedTaskFiles(episodes, shards, task_files));
     std::set<std::string> dirs;
     for (const std::string& rel : changed) {
       report.task_files_sent.push_back(rel);
@@ -153,7 +156,7 @@ struct Pusher {
   // files are written, the episodes' journals deleted (they appear together, with task
   // files that already count them), and the change journal last.
   Status CommitStaged(const std::vector<EpisodeEntry>& episodes) {
-    REEL_ASSIGN_OR_RETURN(std::vector<std::string> changed, ChangedTaskFiles(episodes));
+    REEL_ASSIGN_OR_RETURN(std::vector<std::string> changed, ChangedTaskFiles(episodes, true, true));
     Json files = Json::object();
     for (const std::string& rel : changed) {
       REEL_ASSIGN_OR_RETURN(std::string text, local->ReadFile(JoinPath(task_root, rel)));
@@ -165,7 +168,7 @@ struct Pusher {
     Json doc = {{"episodes", numbers}, {"files", files}, {"written_at", internal::UnixNow()}};
     REEL_RETURN_IF_ERROR(WriteFileSynced(dest, journal, internal::Dump(doc, -1)));
     REEL_RETURN_IF_ERROR(dest->SyncDir(DirName(journal)));  // the commit point, durable on a disk
-    REEL_RETURN_IF_ERROR(PushTaskFiles(episodes));
+    REEL_RETURN_IF_ERROR(PushTaskFiles(episodes, /*shards=*/true, /*task_files=*/true));
     for (int64_t n : report.sent) REEL_RETURN_IF_ERROR(dest->RemoveFile(internal::PushJournalPath(dest_root, n)));
     REEL_RETURN_IF_ERROR(dest->RemoveFile(journal));
     return dest->SyncDir(DirName(journal));
@@ -320,6 +323,12 @@ Result<PushReport> PushWithLock(const std::string& task_root, FileSystem* local,
   p.report.dry_run = options.dry_run;
   REEL_ASSIGN_OR_RETURN(const std::vector<int64_t> journals, PushJournals(dest, dest_root));
   const std::set<int64_t> interrupted(journals.begin(), journals.end());
+  // A plain push sends the task files first: the new total_episodes counts every episode
+  // it publishes, so the destination checks clean at every moment, a cut included
+  // (total_episodes may exceed the highest visible episode, as after a deletion; the
+  // reverse is an error). Legacy shards hold rows of several episodes, so they go last,
+  // once those episodes' files are there. A staged change sends them all at its commit.
+  if (!staged) REEL_RETURN_IF_ERROR(p.PushTaskFiles(episodes, /*shards=*/false, /*task_files=*/true));
   for (size_t i = 0; i < episodes.size(); ++i) {
     REEL_RETURN_IF_ERROR(p.PushEpisode(episodes[i], interrupted, staged.has_value()));
     if (lock) REEL_RETURN_IF_ERROR(lock->Renew());
@@ -327,7 +336,8 @@ Result<PushReport> PushWithLock(const std::string& task_root, FileSystem* local,
       options.progress({"episodes pushed", static_cast<int64_t>(i + 1), static_cast<int64_t>(episodes.size()),
                         "episode " + std::to_string(episodes[i].episode_index)});
   }
-  REEL_RETURN_IF_ERROR(staged ? p.CommitStaged(episodes) : p.PushTaskFiles(episodes));
+  REEL_RETURN_IF_ERROR(staged ? p.CommitStaged(episodes)
+                              : p.PushTaskFiles(episodes, /*shards=*/true, /*task_files=*/false));
   return std::move(p.report);
 }
 
