@@ -1,14 +1,17 @@
-// FileSystem: the POSIX implementation, path helpers, and WriteFileAtomic under injected faults.
+// FileSystem: the POSIX implementation, path helpers, and WriteFileAtomic and
+// ReplaceFileAcross (io/copy_file.h) under injected faults.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <ctime>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "io/copy_file.h"
 #include "reel/fs.h"
 #include "testing/fault_fs.h"
 
@@ -45,6 +48,7 @@ class FsTest : public ::testing::Test {
     EXPECT_TRUE(entries.ok()) << entries.status().ToString();
     if (entries.ok())
       for (const auto& e : *entries) names.push_back(e.name);
+    std::sort(names.begin(), names.end());
     return names;
   }
 
@@ -129,6 +133,60 @@ TEST_F(FsTest, WriteFileAtomicSyncDirFailureIsReportedAndLeavesAWholeFile) {
   const std::string now = Read(path);
   EXPECT_TRUE(now == "old" || now == "new") << now;
   EXPECT_EQ(Names(), std::vector<std::string>{"info.json"});
+}
+
+TEST_F(FsTest, WriteFileAtomicWritesInPlaceOnAStoreWithoutRename) {
+  const std::string path = JoinPath(dir_, "info.json");
+  testing::FaultFileSystem store;
+  store.SetCapabilities({.atomic_rename = false, .locks = false, .directories = false});
+  store.Inject({.ops = testing::Ops({FsOp::kRename}), .stays_down = true, .code = StatusCode::kNotSupported});
+  ASSERT_TRUE(WriteFileAtomic(&store, path, "whole when written").ok());
+  EXPECT_EQ(Read(path), "whole when written");
+  EXPECT_EQ(store.count(FsOp::kRename), 0);
+}
+
+// ---- ReplaceFileAcross (io/copy_file.h) ----------------------------------------------
+
+TEST_F(FsTest, ReplaceFileAcrossRenamesASyncedTempOverTheTarget) {
+  const std::string from = JoinPath(dir_, "src"), to = JoinPath(dir_, "info.json");
+  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), from, "new contents").ok());
+  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), to, "old").ok());
+  testing::FaultFileSystem fs;
+  fs.Log(testing::kWriteOps);
+  auto copied = internal::ReplaceFileAcross(DefaultFileSystem(), from, &fs, to);
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ(*copied, 12u);
+  EXPECT_EQ(Read(to), "new contents");
+  const std::vector<std::string> calls = fs.calls();
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.back().rfind("Rename " + dir_ + "/.info.json.replace.reel-", 0), 0u) << calls.back();
+  EXPECT_NE(std::find_if(calls.begin(), calls.end(), [](const std::string& c) { return c.starts_with("Sync "); }),
+            calls.end())
+      << "the temp is synced before the rename";
+  EXPECT_EQ(Names(), (std::vector<std::string>{"info.json", "src"}));
+}
+
+TEST_F(FsTest, ReplaceFileAcrossLeavesTheOldFileAndNoTempWhenItFails) {
+  const std::string from = JoinPath(dir_, "src"), to = JoinPath(dir_, "info.json");
+  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), from, "new contents").ok());
+  for (FsOp op : {FsOp::kAppend, FsOp::kSync, FsOp::kClose, FsOp::kRename}) {
+    ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), to, "old").ok());
+    testing::FaultFileSystem fs;
+    fs.Inject(FailNth(op, 1));
+    EXPECT_FALSE(internal::ReplaceFileAcross(DefaultFileSystem(), from, &fs, to).ok()) << FsOpName(op);
+    EXPECT_EQ(Read(to), "old") << FsOpName(op);
+    EXPECT_EQ(Names(), (std::vector<std::string>{"info.json", "src"})) << FsOpName(op) << ": temp left";
+  }
+}
+
+TEST_F(FsTest, ReplaceFileAcrossCopiesInPlaceOnAStoreWithoutRename) {
+  const std::string from = JoinPath(dir_, "src"), to = JoinPath(dir_, "info.json");
+  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), from, "new contents").ok());
+  testing::FaultFileSystem store;
+  store.SetCapabilities({.atomic_rename = false, .locks = false, .directories = false});
+  ASSERT_TRUE(internal::ReplaceFileAcross(DefaultFileSystem(), from, &store, to).ok());
+  EXPECT_EQ(Read(to), "new contents");
+  EXPECT_EQ(store.count(FsOp::kRename), 0);
 }
 
 // ---- path helpers -------------------------------------------------------------------
