@@ -603,6 +603,23 @@ def test_a_broken_session_fails_before_anything_is_published(reel_bin, v1_templa
     assert check_json(reel_bin, task)["tasks"][0]["format"] == "legacy_v1_0"
 
 
+
+def test_a_file_the_migration_would_replace_is_refused_and_kept(reel_bin, v1_template, tmp_path):
+    # Found by fuzz_migrate (issue 26 campaign): a v1.0 folder holding a stray
+    # data/chunk-000/episode-000.parquet had it replaced by the migration, and --restore then
+    # deleted it. Now nothing is published and the file is kept, byte for byte.
+    task = copy_task(v1_template, tmp_path)
+    stray = task / "data" / "chunk-000" / "episode-000.parquet"
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(b"the user's own bytes")
+    before = {p: p.read_bytes() for p in task.rglob("*") if p.is_file()}
+    proc = reel(reel_bin, "migrate", task, ok=2)
+    assert "data/chunk-000/episode-000.parquet" in proc.stderr and "would replace" in proc.stderr, proc.stderr
+    after = {p: p.read_bytes() for p in task.rglob("*") if p.is_file() and p.name != ".lock"}
+    assert after == before and not (task / ".reel-migrate").exists()
+    stray.unlink()
+    reel(reel_bin, "migrate", task)  # once it is moved away, the migration goes through
+
 # --------------------------------------------------------------------------- kill campaign
 
 

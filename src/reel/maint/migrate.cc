@@ -264,6 +264,30 @@ Result<std::optional<std::vector<std::string>>> FinishedStaging(FileSystem* fs, 
   return std::optional<std::vector<std::string>>(std::move(staged));
 }
 
+// A visible file the commit would put at `rel` that the destination already holds and the
+// migration did not write (a stray data/ file in a v1.0 folder, say) would be replaced, and
+// a later --restore would then delete it: refused, naming it, before anything is published.
+Status RefuseReplacing(FileSystem* fs, const MigratePlan& plan, const std::string& rel) {
+  if (rel.starts_with(".") || rel.find("/.") != std::string::npos) return Status::OK();  // reel's own
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(plan.dest, rel)));
+  if (st.type == FileType::kNotFound) return Status::OK();
+  return Status::AlreadyExists(plan.dest + ": migrating would replace " + rel +
+                               ", which is not the migration's; move it out of the folder first");
+}
+
+// Every path the commit would create, checked by RefuseReplacing.
+Status CheckNothingReplaced(FileSystem* fs, const MigratePlan& plan, const std::vector<std::string>& staged) {
+  for (const std::string& f : staged) REEL_RETURN_IF_ERROR(RefuseReplacing(fs, plan, f));
+  if (plan.copy_videos) return Status::OK();
+  for (const Session& s : plan.sessions)
+    for (const internal::SessionVideo& v : s.videos) {
+      if (!v.sequence.empty()) continue;  // encoded at staging: among `staged`
+      REEL_ASSIGN_OR_RETURN(std::string rel, VideoRel(s.n, v));
+      REEL_RETURN_IF_ERROR(RefuseReplacing(fs, plan, rel));
+    }
+  return Status::OK();
+}
+
 // Step 2: one journaled task-change commit (see the file comment for its order).
 Status Publish(internal::TaskLock* lock, const MigratePlan& plan, const std::vector<std::string>& staged) {
   FileSystem* fs = lock->fs();
@@ -354,6 +378,10 @@ Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& op
       return built.status();
     }
     staged = std::move(*built);
+  }
+  if (Status refused = CheckNothingReplaced(fs, *plan, *staged); !refused.ok()) {
+    (void)RemoveAll(fs, JoinPath(plan->dest, kStagingDir));  // nothing was published
+    return refused;
   }
   REEL_RETURN_IF_ERROR(Publish(&lock, *plan, *staged));
   Report(*plan, report);
