@@ -34,7 +34,7 @@ Result<uint64_t> CopyFileAcross(FileSystem* from_fs, const std::string& from, Fi
 Result<uint64_t> ReplaceFileAcross(FileSystem* from_fs, const std::string& from, FileSystem* to_fs,
                                    const std::string& to) {
   if (!to_fs->Capabilities().atomic_rename) return CopyFileAcross(from_fs, from, to_fs, to);
-  const std::string tmp = JoinPath(DirName(to), "." + BaseName(to) + ".replace.reel-" + UniqueWriterTag() + ".tmp");
+  const std::string tmp = TempPathFor(to, "replace");
   auto copied = CopyFileAcross(from_fs, from, to_fs, tmp);
   Status st = copied.status();
   if (st.ok()) st = to_fs->Rename(tmp, to);

@@ -381,9 +381,9 @@ Status WriteFileAtomic(FileSystem* fs, const std::string& path, std::string_view
   // a copy and a delete, neither atomic nor needed.
   if (!fs->Capabilities().atomic_rename) return WriteFileSynced(fs, path, contents);
   const std::string dir = DirName(path);
-  // ".<name>.atomic.reel-<host>-<pid>-<k>.tmp": a dotfile (readers ignore it) whose host and
-  // pid let a later writer tell a dead process's leftover from a live one's (io/temp_name.h).
-  const std::string tmp = JoinPath(dir, "." + BaseName(path) + ".atomic.reel-" + internal::UniqueWriterTag() + ".tmp");
+  // A dotfile beside `path` (readers ignore it) whose host and pid let a later writer tell
+  // a dead process's leftover from a live one's (io/temp_name.h).
+  const std::string tmp = internal::TempPathFor(path, "atomic");
   auto write = [&]() -> Status {
     REEL_RETURN_IF_ERROR(WriteFileSynced(fs, tmp, contents));
     REEL_RETURN_IF_ERROR(fs->Rename(tmp, path));

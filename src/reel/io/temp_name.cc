@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "reel/fs.h"
+
 namespace reel::internal {
 
 namespace {
@@ -100,6 +102,10 @@ bool TempWriterGone(const TempWriter& writer, int64_t mtime_ns, int64_t now_ns) 
 int64_t UnixNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+std::string TempPathFor(const std::string& final_path, const std::string& tag) {
+  return JoinPath(DirName(final_path), "." + BaseName(final_path) + "." + tag + ".reel-" + UniqueWriterTag() + ".tmp");
 }
 
 }  // namespace reel::internal

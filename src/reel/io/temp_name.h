@@ -68,4 +68,11 @@ inline bool NeedsModificationTime(const TempWriter& writer) {
 // Nanoseconds since the Unix epoch (the clock file modification times are stamped with).
 int64_t UnixNowNs();
 
+// Unique dotfile temp name beside `final_path` ("<dir>/.<base>.<tag>.reel-<host>-<pid>-<k>.tmp").
+// Readers, check, pack and push ignore it as every dotfile (contract §7.4); a later writer
+// removes it once its writer is gone (IsStaleTemp, layout/journal.h). Every temp of reel is
+// named here: the episode transaction's, WriteFileAtomic's ("atomic"), ReplaceFileAcross's
+// ("replace").
+std::string TempPathFor(const std::string& final_path, const std::string& tag);
+
 }  // namespace reel::internal

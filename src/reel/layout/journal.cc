@@ -102,10 +102,6 @@ bool IsInsideTaskPath(const std::string& rel) {
   return true;
 }
 
-std::string TempPathFor(const std::string& final_path, const std::string& tag) {
-  return JoinPath(DirName(final_path), "." + BaseName(final_path) + "." + tag + ".reel-" + UniqueWriterTag() + ".tmp");
-}
-
 std::optional<TempWriter> ReelTempWriter(const std::string& name) {
   const size_t mark = name.rfind(".reel-");
   if (name.empty() || name[0] != '.' || mark == std::string::npos || !name.ends_with(".tmp") ||
@@ -124,6 +120,19 @@ Result<bool> IsStaleTemp(FileSystem* fs, const std::string& dir, const std::stri
     mtime_ns = info.mtime_ns;
   }
   return TempWriterGone(*writer, mtime_ns, UnixNowNs());
+}
+
+Status RemoveStaleTempsIn(FileSystem* fs, const std::string& dir) {
+  auto entries = fs->ListDir(dir);
+  if (!entries.ok()) return entries.status().code() == StatusCode::kNotFound ? Status::OK() : entries.status();
+  for (const DirEntry& e : *entries) {
+    if (e.type != FileType::kFile) continue;
+    REEL_ASSIGN_OR_RETURN(bool stale, IsStaleTemp(fs, dir, e.name));
+    if (!stale) continue;
+    Status removed = fs->RemoveFile(JoinPath(dir, e.name));
+    if (!removed.ok() && removed.code() != StatusCode::kNotFound) return removed;  // gone meanwhile: fine
+  }
+  return Status::OK();
 }
 
 Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n, const CommitPlan& plan,

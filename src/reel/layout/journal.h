@@ -77,9 +77,6 @@ Result<std::vector<int64_t>> PendingCommits(FileSystem* fs, const std::string& r
 // are checked with it before any file they name is touched.
 bool IsInsideTaskPath(const std::string& rel);
 
-// Unique dotfile temp name beside `final_path` ("<dir>/.<base>.<tag>.reel-<host>-<pid>-<k>.tmp",
-// io/temp_name.h). Readers, check, pack and push ignore it as every dotfile (contract §7.4).
-std::string TempPathFor(const std::string& final_path, const std::string& tag);
 // The writer a reel temp's name names (".<...>.reel-<fields>.tmp"), or nullopt for a name
 // that is not a reel temp. Reads this version's names and the earlier "reel-<pid>-<k>".
 std::optional<TempWriter> ReelTempWriter(const std::string& name);
@@ -88,5 +85,9 @@ std::optional<TempWriter> ReelTempWriter(const std::string& name);
 // unless its name is this host's; a stat error is returned, a file gone meanwhile is not
 // stale. False for a name that is not a reel temp.
 Result<bool> IsStaleTemp(FileSystem* fs, const std::string& dir, const std::string& name);
+
+// Removes every reel temp in `dir` (not below it) whose writer is gone (IsStaleTemp). A
+// missing `dir` holds none; any other listing error is returned, never read as empty.
+Status RemoveStaleTempsIn(FileSystem* fs, const std::string& dir);
 
 }  // namespace reel::internal

@@ -176,27 +176,13 @@ struct Pusher {
 };
 
 // A killed push's task-file temps on a disk destination (".<name>.replace.reel-<writer>.tmp"
-// in meta/ and meta/episodes/, internal::ReplaceFileAcross) go once their writer is gone
-// (IsStaleTemp). Readers never see dotfiles; this frees the space. An object store gets
-// no such temp (files are written in place there), so it is not listed.
+// in meta/ and meta/episodes/, internal::ReplaceFileAcross) go once their writer is gone.
+// Readers never see dotfiles; this frees the space. An object store gets no such temp
+// (files are written in place there), so it is not listed.
 Status RemoveStaleReplaceTemps(FileSystem* dest, const std::string& root) {
   if (!dest->Capabilities().atomic_rename) return Status::OK();
-  for (const char* rel : {"meta", "meta/episodes"}) {
-    const std::string dir = JoinPath(root, rel);
-    auto entries = dest->ListDir(dir);
-    if (!entries.ok()) {
-      if (entries.status().code() == StatusCode::kNotFound) continue;
-      return entries.status();
-    }
-    for (const DirEntry& e : *entries) {
-      if (e.type != FileType::kFile || e.name.find(".replace.reel-") == std::string::npos) continue;
-      REEL_ASSIGN_OR_RETURN(bool stale, internal::IsStaleTemp(dest, dir, e.name));
-      if (!stale) continue;
-      Status removed = dest->RemoveFile(JoinPath(dir, e.name));
-      if (!removed.ok() && removed.code() != StatusCode::kNotFound) return removed;
-    }
-  }
-  return Status::OK();
+  REEL_RETURN_IF_ERROR(internal::RemoveStaleTempsIn(dest, JoinPath(root, "meta")));
+  return internal::RemoveStaleTempsIn(dest, JoinPath(root, "meta/episodes"));
 }
 
 // The episodes to push: those `wanted` names (NotFound for one the task lacks), or every

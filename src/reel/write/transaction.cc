@@ -130,17 +130,7 @@ Status TaskLock::RemoveStaleTemps() const {
     for (const DirEntry& e : slots)
       if (e.type == FileType::kDirectory) dirs.push_back(chunk + "/" + e.name);
   }
-  for (const std::string& d : dirs) {
-    const std::string dir = JoinPath(root_, d);
-    REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, list(d));
-    for (const DirEntry& e : entries) {
-      if (e.type != FileType::kFile) continue;
-      REEL_ASSIGN_OR_RETURN(bool stale, IsStaleTemp(fs_, dir, e.name));
-      if (!stale) continue;
-      Status removed = fs_->RemoveFile(JoinPath(dir, e.name));
-      if (!removed.ok() && removed.code() != StatusCode::kNotFound) return removed;  // gone meanwhile: fine
-    }
-  }
+  for (const std::string& d : dirs) REEL_RETURN_IF_ERROR(RemoveStaleTempsIn(fs_, JoinPath(root_, d)));
   return Status::OK();
 }
 
