@@ -10,12 +10,15 @@
 #include <parquet/metadata.h>
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 #include <set>
 
+#include "io/bounded_pool.h"
 #include "io/parquet_io.h"
 
 namespace reel::internal {
@@ -27,6 +30,27 @@ void CollectLeaves(const parquet::arrow::SchemaField& field, std::vector<int>& o
   for (const auto& child : field.children) CollectLeaves(child, out);
 }
 
+// What reading a parquet file may hold at once, page buffers and decoded arrays
+// together: 32,768 times its size (ZSTD's largest expansion: an RLE block of 128 KiB
+// from a 4-byte header and byte) plus 256 MiB. A page header or dictionary that claims
+// more (a 4 KB file declaring a 4.8 GB dictionary, KEYPOINTS-PAGE-ALLOC) is refused
+// before it is allocated. Only a file of constant or null columns can decode past this
+// honestly (RLE runs); reel writes none that large.
+constexpr int64_t kDecodedFloor = int64_t{256} << 20;
+constexpr int64_t kMaxExpansion = 32768;
+
+int64_t DecodedBudget(int64_t file_bytes) {
+  constexpr int64_t kMost = std::numeric_limits<int64_t>::max() / 2;
+  const int64_t scaled = file_bytes > kMost / kMaxExpansion ? kMost : file_bytes * kMaxExpansion;
+  return kDecodedFloor + std::max<int64_t>(scaled, 0);
+}
+
+// The reader and the pool its buffers come from; the reader goes first.
+struct BoundedReader {
+  BoundedPool::Owner pool;
+  std::unique_ptr<parquet::arrow::FileReader> reader;
+};
+
 }  // namespace
 
 Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
@@ -34,11 +58,20 @@ Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
                                                                bool use_threads) {
   REEL_ASSIGN_OR_RETURN(auto file, fs->OpenRandomAccess(path));
   try {
-    auto reader = parquet::arrow::OpenFile(file, arrow::default_memory_pool());
-    if (!reader.ok())
-      return Status::Corruption(path + ": not a readable parquet file (" +
-                                reader.status().message() + ")");
-    std::shared_ptr<parquet::arrow::FileReader> shared = std::move(*reader);
+    // A parquet reader sizes buffers from the file's own headers: they come from a pool
+    // with a budget derived from the file's size, so a forged header is refused.
+    auto size = file->GetSize();
+    if (!size.ok()) return Status::IOError(path + ": cannot size (" + size.status().message() + ")");
+    auto held = std::make_shared<BoundedReader>();
+    held->pool = BoundedPool::Make(DecodedBudget(*size), "that reel lets a parquet file of " +
+                                                             std::to_string(*size) +
+                                                             " bytes decode to (32768 times its size plus 256 MiB)");
+    parquet::arrow::FileReaderBuilder builder;
+    arrow::Status opened = builder.Open(file, parquet::ReaderProperties(held->pool.get()));
+    if (opened.ok()) opened = builder.memory_pool(held->pool.get())->Build(&held->reader);
+    if (!opened.ok())
+      return Status::Corruption(path + ": not a readable parquet file (" + opened.message() + ")");
+    std::shared_ptr<parquet::arrow::FileReader> shared(held, held->reader.get());
     shared->set_use_threads(use_threads);
     // Columns are found by name everywhere; a second column of one name would be
     // ambiguous, and Arrow's by-name lookup answers it with no column at all.

@@ -8,8 +8,11 @@
 #include <parquet/arrow/writer.h>
 #include <parquet/properties.h>
 
+#include <fstream>
+#include <iterator>
 #include <vector>
 
+#include "io/bounded_pool.h"
 #include "io/parquet_io.h"
 #include "io/scratch_dir.h"
 
@@ -117,6 +120,59 @@ TEST(ReadListLengths, RefusesWhatIsNotAListOfOnePrimitive) {
   EXPECT_EQ(ReadListLengths(**reader, "plain", path).status().code(), StatusCode::kNotSupported);
   EXPECT_EQ(ReadListLengths(**reader, "nested", path).status().code(), StatusCode::kNotSupported);
   EXPECT_EQ(ReadListLengths(**reader, "absent", path).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace reel::internal
+
+namespace reel::internal {
+namespace {
+
+TEST(BoundedPool, RefusesPastItsBudgetAndOutlivesItsOwnerWhileABufferLives) {
+  auto owner = BoundedPool::Make(1000, "of the test");
+  BoundedPool* pool = owner.get();
+  uint8_t* a = nullptr;
+  ASSERT_TRUE(pool->Allocate(600, &a).ok());
+  uint8_t* b = nullptr;
+  const arrow::Status refused = pool->Allocate(600, &b);
+  EXPECT_TRUE(refused.IsOutOfMemory());
+  EXPECT_NE(refused.message().find("over the 1000 bytes of the test"), std::string::npos) << refused.message();
+  EXPECT_EQ(pool->bytes_allocated(), 600);
+  EXPECT_TRUE(pool->Reallocate(600, 1200, &a).IsOutOfMemory());
+  ASSERT_TRUE(pool->Reallocate(600, 100, &a).ok());
+  ASSERT_TRUE(pool->Allocate(900, &b).ok());
+  EXPECT_EQ(pool->bytes_allocated(), 1000);
+  owner.reset();  // the owner lets go; the two buffers keep the pool (ASan sees a use after free)
+  pool->Free(a, 100);
+  EXPECT_EQ(pool->bytes_allocated(), 900);
+  pool->Free(b, 900);  // the last one deletes it
+}
+
+// fuzz/crashes/keypoints/oom-2204945d...: a 4,251-byte parquet file (after the harness's
+// selector byte) whose INT32 dictionary page declares 1,200,561,728 entries, 4,802,246,912
+// bytes decoded (KEYPOINTS-PAGE-ALLOC). The reader refuses the dictionary, names the file
+// and allocates nothing near its claim.
+TEST(OpenParquet, ADictionaryLargerThanTheFileCanDecodeToIsRefusedNotAllocated) {
+  std::ifstream in(std::string(REEL_SOURCE_DIR) + "/fuzz/crashes/keypoints/oom-2204945dbad2a64968f6cf953ba613075ba51e4b",
+                   std::ios::binary);
+  ASSERT_TRUE(in.good());
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  const std::string path = (*dir)->path() + "/chunk-000.parquet";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes.substr(1);  // byte 0 picks the harness's keypoints part
+  }
+  const int64_t before = arrow::default_memory_pool()->max_memory();
+  auto table = ReadParquetTable(DefaultFileSystem(), path, {}, false);
+  ASSERT_FALSE(table.ok());
+  EXPECT_EQ(table.status().code(), StatusCode::kCorruption);
+  const std::string message = table.status().ToString();
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find("that reel lets a parquet file of 4251 bytes decode to"), std::string::npos) << message;
+  EXPECT_NE(message.find("4802246912"), std::string::npos) << message;
+  EXPECT_LT(arrow::default_memory_pool()->max_memory(), std::max<int64_t>(before, 0) + (int64_t{1} << 30));
 }
 
 }  // namespace
