@@ -1,6 +1,7 @@
 #include "layout/journal.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "io/durable_dirs.h"
@@ -43,10 +44,44 @@ Status ApplyPlan(FileSystem* fs, const std::string& root, const CommitPlan& plan
   return Status::OK();
 }
 
+// The task files an episode's commit writes beside its own (the transaction's merge).
+bool IsEpisodeCommitTaskFile(const std::string& rel) {
+  return rel == "meta/info.json" || rel == "meta/stats.json" || rel == "meta/tasks.jsonl";
+}
+
+// An episode journal names only what an episode commit writes: each rename a reel temp
+// into its target beside it, each target episode n's file (by the task's templates) or
+// a task file, each removal n's file. A journal that names another episode's file (a
+// forged .commit-99.json deleting episode 3's data) is refused.
+Status CheckEpisodeJournal(const Json& doc, const CommitPlan& plan, int64_t n, const EpisodeFiles& episode_files,
+                           const std::function<Status(const std::string&)>& bad) {
+  const std::string episode = "episode " + std::to_string(n);
+  if (!doc.contains("episode_index") || !doc["episode_index"].is_number_integer() ||
+      doc["episode_index"].get<int64_t>() != n)
+    return bad("is not " + episode + "'s (its \"episode_index\" is " +
+               (doc.contains("episode_index") ? Dump(doc["episode_index"], -1) : std::string("missing")) + ")");
+  const auto owned = [&](const std::string& rel) -> Result<bool> {
+    if (!episode_files) return true;
+    return episode_files(n, rel);
+  };
+  for (const Rename& r : plan.renames) {
+    if (!ReelTempWriter(BaseName(r.from)) || DirName(r.from) != DirName(r.to))
+      return bad("renames \"" + r.from + "\", which is not a reel temp beside its target \"" + r.to + "\"");
+    REEL_ASSIGN_OR_RETURN(bool mine, owned(r.to));
+    if (!mine && !IsEpisodeCommitTaskFile(r.to))
+      return bad("writes \"" + r.to + "\", which is neither a file of " + episode + " nor a task file");
+  }
+  for (const std::string& rel : plan.removes) {
+    REEL_ASSIGN_OR_RETURN(bool mine, owned(rel));
+    if (!mine) return bad("removes \"" + rel + "\", which is not a file of " + episode);
+  }
+  return Status::OK();
+}
+
 // The plan a journal holds; an error for one that is too large, does not parse (it is
-// written atomically, so a torn one cannot exist: it is left for a person to look at) or
-// names an unsafe path.
-Result<CommitPlan> ReadJournal(FileSystem* fs, const std::string& path) {
+// written atomically, so a torn one cannot exist: it is left for a person to look at),
+// names an unsafe path, or (for episode n) names what is not n's (CheckEpisodeJournal).
+Result<CommitPlan> ReadJournal(FileSystem* fs, const std::string& path, int64_t n, const EpisodeFiles& episode_files) {
   constexpr uint64_t kMaxJournalBytes = uint64_t{256} << 20;
   REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
   if (info.size > kMaxJournalBytes)
@@ -78,29 +113,32 @@ Result<CommitPlan> ReadJournal(FileSystem* fs, const std::string& path) {
     if (!IsInsideTaskPath(r.from) || !IsInsideTaskPath(r.to)) return bad("names an unsafe path (" + r.from + " -> " + r.to + ")");
   for (const std::string& r : plan.removes)
     if (!IsInsideTaskPath(r)) return bad("names an unsafe path (" + r + ")");
+  if (n != kTaskChange) REEL_RETURN_IF_ERROR(CheckEpisodeJournal(doc, plan, n, episode_files, bad));
   return plan;
 }
 
-Status RollForward(FileSystem* fs, const std::string& path, const std::string& root) {
-  REEL_ASSIGN_OR_RETURN(CommitPlan plan, ReadJournal(fs, path));
+// Every path of a plan inside the task without a symbolic link on the way (layout/
+// confined.h), all checked before the first is touched. `what` names the plan's source.
+Status CheckPlanBeneath(FileSystem* fs, const std::string& root, const CommitPlan& plan, const std::string& what) {
+  Beneath beneath(fs, root);
+  for (const Rename& r : plan.renames) {
+    REEL_RETURN_IF_ERROR(beneath.Check(r.from, what));
+    REEL_RETURN_IF_ERROR(beneath.Check(r.to, what));
+  }
+  for (const std::string& rel : plan.removes) REEL_RETURN_IF_ERROR(beneath.Check(rel, what));
+  return Status::OK();
+}
+
+Status RollForward(FileSystem* fs, const std::string& path, const std::string& root, int64_t n,
+                   const EpisodeFiles& episode_files) {
+  REEL_ASSIGN_OR_RETURN(CommitPlan plan, ReadJournal(fs, path, n, episode_files));
+  REEL_RETURN_IF_ERROR(CheckPlanBeneath(fs, root, plan, path + " (interrupted commit journal, left for a person)"));
   REEL_RETURN_IF_ERROR(ApplyPlan(fs, root, plan));
   REEL_RETURN_IF_ERROR(fs->RemoveFile(path));
   return fs->SyncDir(DirName(path));
 }
 
 }  // namespace
-
-bool IsInsideTaskPath(const std::string& rel) {
-  if (rel.empty() || rel.front() == '/' || rel.size() > 4096 || rel.find('\0') != std::string::npos) return false;
-  size_t at = 0;
-  while (at <= rel.size()) {
-    const size_t end = std::min(rel.find('/', at), rel.size());
-    const std::string_view part(rel.data() + at, end - at);
-    if (part.empty() || part == "." || part == "..") return false;
-    at = end + 1;
-  }
-  return true;
-}
 
 std::optional<TempWriter> ReelTempWriter(const std::string& name) {
   const size_t mark = name.rfind(".reel-");
@@ -151,6 +189,9 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n, con
   for (const Rename& r : plan.renames) temp_dirs.insert(DirName(JoinPath(root, r.from)));
   for (const std::string& d : temp_dirs) REEL_RETURN_IF_ERROR(fs->SyncDir(d));
   const std::string path = JournalPath(root, n);
+  // Undecided until the journal exists: a plan through a link inside the task fails here,
+  // whole, rather than leave a journal that recovery would refuse.
+  REEL_RETURN_IF_ERROR(CheckPlanBeneath(fs, root, plan, path + " (the commit being written)"));
   Status written = WriteFileAtomic(fs, path, Dump(journal, -1));
   // The rename happened even when the final directory fsync failed: the journal is there.
   auto present = fs->Stat(path);
@@ -173,15 +214,15 @@ Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t n, con
   return written.ok() ? synced : written;
 }
 
-Status RecoverCommits(FileSystem* fs, const std::string& root) {
+Status RecoverCommits(FileSystem* fs, const std::string& root, const EpisodeFiles& episode_files) {
   // Episodes' commits first: a task change (a maintenance tool) runs under the task lock,
   // after any episode commit it found was rolled forward.
   REEL_ASSIGN_OR_RETURN(std::vector<int64_t> journals, CommitJournals(fs, root));
-  for (int64_t n : journals) REEL_RETURN_IF_ERROR(RollForward(fs, JournalPath(root, n), root));
+  for (int64_t n : journals) REEL_RETURN_IF_ERROR(RollForward(fs, JournalPath(root, n), root, n, episode_files));
   const std::string task_change = JournalPath(root, kTaskChange);
   REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(task_change));
   if (info.type == FileType::kNotFound) return Status::OK();
-  return RollForward(fs, task_change, root);
+  return RollForward(fs, task_change, root, kTaskChange, episode_files);
 }
 
 namespace {

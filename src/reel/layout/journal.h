@@ -10,11 +10,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "io/temp_name.h"
+#include "layout/confined.h"
 #include "reel/fs.h"
 #include "reel/status.h"
 
@@ -42,14 +44,25 @@ inline constexpr int64_t kTaskChange = -1;
 // `decided` becomes true once the journal is durable: from then on the change will
 // appear (now, or when the next writer rolls the journal forward), whatever the returned
 // Status says. `episode_index` is N (meta/.commit-<N>.json, N hidden meanwhile) or
-// kTaskChange.
+// kTaskChange. A plan with a path through a symbolic link inside the task is refused before
+// the journal is written (not decided).
 Status CommitWithJournal(FileSystem* fs, const std::string& root, int64_t episode_index, const CommitPlan& plan,
                          bool* decided);
 
+// Whether `rel` is where the task's path templates put a file of episode `n`: what an
+// episode's journal may name (a task is data from elsewhere, and so are its journals).
+// The writer builds it from info.json (TaskLock::Acquire); an error (info.json unreadable)
+// stops recovery. Null: journals are held to confinement and their own shape only.
+using EpisodeFiles = std::function<Result<bool>(int64_t n, const std::string& rel)>;
+
 // Rolls forward every interrupted commit of the task (the .commit-<N> journals and
-// .commit-task.json; a push journal is the pusher's to finish). A journal over 256 MiB or
-// naming an unsafe path stops recovery with an error and is left for a person.
-Status RecoverCommits(FileSystem* fs, const std::string& root);
+// .commit-task.json; a push journal is the pusher's to finish). A journal stops recovery
+// with an error, and is left for a person, when it is over 256 MiB, names a path outside
+// the task or through a symbolic link inside it (layout/confined.h), or, for episode N,
+// is not N's: its "episode_index" is not N, a rename is not a reel temp into its target
+// beside it, or a target or removal is not N's file by `episode_files` (task files may
+// be targets). Every path is checked before the first is touched.
+Status RecoverCommits(FileSystem* fs, const std::string& root, const EpisodeFiles& episode_files = nullptr);
 
 // Episode numbers with a commit journal still present. A task without meta/ has none; any
 // other error listing meta/ is returned, never read as "no journal" (these lists decide
@@ -71,11 +84,6 @@ std::string ChangeJournalPath(const std::string& root);
 // CommitJournals, and an error reading a present change journal (one that is torn or
 // foreign names no episode: the change never committed).
 Result<std::vector<int64_t>> PendingCommits(FileSystem* fs, const std::string& root);
-
-// Whether `rel` is a path relative to the task root that stays inside it: not absolute, no
-// "", "." or ".." component, no NUL, at most 4096 bytes. Journals and push journals read back
-// are checked with it before any file they name is touched.
-bool IsInsideTaskPath(const std::string& rel);
 
 // The writer a reel temp's name names (".<...>.reel-<fields>.tmp"), or nullopt for a name
 // that is not a reel temp. Reads this version's names and the earlier "reel-<pid>-<k>".

@@ -271,10 +271,11 @@ Result<std::vector<int64_t>> RollBackStagedEpisodes(FileSystem* dest, const std:
       others.push_back(n);
       continue;
     }
+    // The journal is the destination's bytes: each file it lists is removed only inside
+    // the task, through no symbolic link (layout/confined.h), all checked first.
+    Beneath beneath(dest, root);
     for (const std::string& rel : files)
-      if (!IsInsideTaskPath(rel))
-        return Status::Invalid(path + ": lists \"" + rel + "\", which is not a file inside the task; "
-                               "nothing was rolled back");
+      REEL_RETURN_IF_ERROR(beneath.Check(rel, path + " (staged push journal; nothing was rolled back)"));
     std::set<std::string> dirs;
     for (auto it = files.rbegin(); it != files.rend(); ++it) {
       Status st = dest->RemoveFile(JoinPath(root, *it));

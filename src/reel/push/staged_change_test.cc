@@ -168,7 +168,7 @@ TEST_F(StagedChangeTest, RefusesAJournalOfAPlainPushAndOneListingFilesOutsideThe
   auto hostile = Record(1);
   ASSERT_FALSE(hostile.ok());
   EXPECT_EQ(hostile.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(hostile.status().message().find("not a file inside the task"), std::string::npos);
+  EXPECT_NE(hostile.status().message().find("not a path inside the task"), std::string::npos);
   EXPECT_TRUE(stdfs::exists(dir_ + "/store/outside.txt"));
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1}));
 }

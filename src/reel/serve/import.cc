@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "io/same_bytes.h"
+#include "layout/confined.h"
 #include "reel/check.h"
 #include "reel/columns.h"
 #include "reel/layout.h"
@@ -164,17 +165,6 @@ Result<std::string> RenderFor(const std::string& tmpl, int64_t n, int64_t chunks
   return t.Render(vars);
 }
 
-// True when `rel` is where `tmpl` puts a file of episode `n` (contract §12: paths come
-// from the templates and chunks_size).
-bool NamesEpisode(const std::string& tmpl, const std::string& rel, int64_t n, int64_t chunks_size) {
-  auto t = PathTemplate::Parse(tmpl);
-  if (!t.ok()) return false;
-  const std::optional<PathVars> vars = t->Match(rel);
-  if (!vars || (!vars->episode_index && !(vars->chunk && vars->file))) return false;
-  if (vars->episode_index && *vars->episode_index != n) return false;
-  return !(vars->chunk && vars->file) || EpisodeIndexOf({*vars->chunk, *vars->file}, chunks_size) == n;
-}
-
 // Where the episode's files go in the task (contract §12: every path from the task's
 // templates and chunks_size, never from the slice's names). The slice's own files must
 // be exactly those its own templates give for N (no other episode file rides along),
@@ -197,7 +187,7 @@ Result<Placement> PlanPlacement(const InfoJson& slice, const InfoJson& task, con
     if (own != rel)
       return Layout(rel + " is not where the slice's own templates put episode " + std::to_string(n) + " (" + own + ")");
     REEL_ASSIGN_OR_RETURN(std::string target, RenderFor(tmpl, n, task.chunks_size, vars));
-    if (!NamesEpisode(tmpl, target, n, task.chunks_size))
+    if (!internal::TemplateNamesEpisode(tmpl, target, n, task.chunks_size))
       return Layout("the task's template \"" + tmpl + "\" does not name episode " + std::to_string(n) + " uniquely");
     out[rel] = target;
     return Status::OK();

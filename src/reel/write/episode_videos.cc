@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "layout/confined.h"
 #include "layout/journal.h"
 
 namespace reel::internal {
@@ -108,7 +109,9 @@ Result<std::unique_ptr<EpisodeVideos>> EpisodeVideos::Open(FileSystem* fs, const
     const std::string final_abs = JoinPath(root, *rel);
     o.temp_path = TempPathFor(final_abs, "commit");
     v->files_.push_back({o.temp_path, *rel});  // registered first: Discard removes it
-    Status st = fs->CreateDirs(DirName(final_abs));
+    // No folder on the way may be a link out of the task (layout/confined.h).
+    Status st = CheckBeneath(fs, root, *rel, root + ": recording episode " + std::to_string(n) + " to " + *rel);
+    if (st.ok()) st = fs->CreateDirs(DirName(final_abs));
     auto stream = st.ok() ? SlotStream::Open(std::move(o)) : Result<std::unique_ptr<SlotStream>>(st);
     if (!stream.ok()) {
       v->Discard();

@@ -62,7 +62,8 @@ class ListingFaultTest : public ::testing::TestWithParam<StatusCode> {
     auto two = (*task)->FindEpisode(2);
     ASSERT_TRUE(two.ok());
     row_rel_ = two->row_path;
-    const std::string temp_rel = DirName(row_rel_) + "/.row-2.commit.tmp";
+    // The temp is named as the transaction names its own (a journal is held to that).
+    const std::string temp_rel = DirName(row_rel_) + "/" + BaseName(internal::TempPathFor(row_rel_, "commit"));
     stdfs::rename(root_ + "/" + row_rel_, root_ + "/" + temp_rel);
     std::ofstream(root_ + "/meta/.commit-2.json")
         << R"({"episode_index": 2, "renames": [[")" << temp_rel << R"(", ")" << row_rel_ << R"("]]})";

@@ -21,6 +21,7 @@
 #include "layout/journal.h"
 #include "write/episode_data.h"
 #include "write/task_files.h"
+#include "layout/confined.h"
 #include "write/transaction.h"
 #include "write/episode_videos.h"
 
@@ -199,6 +200,11 @@ Result<std::unique_ptr<EpisodeWriter>> TaskWriter::Begin(std::optional<int64_t> 
   PathVars vars{loc.chunk, loc.file, impl->n, std::nullopt, std::nullopt};
   REEL_ASSIGN_OR_RETURN(impl->data_rel, tpl_data->Render(vars));
   REEL_ASSIGN_OR_RETURN(impl->row_rel, tpl_rows->Render(vars));
+  // Its data segments are written beside the data file from the first frame: no folder on
+  // the way may be a link out of the task (layout/confined.h; videos: EpisodeVideos::Open).
+  for (const std::string& rel : {impl->data_rel, impl->row_rel})
+    REEL_RETURN_IF_ERROR(internal::CheckBeneath(fs_, root_, rel, root_ + ": recording episode " +
+                                                                     std::to_string(impl->n) + " to " + rel));
   for (const auto& [column, tier] : options_.force_matrix_tiers)
     impl->fm_specs_of_task[column] = *ForceMatrixSpecForTier(tier);
   internal::EpisodeData::Options data_options;

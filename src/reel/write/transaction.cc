@@ -1,8 +1,10 @@
 #include "write/transaction.h"
 
+#include <optional>
 #include <set>
 
 #include "io/durable_dirs.h"
+#include "layout/confined.h"
 #include "util/json_util.h"
 #include "util/time_util.h"
 #include "reel/merge.h"
@@ -102,8 +104,21 @@ Result<TaskLock> TaskLock::Acquire(FileSystem* fs, const std::string& root) {
   REEL_RETURN_IF_ERROR(CreateDirsDurable(fs, JoinPath(root, "meta/episodes")));
   REEL_ASSIGN_OR_RETURN(auto lock, fs->LockFile(JoinPath(root, kLockPath)));
   // Commits happen under this lock, so a journal seen now is from a writer that died:
-  // finish it first, or its N would look free and its files half there.
-  REEL_RETURN_IF_ERROR(RecoverCommits(fs, root));
+  // finish it first, or its N would look free and its files half there. An episode's
+  // journal may name only that episode's files, by the task's templates (info.json read
+  // only when such a journal is there: a v1.0 folder has none of its own).
+  std::optional<InfoJson> info;
+  const EpisodeFiles episode_files = [&](int64_t n, const std::string& rel) -> Result<bool> {
+    if (!info) {
+      auto loaded = LoadInfo(fs, root);
+      if (!loaded.ok()) return loaded.status().WithContext("checking an interrupted commit's files");
+      info = std::move(*loaded);
+    }
+    return TemplateNamesEpisode(info->data_path, rel, n, info->chunks_size) ||
+           TemplateNamesEpisode(info->video_path, rel, n, info->chunks_size) ||
+           TemplateNamesEpisode(info->episodes_path, rel, n, info->chunks_size);
+  };
+  REEL_RETURN_IF_ERROR(RecoverCommits(fs, root, episode_files));
   return TaskLock(fs, root, std::move(lock));
 }
 
@@ -189,6 +204,9 @@ Result<std::unique_ptr<EpisodeTransaction>> EpisodeTransaction::Begin(TaskLock* 
 EpisodeTransaction::~EpisodeTransaction() { (void)Abort(); }
 
 Result<std::string> EpisodeTransaction::NewTemp(const std::string& rel, const std::string& tag) {
+  // A task's folders are its own: no byte of it is written through a symbolic link inside
+  // it (layout/confined.h), and the commit checks its whole plan again before its journal.
+  REEL_RETURN_IF_ERROR(CheckBeneath(fs_, root_, rel, root_ + ": writing " + rel));
   const std::string temp = TempPathFor(JoinPath(root_, rel), tag);
   REEL_RETURN_IF_ERROR(CreateDirsDurable(fs_, DirName(temp)));  // a new chunk's directory
   Track(temp, rel);

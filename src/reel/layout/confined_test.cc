@@ -1,0 +1,187 @@
+// Confinement of the paths a task's own files name (layout/confined.h), and issue 27's
+// finding 1 end to end: a forged commit journal plus a symbolic link inside the task, a
+// journal for an episode the task lacks, and a staged push journal through a link. Each
+// is refused before anything is touched, and nothing outside the task changes.
+#include "layout/confined.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "layout/journal.h"
+#include "push/push_internal.h"
+#include "reel/push.h"
+#include "reel/task.h"
+#include "testing/tiny_rig.h"
+#include "write/transaction.h"
+
+namespace reel::internal {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class ConfinedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (stdfs::temp_directory_path() / "reel_confined.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    root_ = dir_ + "/task";
+    outside_ = dir_ + "/elsewhere";
+    stdfs::create_directories(root_ + "/meta");
+    stdfs::create_directories(outside_);
+    Put(outside_ + "/victim.conf", "the user's configuration");
+    Put(outside_ + "/secret.txt", "the user's secret");
+  }
+  void TearDown() override { stdfs::remove_all(dir_); }
+
+  static void Put(const std::string& path, const std::string& text) {
+    stdfs::create_directories(stdfs::path(path).parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  void ExpectOutsideUntouched() const {
+    EXPECT_EQ(Read(outside_ + "/victim.conf"), "the user's configuration");
+    EXPECT_EQ(Read(outside_ + "/secret.txt"), "the user's secret");
+    size_t entries = 0;
+    std::string names;
+    for (const auto& e : stdfs::recursive_directory_iterator(outside_)) {
+      ++entries;
+      names += " " + e.path().string();
+    }
+    EXPECT_EQ(entries, 2u) << names;
+  }
+
+  std::string dir_, root_, outside_;
+};
+
+TEST_F(ConfinedTest, ALinkOnThePathIsRefusedWhereverItIs) {
+  stdfs::create_directories(root_ + "/data/chunk-000");
+  stdfs::create_directory_symlink(outside_, root_ + "/meta/cache");
+  stdfs::create_symlink(outside_ + "/victim.conf", root_ + "/data/chunk-000/episode-000.parquet");
+  FileSystem* fs = DefaultFileSystem();
+  EXPECT_TRUE(CheckBeneath(fs, root_, "meta/info.json", "t").ok());
+  EXPECT_TRUE(CheckBeneath(fs, root_, "videos/chunk-000/cam/episode-000.mp4", "t").ok());  // not there yet
+  for (const char* rel : {"meta/cache/victim.conf", "meta/cache", "data/chunk-000/episode-000.parquet"}) {
+    Status st = CheckBeneath(fs, root_, rel, "the journal");
+    EXPECT_EQ(st.code(), StatusCode::kInvalid) << rel;
+    EXPECT_NE(st.message().find("symbolic link"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("the journal"), std::string::npos) << st.message();
+  }
+  for (const char* rel : {"../elsewhere/victim.conf", "/etc/passwd", "meta/./info.json", "meta//info.json", ""}) {
+    Status st = CheckBeneath(fs, root_, rel, "the journal");
+    EXPECT_EQ(st.code(), StatusCode::kInvalid) << rel;
+    EXPECT_NE(st.message().find("not a path inside the task"), std::string::npos) << st.message();
+  }
+  // The root itself may be a link: it is the caller's choice, not the task's bytes.
+  stdfs::create_directory_symlink(root_, dir_ + "/task-link");
+  EXPECT_TRUE(CheckBeneath(fs, dir_ + "/task-link", "meta/info.json", "t").ok());
+}
+
+// The issue's example: meta/cache -> elsewhere and a journal renaming into it and
+// removing from it. Every writer's lock runs recovery; it stops, and leaves both.
+TEST_F(ConfinedTest, AForgedJournalThroughALinkChangesNothingOutside) {
+  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 2).ok());
+  stdfs::create_directory_symlink(outside_, root_ + "/meta/cache");
+  Put(root_ + "/meta/payload", "attacker's bytes");
+  Put(root_ + "/meta/.commit-7.json",
+      R"({"renames":[["meta/payload","meta/cache/victim.conf"]],"removes":["meta/cache/secret.txt"]})");
+  auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(lock.status().message().find(".commit-7.json"), std::string::npos) << lock.status().message();
+  ExpectOutsideUntouched();
+  EXPECT_TRUE(stdfs::exists(root_ + "/meta/.commit-7.json"));  // left for a person
+
+  // Shaped as reel writes its journals (a temp beside an episode file of 7), with the
+  // task's templates pointed through the link: the link still stops it.
+  Put(root_ + "/meta/.commit-7.json",
+      R"({"episode_index":7,"renames":[["meta/cache/.victim.conf.reel-h-1-1.tmp","meta/cache/victim.conf"]]})");
+  lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+  ASSERT_FALSE(lock.ok());
+  ExpectOutsideUntouched();
+}
+
+TEST_F(ConfinedTest, AJournalThroughALinkedDataFolderIsRefusedBeforeAnyRename) {
+  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 2).ok());
+  // data/chunk-000 replaced by a link to elsewhere (as a copy by a tool that keeps links).
+  stdfs::rename(root_ + "/data/chunk-000", dir_ + "/moved-chunk");
+  stdfs::create_directory_symlink(outside_, root_ + "/data/chunk-000");
+  Put(root_ + "/meta/.x.reel-h-1-1.tmp", "{}");
+  Put(root_ + "/meta/.commit-3.json",
+      R"({"episode_index":3,"renames":[["meta/.x.reel-h-1-1.tmp","meta/info.json"]],)"
+      R"("removes":["data/chunk-000/episode-002.parquet"]})");
+  Put(outside_ + "/episode-002.parquet", "not the task's");
+  const std::string info_before = Read(root_ + "/meta/info.json");
+  auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+  ASSERT_FALSE(lock.ok());
+  EXPECT_NE(lock.status().message().find("\"data/chunk-000\""), std::string::npos) << lock.status().message();
+  EXPECT_EQ(Read(outside_ + "/episode-002.parquet"), "not the task's");
+  EXPECT_EQ(Read(root_ + "/meta/info.json"), info_before);  // the rename before it did not happen either
+}
+
+// A journal for an episode the task lacks may not remove another episode's files (before:
+// episode 1's data went, and check said OK).
+TEST_F(ConfinedTest, AJournalMayNameOnlyItsOwnEpisodesFiles) {
+  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 2).ok());
+  auto task = Task::Open(root_);
+  ASSERT_TRUE(task.ok());
+  auto one = (*task)->FindEpisode(1);
+  ASSERT_TRUE(one.ok());
+  const std::string data_one = root_ + "/" + one->data_path;
+  for (const std::string& journal : std::vector<std::string>{
+           R"({"episode_index":9,"removes":[")" + one->data_path + R"("]})",
+        R"({"episode_index":1,"removes":[")" + one->data_path + R"("]})",  // says 1, is named 9
+        R"({"removes":[")" + one->data_path + R"("]})",
+           R"({"episode_index":9,"renames":[["meta/stats.json","meta/info.json"]]})"}) {
+    Put(root_ + "/meta/.commit-9.json", journal);
+    auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+    ASSERT_FALSE(lock.ok()) << journal;
+    EXPECT_EQ(lock.status().code(), StatusCode::kInvalid) << journal;
+    EXPECT_NE(lock.status().message().find("left for a person"), std::string::npos) << lock.status().message();
+    EXPECT_TRUE(stdfs::exists(data_one)) << journal;
+    EXPECT_TRUE(stdfs::exists(root_ + "/meta/stats.json")) << journal;
+  }
+  stdfs::remove(root_ + "/meta/.commit-9.json");
+  EXPECT_TRUE(TaskLock::Acquire(DefaultFileSystem(), root_).ok());
+}
+
+// A writer does not write through a link inside the task either: the recording fails,
+// naming the link, and nothing lands outside.
+TEST_F(ConfinedTest, AWriterRefusesToWriteThroughALinkInsideTheTask) {
+  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 1).ok());
+  stdfs::rename(root_ + "/data", dir_ + "/moved-data");
+  stdfs::create_directory_symlink(outside_, root_ + "/data");
+  Status st = testing::RecordTinyEpisodes(root_, 1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("symbolic link \"data\""), std::string::npos) << st.message();
+  ExpectOutsideUntouched();
+}
+
+// reel push's staged journal at a destination (RollBackStagedEpisodes): a file it lists
+// through a link is not removed.
+TEST_F(ConfinedTest, AStagedPushJournalThroughALinkRemovesNothing) {
+  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 1).ok());
+  const std::string dest = dir_ + "/dest";
+  ASSERT_TRUE(PushTask(root_, DefaultFileSystem(), dest).ok());
+  stdfs::create_directory_symlink(outside_, dest + "/meta/cache");
+  Put(dest + "/meta/.push-2.json", R"({"episode_index":2,"staged":true,"files":["meta/cache/secret.txt"]})");
+  auto recovered = RecoverStagedPushes(DefaultFileSystem(), dest);
+  ASSERT_FALSE(recovered.ok());
+  EXPECT_EQ(recovered.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(recovered.status().message().find("symbolic link"), std::string::npos) << recovered.status().message();
+  ExpectOutsideUntouched();
+  auto again = PushTask(root_, DefaultFileSystem(), dest);  // a push to it stops the same way
+  ASSERT_FALSE(again.ok());
+  ExpectOutsideUntouched();
+}
+
+}  // namespace
+}  // namespace reel::internal
