@@ -586,7 +586,10 @@ def test_restore_refusals_name_the_reason(reel_bin, v1_template, tmp_path):
     shutil.copy(task / pooled_rel(3, "data"), extra)
     assert "not created by the migration" in reel(reel_bin, "migrate", "--restore", task, ok=2).stderr
     extra.unlink()
-    assert "--keypoints" in reel(reel_bin, "migrate", "--restore", "--keypoints", tmp_path, task, ok=2).stderr
+    # --keypoints with --restore names the mirror when it is not beside the task (the
+    # manifest's own path is never followed: issue 27 finding 3); one that is missing is refused.
+    assert "keypoints" in reel(reel_bin, "migrate", "--restore", "--keypoints", tmp_path / "no-such-mirror", task,
+                               ok=2).stderr
     (task / "meta" / ".migrate_manifest.json").unlink()
     assert ".migrate_manifest.json: missing" in reel(reel_bin, "migrate", "--restore", task, ok=2).stderr
 
@@ -754,3 +757,60 @@ def test_restore_kill_campaign_migrated_or_v1_then_rerun_finishes(reel_bin, v1_t
         assert tree(mirror) == mirror_before, f"round {r}"
         shutil.rmtree(where)
     print(f"\nrestore kill campaign: {rounds} rounds, {full:.2f} s per restore: {outcomes}")
+
+
+# --------------------------------------------------------------------------- confinement (issue 27)
+
+
+def _outside_tree(tmp_path: Path) -> Path:
+    outside = tmp_path / "elsewhere"
+    _write(outside / "victim" / "precious.txt", b"the user's own bytes")
+    _write(outside / "notes.txt", b"more of them")
+    return outside
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-backup",)], ids=["backup", "no-backup"])
+def test_a_linked_folder_inside_a_session_is_refused_and_its_target_kept(reel_bin, v1_template, tmp_path, flags):
+    # Issue 27 finding 2: the session walk followed a symlinked folder; --no-backup deleted
+    # everything under the link's target, the backup moved it into the task.
+    task = copy_task(v1_template, tmp_path / "a")
+    outside = _outside_tree(tmp_path)
+    want = tree(outside)
+    (task / f"{TASK}_000001" / "extra").symlink_to(outside, target_is_directory=True)
+    before = {p: p.read_bytes() for p in task.rglob("*") if p.is_file() and not p.is_symlink()
+              and "extra" not in p.parts}
+    proc = reel(reel_bin, "migrate", task, *flags, ok=2)
+    assert f"{TASK}_000001/extra" in proc.stderr and "symbolic link" in proc.stderr, proc.stderr
+    assert tree(outside) == want
+    after = {p: p.read_bytes() for p in task.rglob("*") if p.is_file() and not p.is_symlink()
+             and "extra" not in p.parts and p.name != ".lock"}
+    assert after == before and not (task / ".reel-migrate").exists()
+
+
+def test_a_session_folder_that_is_a_link_is_refused(reel_bin, v1_template, tmp_path):
+    task = copy_task(v1_template, tmp_path / "a")
+    moved = tmp_path / "moved_session"
+    shutil.move(str(task / f"{TASK}_000002"), moved)
+    (task / f"{TASK}_000002").symlink_to(moved, target_is_directory=True)
+    want = tree(moved)
+    proc = reel(reel_bin, "migrate", task, "--no-backup", ok=2)
+    assert f"{TASK}_000002" in proc.stderr and "symbolic link" in proc.stderr, proc.stderr
+    assert tree(moved) == want
+
+
+@pytest.mark.parametrize("command", [("migrate",), ("migrate", "--restore")], ids=["rerun", "restore"])
+def test_a_forged_manifest_moves_no_folder_outside_the_mirror(reel_bin, v1_template, tmp_path, command):
+    # Issue 27 finding 3: the manifest's keypoints mirror was used as given, so a no-op
+    # migrate (or --restore) renamed a folder anywhere on disk. The mirror is now found from
+    # where the task is; the manifest's path is not followed.
+    task = copy_task(v1_template, tmp_path / "a")
+    reel(reel_bin, "migrate", task)
+    outside = _outside_tree(tmp_path)
+    want = tree(outside)
+    manifest_path = task / "meta" / ".migrate_manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["keypoints"] = {"mirror": str(outside), "moves": [{"session": "victim", "episode": "episode_000001"}]}
+    manifest_path.write_text(json.dumps(manifest))
+    proc = reel(reel_bin, *command, task)
+    assert tree(outside) == want
+    assert "nothing moved" in proc.stderr or "nothing moved" in proc.stdout, (proc.stdout, proc.stderr)

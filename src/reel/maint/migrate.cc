@@ -328,7 +328,7 @@ Status Clean(FileSystem* fs, const std::string& dest, bool in_place, std::vector
   if (!in_place) return Status::OK();
   REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(dest));
   for (const DirEntry& e : entries) {
-    if (e.type != FileType::kDirectory || !IsLegacySessionFolderName(e.name)) continue;
+    if (e.type != FileType::kDirectory || e.symlink || !IsLegacySessionFolderName(e.name)) continue;
     REEL_ASSIGN_OR_RETURN(bool empty, internal::RemoveEmptyTree(fs, JoinPath(dest, e.name)));
     if (!empty) warnings->push_back(JoinPath(dest, e.name) + ": still holds files after the migration; left as it is");
   }
@@ -347,13 +347,13 @@ void Report(const MigratePlan& plan, MigrateReport* report) {
 
 // After the commit: the keypoints mirror re-keyed as the published manifest records
 // (migrate_mirror.cc); a no-op once done.
-Status FinishKeypoints(FileSystem* fs, const std::string& dest, MigrateReport* report) {
+Status FinishKeypoints(FileSystem* fs, const std::string& dest, const std::string& explicit_dir,
+                       MigrateReport* report) {
   REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(dest, kManifestPath)));
   if (st.type != FileType::kFile) return Status::OK();
   REEL_ASSIGN_OR_RETURN(Json manifest, internal::ReadManifest(fs, JoinPath(dest, kManifestPath)));
-  REEL_ASSIGN_OR_RETURN(report->keypoints_moved, internal::MoveKeypoints(fs, manifest, false, &report->warnings));
-  const Json k = manifest.value("keypoints", Json::object());
-  if (k.is_object() && k.value("mirror", Json()).is_string()) report->keypoints = k["mirror"].get<std::string>();
+  REEL_ASSIGN_OR_RETURN(report->keypoints_moved, internal::MoveKeypoints(fs, dest, explicit_dir, manifest, false,
+                                                                         &report->keypoints, &report->warnings));
   return Status::OK();
 }
 
@@ -364,7 +364,7 @@ Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& op
   REEL_ASSIGN_OR_RETURN(bool pooled, internal::MigratedAlready(fs, *plan));
   if (pooled) {
     report->already_pooled = true;
-    REEL_RETURN_IF_ERROR(FinishKeypoints(fs, plan->dest, report));
+    REEL_RETURN_IF_ERROR(FinishKeypoints(fs, plan->dest, options.keypoints, report));
     return Clean(fs, plan->dest, plan->in_place, &report->warnings);
   }
   REEL_RETURN_IF_ERROR(internal::FindSessions(fs, plan));
@@ -385,7 +385,7 @@ Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& op
   }
   REEL_RETURN_IF_ERROR(Publish(&lock, *plan, *staged));
   Report(*plan, report);
-  REEL_RETURN_IF_ERROR(FinishKeypoints(fs, plan->dest, report));
+  REEL_RETURN_IF_ERROR(FinishKeypoints(fs, plan->dest, options.keypoints, report));
   return Clean(fs, plan->dest, plan->in_place, &report->warnings);
 }
 
@@ -403,9 +403,14 @@ Result<MigrateReport> MigrateTask(const std::string& task_root, const MigrateOpt
   report.task = plan.dest;
   report.dry_run = options.dry_run;
   if (options.restore) {
-    if (!options.to.empty() || options.no_backup || !options.keypoints.empty())
-      return Status::Invalid("reel migrate --restore takes the migrated task alone (no --to, --no-backup or "
-                             "--keypoints: the manifest names the backup and the keypoints mirror)");
+    if (!options.to.empty() || options.no_backup)
+      return Status::Invalid("reel migrate --restore takes the migrated task (no --to or --no-backup: the "
+                             "manifest names the backup); --keypoints names its mirror when it is not beside it");
+    if (!options.keypoints.empty()) {  // checked before anything is restored
+      REEL_ASSIGN_OR_RETURN(FileInfo mirror, fs->Stat(options.keypoints));
+      if (mirror.type != FileType::kDirectory)
+        return Status::Invalid(options.keypoints + ": --keypoints names no folder (the keypoints mirror to move back)");
+    }
     REEL_RETURN_IF_ERROR(internal::RestoreTask(fs, task_root, options, &report));
     return report;
   }

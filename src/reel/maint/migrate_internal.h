@@ -119,11 +119,16 @@ Result<Json> ReadManifest(FileSystem* fs, const std::string& path);
 Status PlanKeypoints(FileSystem* fs, const std::string& explicit_dir, MigratePlan* plan,
                      std::vector<std::string>* warnings);
 // The manifest's "keypoints" block as JSON, and the moves it records carried out: each
-// <mirror>/<session> renamed to <mirror>/episode_{N:06d} (back: the other way). Idempotent:
-// a move whose source is gone and target present is done; both present is an error naming
-// both; neither is a warning. Returns how many folders it moved.
+// <mirror>/<session> renamed to <mirror>/episode_{N:06d} (back: the other way), where the
+// mirror is the task's own (FindKeypointsMirror from `root`, or `explicit_dir`), never the
+// folder the manifest names (it is the task's bytes); none beside the task: a warning and
+// nothing moved. Idempotent: a move whose source is gone and target present is done; both
+// present is an error naming both; neither is a warning. Returns how many folders it moved;
+// *mirror_out is the mirror used.
 Json KeypointsJson(const MigratePlan& plan);
-Result<int64_t> MoveKeypoints(FileSystem* fs, const Json& manifest, bool back, std::vector<std::string>* warnings);
+Result<int64_t> MoveKeypoints(FileSystem* fs, const std::string& root, const std::string& explicit_dir,
+                              const Json& manifest, bool back, std::string* mirror_out,
+                              std::vector<std::string>* warnings);
 
 // migrate_restore.cc: reel migrate --restore (MigrateOptions::restore) of the task at `root`.
 Status RestoreTask(FileSystem* fs, const std::string& root, const MigrateOptions& options, MigrateReport* report);

@@ -73,11 +73,25 @@ Json KeypointsJson(const MigratePlan& plan) {
   return {{"mirror", plan.keypoints_mirror}, {"moves", moves}};
 }
 
-Result<int64_t> MoveKeypoints(FileSystem* fs, const Json& manifest, bool back, std::vector<std::string>* warnings) {
+Result<int64_t> MoveKeypoints(FileSystem* fs, const std::string& root, const std::string& explicit_dir,
+                              const Json& manifest, bool back, std::string* mirror_out,
+                              std::vector<std::string>* warnings) {
   const Json k = manifest.value("keypoints", Json::object());
   if (!k.is_object() || !k.value("mirror", Json()).is_string() || k["mirror"].get<std::string>().empty())
     return int64_t{0};
-  const std::string mirror = k["mirror"].get<std::string>();
+  // The mirror is found from where the task is (or the folder the user names), never taken
+  // from the manifest: the manifest is the task's own bytes, and a forged one could name any
+  // folder on the disk (issue 27, finding 3). The manifest gives only folder names in it.
+  auto located = FindKeypointsMirror(fs, root, explicit_dir);
+  if (!located.ok()) {
+    if (!explicit_dir.empty()) return located.status();
+    warnings->push_back("keypoints: the manifest records keypoints moves, but there is no keypoints_output/" +
+                        BaseName(root) + " beside the task (it names " + k["mirror"].get<std::string>() +
+                        "); nothing moved (give --keypoints <folder> to move them)");
+    return int64_t{0};
+  }
+  const std::string mirror = *located;
+  *mirror_out = mirror;
   const Json moves = k.value("moves", Json::array());
   if (!moves.is_array()) return Status::Invalid("migrate manifest: keypoints.moves must be an array");
   int64_t moved = 0;

@@ -111,17 +111,21 @@ Result<RestorePlan> PlanRestore(FileSystem* fs, const std::string& root, const J
 }
 
 // Steps 2 and 3 (see the file comment), under the lock; the record goes last.
-Status FinishRestore(FileSystem* fs, const std::string& root, MigrateReport* report) {
+Status FinishRestore(FileSystem* fs, const std::string& root, const std::string& explicit_dir,
+                     MigrateReport* report) {
   REEL_ASSIGN_OR_RETURN(Json record, ReadManifest(fs, JoinPath(root, kRestoreRecordPath)));
   if (report->sessions.empty()) ReportSessions(record, report);
-  REEL_ASSIGN_OR_RETURN(report->keypoints_moved, MoveKeypoints(fs, record, true, &report->warnings));
-  const Json k = record.value("keypoints", Json::object());
-  if (k.is_object() && k.value("mirror", Json()).is_string()) report->keypoints = k["mirror"].get<std::string>();
+  REEL_ASSIGN_OR_RETURN(report->keypoints_moved,
+                        MoveKeypoints(fs, root, explicit_dir, record, true, &report->keypoints, &report->warnings));
   std::vector<std::string> dirs = {"data", "videos"};
   if (PlainComponent(report->backup)) dirs.push_back(report->backup);
   for (const std::string& d : dirs) {
     REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, d)));
     if (st.type != FileType::kDirectory) continue;
+    if (Status inside = CheckBeneath(fs, root, d, "reel migrate --restore"); !inside.ok()) {
+      report->warnings.push_back(inside.message() + " (left as it is)");
+      continue;
+    }
     REEL_ASSIGN_OR_RETURN(bool gone, RemoveEmptyTree(fs, JoinPath(root, d)));
     if (!gone) report->warnings.push_back(JoinPath(root, d) + ": still holds files after the restore; left as it is");
   }
@@ -206,7 +210,7 @@ Status RestoreTask(FileSystem* fs, const std::string& root, const MigrateOptions
         REEL_RETURN_IF_ERROR(NothingToRestore(fs, root, report));
       }
     }
-    if (!report->nothing_to_restore) REEL_RETURN_IF_ERROR(FinishRestore(fs, root, report));
+    if (!report->nothing_to_restore) REEL_RETURN_IF_ERROR(FinishRestore(fs, root, options.keypoints, report));
   }  // the lock released: its file can go
   return RemoveLockFolders(fs, root);
 }

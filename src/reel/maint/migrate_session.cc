@@ -158,6 +158,12 @@ Status ListTree(FileSystem* fs, const std::string& dir, const std::string& prefi
   std::sort(entries.begin(), entries.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   for (const DirEntry& e : entries) {
     const std::string rel = prefix.empty() ? e.name : prefix + "/" + e.name;
+    // A link is not the task's own file: moving, copying or deleting what it points to
+    // would reach outside the task (issue 27, finding 2: --no-backup emptied a linked folder).
+    if (e.symlink)
+      return Status::Invalid(JoinPath(dir, e.name) + ": is a symbolic link; reel migrate moves a task's own "
+                             "files and follows no link out of it (replace the link with what it points to, "
+                             "or remove it), nothing was changed");
     if (e.type == FileType::kDirectory) REEL_RETURN_IF_ERROR(ListTree(fs, JoinPath(dir, e.name), rel, out));
     else out->push_back(rel);
   }
@@ -169,7 +175,7 @@ Result<bool> RemoveEmptyTree(FileSystem* fs, const std::string& dir) {
   REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(dir));
   bool empty = true;
   for (const DirEntry& e : entries) {
-    if (e.type != FileType::kDirectory) {
+    if (e.type != FileType::kDirectory || e.symlink) {  // a link is left, never followed
       empty = false;
       continue;
     }
@@ -228,6 +234,10 @@ Status FindSessions(FileSystem* fs, MigratePlan* plan) {
   REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(plan->source));
   for (const DirEntry& e : entries) {
     if (e.type != FileType::kDirectory || SkippedFolder(e.name)) continue;
+    if (e.symlink)
+      return Status::Invalid(JoinPath(plan->source, e.name) + ": a session folder that is a symbolic link; "
+                             "reel migrate moves a task's own files and follows no link out of it (replace the "
+                             "link with the folder, or remove it), nothing was changed");
     REEL_ASSIGN_OR_RETURN(FileInfo meta, fs->Stat(JoinPath(JoinPath(plan->source, e.name), "metadata.json")));
     if (meta.type != FileType::kFile) continue;
     REEL_ASSIGN_OR_RETURN(Session s, ReadSession(fs, plan->source, e.name));
