@@ -95,3 +95,30 @@ def test_stray_file(run_reel, tmp_path):
     (task.path / "data/chunk-000/notes.txt").write_text("hello", encoding="utf-8")
     rc, report = check_report(run_reel, task.path)
     assert_finding(report, "layout.stray_file", "data/chunk-000/notes.txt")
+
+
+@pytest.mark.parametrize("where", ["meta/cache", "videos", "data/chunk-000/episode-000.parquet", "data/chunk-000/extra"])
+def test_a_symbolic_link_inside_the_task_is_an_error(run_reel, tmp_path, where):
+    # Issue 27: a task is copied from elsewhere; a link inside it could lead readers out
+    # of it, and reel's writers refuse to write through one.
+    task = write_task(tmp_path, "t", [EpisodeSpec(1)])
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the user's", encoding="utf-8")
+    link = task.path / where
+    if link.exists():  # a task's own file or folder replaced by a link to a copy of it elsewhere
+        moved = tmp_path / ("moved-" + link.name)
+        link.rename(moved)
+        link.symlink_to(moved, target_is_directory=moved.is_dir())
+    else:
+        link.symlink_to(outside, target_is_directory=True)
+    rc, report = check_report(run_reel, task.path)
+    assert rc != 0
+    assert_finding(report, "layout.symlink", where)
+
+
+def test_an_interrupted_commit_is_reported(run_reel, tmp_path):
+    task = write_task(tmp_path, "t", [EpisodeSpec(1), EpisodeSpec(2)])
+    write_json(task.path / "meta/.commit-2.json", {"episode_index": 2, "renames": []})
+    rc, report = check_report(run_reel, task.path)
+    assert_finding(report, "layout.pending_commit", "meta/.commit-2.json", severity="warning")

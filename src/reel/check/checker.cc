@@ -5,6 +5,8 @@
 #include <set>
 
 #include "check/context.h"
+#include "layout/confined.h"
+#include "layout/journal.h"
 #include "util/json_util.h"
 #include "io/parquet_io.h"
 #include "util/parallel.h"
@@ -205,6 +207,40 @@ void CheckDevicesAndVideo(const InfoJson& info, FindingSink& sink) {
   }
 }
 
+constexpr const char* kLinkMessage =
+    "a symbolic link inside the task: reel's writers refuse to write through it and never follow one a journal "
+    "or manifest names (a task's files are its own; replace it with what it points to)";
+
+// Symbolic links in the task's top folder and meta/ (those below data/, videos/ and
+// meta/episodes/ are found by CheckStrayFiles' walk), and journals of interrupted commits.
+Status CheckLinksAndJournals(FileSystem* fs, const std::string& root, const std::vector<DirEntry>& top,
+                             FindingSink& sink) {
+  const auto links = [&](const std::vector<DirEntry>& entries, const std::string& prefix) {
+    for (const DirEntry& e : entries)
+      if (e.symlink) sink.Add("layout.symlink", prefix + e.name, kLinkMessage);
+  };
+  links(top, "");
+  auto meta = fs->ListDir(JoinPath(root, "meta"));
+  if (!meta.ok() && meta.status().code() != StatusCode::kNotFound) return meta.status();
+  if (meta.ok()) links(*meta, "meta/");
+  REEL_ASSIGN_OR_RETURN(std::vector<int64_t> commits, internal::CommitJournals(fs, root));
+  for (int64_t n : commits)
+    sink.Add("layout.pending_commit", "meta/.commit-" + std::to_string(n) + ".json",
+             "an interrupted commit of episode " + std::to_string(n) + ": readers hide it until the next writer "
+             "rolls the journal forward (any writer, e.g. reel stats --rebuild; one it refuses names why)");
+  REEL_ASSIGN_OR_RETURN(std::vector<int64_t> pushes, internal::PushJournals(fs, root));
+  for (int64_t n : pushes)
+    sink.Add("layout.pending_commit", "meta/.push-" + std::to_string(n) + ".json",
+             "an interrupted push of episode " + std::to_string(n) + ": readers hide it until that push is run again");
+  for (const char* rel : {"meta/.commit-task.json", "meta/.push-change.json"}) {
+    REEL_ASSIGN_OR_RETURN(FileInfo journal, fs->Stat(JoinPath(root, rel)));
+    if (journal.type != FileType::kNotFound)
+      sink.Add("layout.pending_commit", rel,
+               "an interrupted change of the task as a whole: the next writer (or push) finishes it");
+  }
+  return Status::OK();
+}
+
 Status CheckLayout(FileSystem* fs, const std::string& root, FindingSink& sink) {
   REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(root));
   for (const DirEntry& e : entries) {
@@ -217,6 +253,7 @@ Status CheckLayout(FileSystem* fs, const std::string& root, FindingSink& sink) {
     if (e.name == "_trash")
       sink.Add("nondata.obsolete", e.name, "_trash/ is a v1.1.1 leftover; delete is final since v1.1.2");
   }
+  REEL_RETURN_IF_ERROR(CheckLinksAndJournals(fs, root, entries, sink));
   REEL_ASSIGN_OR_RETURN(FileInfo sidecar, fs->Stat(JoinPath(root, "meta/.stats_state.json")));
   if (sidecar.type != FileType::kNotFound)
     sink.Add("nondata.obsolete", "meta/.stats_state.json",
@@ -241,10 +278,12 @@ Status CheckStrayFiles(const Task& task, FindingSink& sink) {
     for (const DirEntry& e : *entries) {
       if (IsNonDataName(e.name)) continue;
       const std::string child = rel + "/" + e.name;
-      if (e.type == FileType::kDirectory && (e.symlink || depth >= kMaxDepth)) {
-        sink.Add("layout.stray_file", child,
-                 e.symlink ? "a symbolic link to a directory; reel does not follow it here"
-                           : "a directory deeper than any info.json path template");
+      if (e.symlink) {  // to a file or a folder: followed by no one (layout/confined.h)
+        sink.Add("layout.symlink", child, kLinkMessage);
+        continue;
+      }
+      if (e.type == FileType::kDirectory && depth >= kMaxDepth) {
+        sink.Add("layout.stray_file", child, "a directory deeper than any info.json path template");
         continue;
       }
       if (e.type == FileType::kDirectory) {
@@ -259,7 +298,10 @@ Status CheckStrayFiles(const Task& task, FindingSink& sink) {
     }
     return Status::OK();
   };
-  for (const char* dir : {"data", "videos", "meta/episodes"}) REEL_RETURN_IF_ERROR(walk(dir, 1));
+  // A top folder that is itself a link was reported by CheckLinksAndJournals; not walked.
+  Beneath beneath(task.fs(), task.root());
+  for (const char* dir : {"data", "videos", "meta/episodes"})
+    if (beneath.Check(dir, "check").ok()) REEL_RETURN_IF_ERROR(walk(dir, 1));
   return Status::OK();
 }
 

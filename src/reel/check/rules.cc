@@ -36,6 +36,12 @@ const std::vector<RuleInfo> kRules = {
       {"layout.stray_file", S::kWarning, "contract §2, §11",
        "every file under data/, videos/ and meta/episodes/ matches its info.json template or is a "
        "known non-data file"},
+      {"layout.symlink", S::kError, "contract §2, §11; issue 27",
+       "no symbolic link inside the task (top folder, meta/, data/, videos/, meta/episodes/): a task is "
+       "copied from elsewhere and its files are its own; reel's writers refuse to write through a link"},
+      {"layout.pending_commit", S::kWarning, "contract §9; reel's commit journal",
+       "no interrupted commit or push journal (meta/.commit-<N>.json, .push-<N>.json, .commit-task.json, "
+       ".push-change.json): readers hide the episode until the next writer finishes it"},
       {"nondata.obsolete", S::kWarning, "contract §11",
        "obsolete leftovers (meta/.stats_state.json, _trash/) should be removed"},
       {"episode.file_group", S::kError, "contract §2, §9, §7.5",
