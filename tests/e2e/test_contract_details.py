@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from .fixtures import row_rel
 from .test_recorder_common import check_clean, reel_exec, simulate
@@ -52,23 +53,28 @@ def test_force_matrix_scale_is_written_as_an_integer(reel_bin, tmp_path):
         check_clean(reel_bin, task)
 
 
-# ---- codebase_version: unknown is refused, naming the file and the value ------------------------
+# ---- codebase_version: informational for a pooled task (issue 27 compatibility) ----------------
 
 
-def test_unknown_codebase_version_of_a_pooled_task_is_refused(reel_bin, tmp_path):
+@pytest.mark.parametrize("version", ["1.0.14", "v9.9"])
+def test_a_pooled_task_with_another_codebase_version_is_read_and_warned(reel_bin, tmp_path, version):
+    # The collector's v1.0 migration writes its app version ("1.0.14") into codebase_version
+    # (contract-decisions.md); the contract identifies the layout by `format` (§8.2.1). Every
+    # reading command reads such a task; check warns with its rule id, naming the value.
     task = tmp_path / "t"
     simulate(reel_bin, task, "--seconds", SECONDS, "--no-video")
     info_path = task / "meta/info.json"
     info = json.loads(info_path.read_text(encoding="utf-8"))
     assert info["codebase_version"] == "v3.0"
-    info["codebase_version"] = "v9.9"
+    info["codebase_version"] = version
     info_path.write_text(json.dumps(info), encoding="utf-8")
-    # As for an unknown format (test_bad_input.py): every reading command, check included,
-    # refuses with exit 2, naming the file and the value.
-    for command in ("info", "ls", "check"):
+    for command in ("info", "ls"):
         rc, out, err = reel_exec(reel_bin, command, task)
-        assert rc == 2, (command, out, err)
-        assert "codebase_version" in err and "v9.9" in err and "meta/info.json" in err, (command, err)
+        assert rc == 0, (command, out, err)
+    rc, findings = check_report(reel_bin, task)
+    assert rc == 0, findings
+    warned = [f for f in findings if f["rule"] == "info.codebase_version"]
+    assert len(warned) == 1 and version in warned[0]["message"] and warned[0]["severity"] == "warning", findings
 
 
 # ---- one depth slot, mp4 in some episodes and mkv in others ---------------------------------------

@@ -101,6 +101,11 @@ void CheckInfoKeys(const Json& doc, FindingSink& sink) {
                std::string("key \"") + k.key + "\" must be " + TypeWord(k.type) + ", found " +
                    JsonTypeName(*it) + " " + Brief(*it));
   }
+  auto version = doc.find("codebase_version");
+  if (version != doc.end() && version->is_string() && version->get<std::string>() != "v3.0")
+    sink.Add("info.codebase_version", kInfo,
+             "codebase_version " + Brief(*version) + " is not \"v3.0\"; it is informational (000 §4) and the task "
+             "is read by its format; the collector's v1.0 migration writes its app version there");
 }
 
 void CheckTemplates(const InfoJson& info, FindingSink& sink) {

@@ -23,6 +23,9 @@ const std::vector<RuleInfo> kRules = {
       {"info.template", S::kError, "contract §2, §12.2",
        "data_path, video_path and episodes_path parse and contain the placeholders they need; "
        "chunks_size is a positive integer"},
+      {"info.codebase_version", S::kWarning, "contract §3, 000 §4; decisions",
+       "codebase_version is \"v3.0\"; another value (the collector's migration writes its app version, "
+       "\"1.0.14\") is informational: the task is read by its format"},
       {"info.sensors", S::kWarning, "multi-device §6.4",
        "every glove column observation.<sensor> has its sensor listed in sensors"},
       {"devices.entry", S::kError, "multi-device §6.4",

@@ -70,18 +70,6 @@ Result<Json> ReadJsonObject(FileSystem* fs, const std::string& path) {
   return doc;
 }
 
-// A pooled task's codebase_version is "v3.0" (contract §3); any other value is
-// refused rather than guessed at (contract-decisions "unknown codebase_version").
-// An absent key is left to ParseInfoJson and `check` (info.keys).
-Status CheckPooledCodebaseVersion(const Json& info, const std::string& path) {
-  auto it = info.find("codebase_version");
-  if (it == info.end()) return Status::OK();
-  if (it->is_string() && it->get<std::string>() == "v3.0") return Status::OK();
-  return Status::NotSupported(path + ": unknown codebase_version " + internal::Brief(*it) +
-                              " for format \"pooled_episodes_v1\"; reel reads \"v3.0\" and does "
-                              "not guess");
-}
-
 Result<DetectedFormat> DetectFromCodebaseVersion(const Json& info, const std::string& path) {
   std::string version;
   REEL_RETURN_IF_ERROR(internal::GetString(info, "codebase_version", path, version));
@@ -138,7 +126,9 @@ Result<DetectedFormat> DetectFormat(FileSystem* fs, const std::string& root) {
     auto format = info.find("format");
     if (format != info.end()) {
       if (format->is_string() && format->get<std::string>() == "pooled_episodes_v1") {
-        REEL_RETURN_IF_ERROR(CheckPooledCodebaseVersion(info, info_path));
+        // codebase_version is informational for a pooled task (000 §4): the collector's
+        // v1.0 migration writes its app version there ("1.0.14"). `check` warns
+        // (info.codebase_version); the layout is identified by `format` alone.
         return DetectedFormat{DatasetFormat::kPooledEpisodesV1, "pooled_episodes_v1",
                               "meta/info.json"};
       }
