@@ -47,6 +47,12 @@ struct TaskOptions {
   // the task's data and metadata are never written), kRead uses it without writing, kOff
   // reads every file (the index-free path, which the index must always agree with).
   EpisodeIndexMode episode_index = EpisodeIndexMode::kUpdate;
+  // Whether ListEpisodes may answer an unchanged directory from the index's listings
+  // (meta/.episode_index.listing.parquet, trusted by the directory's mtime). False lists
+  // every directory: what the checker does, since a copied task keeps its mtimes and a
+  // forged listing could hide an episode from it. Rows and footers stay cached either
+  // way (each is checked against its own file's stat).
+  bool listing_cache = true;
 };
 
 enum class RowSource { kEpisodeFile, kLegacyShard, kMissing };
@@ -137,6 +143,7 @@ class Task {
   // The episode index, loaded on first use by a batch read (null when off).
   internal::EpisodeIndex* Index() const;
   EpisodeIndexMode index_mode_ = EpisodeIndexMode::kUpdate;
+  bool listing_cache_ = true;
   mutable std::once_flag index_once_;
   mutable std::unique_ptr<internal::EpisodeIndex> index_;
 };

@@ -256,3 +256,34 @@ def test_fresh_files_and_directories_are_not_remembered(reel_bin, task, tmp_path
     assert "data/chunk-000" not in dirs and "meta/episodes/chunk-000" not in dirs and "data" in dirs
     write_episode(task, 42, 31)  # unseen by an index that had remembered chunk-000
     assert listed(reel_bin, task) == expected(task)
+
+
+def _hide_a_new_episode(reel_bin, task: Path, garbage: bool) -> None:
+    """Episode 41 added behind the listing cache: its directories' mtimes put back, as a copy
+    made with them kept (tar, rsync -a) would show a cache that omits it."""
+    listed(reel_bin, task)
+    dirs = [task / "data/chunk-000", task / "meta/episodes/chunk-000"]
+    before = [os.stat(d) for d in dirs]
+    write_episode(task, 41, 30)
+    if garbage:
+        (task / paths(41)[0]).write_bytes(b"garbage, not a parquet file")
+    for d, st in zip(dirs, before):
+        os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert 41 not in listed(reel_bin, task), "the cache answers ls (the test's premise)"
+
+
+def test_a_listing_cache_hides_nothing_from_check(reel_bin, task):
+    """Issue 27 finding 10: check said OK on a task whose garbage data file the listing cache
+    hid. It lists every directory (TaskOptions::listing_cache = false)."""
+    _hide_a_new_episode(reel_bin, task, garbage=True)
+    proc = reel(reel_bin, "check", task, "--json", ok=1)
+    report = json.loads(proc.stdout)
+    findings = report.get("findings") or [f for t in report.get("tasks", []) for f in t.get("findings", [])]
+    assert any(paths(41)[0] in f["path"] and f["severity"] == "error" for f in findings), findings
+
+
+def test_a_listing_cache_hides_nothing_from_push(reel_bin, task, tmp_path):
+    _hide_a_new_episode(reel_bin, task, garbage=False)
+    dest = tmp_path / "pushed"
+    reel(reel_bin, "push", task, dest)
+    assert (dest / paths(41)[0]).exists() and (dest / paths(41)[1]).exists()

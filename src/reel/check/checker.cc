@@ -403,7 +403,9 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
   REEL_ASSIGN_OR_RETURN(internal::Json doc, internal::ParseJson(text, info_path));
   internal::CheckInfoKeys(doc, sink);
 
-  auto task = Task::Open(root, {fs, options.io_threads});
+  // Every directory listed (TaskOptions::listing_cache): a forged listing cache, whose
+  // directory mtimes a copy keeps, must not hide an episode from the checker.
+  auto task = Task::Open(root, {.fs = fs, .io_threads = options.io_threads, .listing_cache = false});
   if (!task.ok()) {
     // Types too wrong to model the task: report what was found and stop here.
     sink.Add("info.key_type", internal::kInfo, task.status().message());

@@ -34,6 +34,8 @@ Result<const std::vector<DirEntry>*> Beneath::Listing(const std::string& dir_rel
 Status Beneath::Check(const std::string& rel, const std::string& what) {
   if (!IsInsideTaskPath(rel))
     return Status::Invalid(what + ": names \"" + rel + "\", which is not a path inside the task (" + root_ + ")");
+  // A store without directories (an object store) has no links: nothing to walk.
+  if (!fs_->Capabilities().directories) return Status::OK();
   std::string dir;  // relative to root_
   size_t at = 0;
   while (at < rel.size()) {

@@ -302,7 +302,8 @@ Result<std::vector<int64_t>> RecoverStagedPushes(FileSystem* dest, const std::st
 Result<PushReport> PushWithLock(const std::string& task_root, FileSystem* local, FileSystem* dest,
                                 const std::string& dest_root, const PushOptions& options, PushLock* lock,
                                 std::optional<std::vector<int64_t>> staged) {
-  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {local, 4}));
+  // Every directory listed: a forged listing cache must not keep an episode from the push.
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {.fs = local, .io_threads = 4, .listing_cache = false}));
   REEL_ASSIGN_OR_RETURN(auto listed, task->ListEpisodes());
   REEL_ASSIGN_OR_RETURN(auto episodes, Selected(std::move(listed), staged ? *staged : options.episodes, !staged, task_root));
   Pusher p{task_root, local, dest, dest_root, options, staged.has_value(), {}};

@@ -85,6 +85,7 @@ Result<std::unique_ptr<Task>> Task::Open(const std::string& root, const TaskOpti
   task->root_ = root;
   task->fs_ = fs;
   task->index_mode_ = options.episode_index;
+  task->listing_cache_ = options.listing_cache;
   task->io_threads_ = options.io_threads > 0
                           ? options.io_threads
                           : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
@@ -151,9 +152,9 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   // Listed in the reverse of the order a commit or a push publishes an episode (videos,
   // data, episodes row; docs/storage.md), so that whatever is seen implies that what was
   // published before it is seen too: a row seen means its episode is whole.
-  // Unchanged directories are answered by the episode index's listings.
+  // Unchanged directories are answered by the episode index's listings (unless told not to).
   internal::EpisodeIndex* index = Index();
-  const PathTemplate::DirLister list = index ? index->Lister(fs_, root_) : nullptr;
+  const PathTemplate::DirLister list = index && listing_cache_ ? index->Lister(fs_, root_) : nullptr;
   REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_, {}, list));
   for (auto& [path, vars] : row_files) {
     if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
