@@ -12,6 +12,7 @@
 #include "util/parallel.h"
 #include "reel/dataset.h"
 #include "reel/decode.h"
+#include "io/json_file.h"
 
 namespace reel {
 namespace internal {
@@ -399,8 +400,7 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
     return report;
   }
   const std::string info_path = JoinPath(root, internal::kInfo);
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(info_path));
-  REEL_ASSIGN_OR_RETURN(internal::Json doc, internal::ParseJson(text, info_path));
+  REEL_ASSIGN_OR_RETURN(internal::Json doc, internal::ReadJsonFile(fs, info_path));
   internal::CheckInfoKeys(doc, sink);
 
   // Every directory listed (TaskOptions::listing_cache): a forged listing cache, whose

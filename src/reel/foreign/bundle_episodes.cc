@@ -2,6 +2,7 @@
 // against its episodes/<id>/episode.json and the files the bundle must hold.
 #include "foreign/internal.h"
 #include "util/json_util.h"
+#include "io/json_file.h"
 
 namespace reel::foreign {
 
@@ -21,8 +22,7 @@ Result<std::vector<ForeignEpisode>> BundleEpisodes(FileSystem* fs, const std::st
                                                    const ForeignInfo& info,
                                                    Sink& sink) {
   const std::string manifest_path = JoinPath(root, "manifest.json");
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(manifest_path));
-  REEL_ASSIGN_OR_RETURN(Json doc, internal::ParseJson(text, manifest_path));
+  REEL_ASSIGN_OR_RETURN(Json doc, internal::ReadJsonFile(fs, manifest_path));
   if (!doc.contains("episodes") || !doc["episodes"].is_array())
     return Status::Invalid(manifest_path + ": \"episodes\" must be a list");
   std::vector<ForeignEpisode> out;
@@ -64,8 +64,7 @@ Result<std::vector<ForeignEpisode>> BundleEpisodes(FileSystem* fs, const std::st
                       StatusCode::kNotFound))
         return sink.status();
     } else {
-      REEL_ASSIGN_OR_RETURN(std::string side_text, fs->ReadFile(sidecar));
-      REEL_ASSIGN_OR_RETURN(Json side, internal::ParseJson(side_text, sidecar));
+      REEL_ASSIGN_OR_RETURN(Json side, internal::ReadJsonFile(fs, sidecar));
       if (!side.is_object()) return Status::Invalid(sidecar + ": must be a JSON object");
       // Evolution rule 2: refuse, loudly, versions reel does not understand.
       if (side.contains("schema_version")) {

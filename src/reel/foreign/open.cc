@@ -8,6 +8,7 @@
 #include "foreign/internal.h"
 #include "util/json_util.h"
 #include "io/parquet_io.h"
+#include "io/json_file.h"
 
 namespace reel {
 
@@ -21,8 +22,7 @@ bool IsForeignFormat(DatasetFormat format) {
 namespace {
 
 Result<Json> ReadJsonObject(FileSystem* fs, const std::string& path) {
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
-  REEL_ASSIGN_OR_RETURN(Json doc, internal::ParseJson(text, path));
+  REEL_ASSIGN_OR_RETURN(Json doc, internal::ReadJsonFile(fs, path));
   if (!doc.is_object())
     return Status::Invalid(path + ": must be a JSON object, found " + internal::JsonTypeName(doc));
   return doc;
@@ -75,7 +75,7 @@ Status CheckTaskIndex(int64_t row, int64_t task_index, const std::string& task,
 
 // meta/tasks.jsonl: one {"task_index", "task"} per line.
 Status ReadTasksJsonl(FileSystem* fs, const std::string& path, std::vector<std::string>& out) {
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
+  REEL_ASSIGN_OR_RETURN(std::string text, internal::ReadFileBounded(fs, path, internal::kJsonFileBytes));
   std::istringstream lines(text);
   std::string line;
   int64_t lineno = 0;

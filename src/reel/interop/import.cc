@@ -20,6 +20,7 @@
 #include "write/episode_stats.h"
 #include "write/task_files.h"
 #include "write/transaction.h"
+#include "io/json_file.h"
 
 namespace reel {
 namespace {
@@ -464,8 +465,7 @@ Status ValidateReelBlock(const Json& block, const std::string& path) {
 Result<Json> ReelBlock(FileSystem* fs, const ForeignDataset& ds) {
   const bool bundle = ds.info().format == DatasetFormat::kBundle;
   const std::string path = JoinPath(ds.root(), bundle ? "manifest.json" : "meta/info.json");
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
-  REEL_ASSIGN_OR_RETURN(Json doc, internal::ParseJson(text, path));
+  REEL_ASSIGN_OR_RETURN(Json doc, internal::ReadJsonFile(fs, path));
   if (!doc.is_object() || !doc.contains("reel") || !doc["reel"].is_object()) return Json();
   const Json& block = doc["reel"];
   if (!block.contains("source_format") || block["source_format"] != "pooled_episodes_v1") return Json();
@@ -619,8 +619,8 @@ Result<ImportPlan> PlanImport(FileSystem* fs, const std::string& source, const s
 // The target's own tasks, when it has them: imported rows must point into them.
 Status LoadTargetTasks(FileSystem* fs, ImportPlan* plan) {
   const std::string path = JoinPath(plan->task_root, internal::kTasksPath);
-  auto text = fs->ReadFile(path);
-  if (!text.ok()) return Status::OK();
+  auto text = internal::ReadFileBounded(fs, path, internal::kJsonFileBytes);
+  if (!text.ok()) return text.status().code() == StatusCode::kNotFound ? Status::OK() : text.status();
   REEL_ASSIGN_OR_RETURN(auto entries, ParseTasksJsonl(*text, path));
   for (const auto& e : entries) plan->target_tasks.emplace(e.task, e.task_index);
   return Status::OK();

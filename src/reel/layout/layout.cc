@@ -4,6 +4,7 @@
 
 #include "util/json_util.h"
 #include "reel/layout.h"
+#include "io/json_file.h"
 
 namespace reel {
 
@@ -63,8 +64,7 @@ Result<bool> HasSessionFolders(FileSystem* fs, const std::string& root) {
 }
 
 Result<Json> ReadJsonObject(FileSystem* fs, const std::string& path) {
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
-  REEL_ASSIGN_OR_RETURN(Json doc, internal::ParseJson(text, path));
+  REEL_ASSIGN_OR_RETURN(Json doc, internal::ReadJsonFile(fs, path));
   if (!doc.is_object())
     return Status::Invalid(path + ": must be a JSON object, found " + internal::JsonTypeName(doc));
   return doc;

@@ -13,6 +13,7 @@
 #include "util/parallel.h"
 #include "layout/journal.h"
 #include "read/episode_index.h"
+#include "io/json_file.h"
 
 namespace reel {
 
@@ -78,7 +79,7 @@ Result<std::unique_ptr<Task>> Task::Open(const std::string& root, const TaskOpti
                                      ? " (convert it with `reel migrate " + root + "`)"
                                      : ""));
   const std::string info_path = JoinPath(root, "meta/info.json");
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(info_path));
+  REEL_ASSIGN_OR_RETURN(std::string text, internal::ReadFileBounded(fs, info_path, internal::kJsonFileBytes));
   REEL_ASSIGN_OR_RETURN(InfoJson info, ParseInfoJson(text, info_path));
 
   std::unique_ptr<Task> task(new Task());
@@ -443,13 +444,13 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> Task::OpenData(
 
 Result<StatsJson> Task::ReadStats() const {
   const std::string path = Path("meta/stats.json");
-  REEL_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(path));
+  REEL_ASSIGN_OR_RETURN(std::string text, internal::ReadFileBounded(fs_, path, internal::kJsonFileBytes));
   return ParseStatsJson(text, path);
 }
 
 Result<std::vector<TaskEntry>> Task::ReadTasks() const {
   const std::string path = Path("meta/tasks.jsonl");
-  REEL_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(path));
+  REEL_ASSIGN_OR_RETURN(std::string text, internal::ReadFileBounded(fs_, path, internal::kJsonFileBytes));
   return ParseTasksJsonl(text, path);
 }
 

@@ -21,6 +21,7 @@
 #include "write/task_files.h"
 #include "write/transaction.h"
 #include "reel/metadata.h"
+#include "io/json_file.h"
 
 namespace reel {
 
@@ -85,9 +86,10 @@ Result<StagedEpisode> ReadStaged(FileSystem* fs, const std::string& dir, const S
     return Status::Invalid("meta/info.json: format is \"" + format.version +
                            "\"; an upload slice must be pooled_episodes_v1");
   *rule = "slice.info_json";
-  REEL_ASSIGN_OR_RETURN(std::string info_text, fs->ReadFile(JoinPath(dir, internal::kInfoPath)));
+  REEL_ASSIGN_OR_RETURN(std::string info_text,
+                        internal::ReadFileBounded(fs, JoinPath(dir, internal::kInfoPath), internal::kJsonFileBytes));
   REEL_ASSIGN_OR_RETURN(out.info, ParseInfoJson(info_text, "meta/info.json"));
-  auto tasks = fs->ReadFile(JoinPath(dir, internal::kTasksPath));
+  auto tasks = internal::ReadFileBounded(fs, JoinPath(dir, internal::kTasksPath), internal::kJsonFileBytes);
   if (tasks.ok()) out.tasks_jsonl = std::move(*tasks);
 
   *rule = "slice.episodes";

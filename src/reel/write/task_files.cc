@@ -11,6 +11,7 @@
 #include "reel/task.h"
 #include "write/episode_stats.h"
 #include "io/parquet_io.h"
+#include "io/json_file.h"
 
 namespace reel::internal {
 
@@ -64,7 +65,7 @@ Result<InfoJson> LoadInfo(FileSystem* fs, const std::string& root) {
     info.created_at = NowUnixSeconds();
     return info;
   }
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
+  REEL_ASSIGN_OR_RETURN(std::string text, ReadFileBounded(fs, path, kJsonFileBytes));
   return ParseInfoJson(text, path);
 }
 
@@ -72,7 +73,7 @@ Result<StatsJson> LoadStats(FileSystem* fs, const std::string& root) {
   const std::string path = JoinPath(root, kStatsPath);
   REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(path));
   if (st.type == FileType::kNotFound) return StatsJson{};
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
+  REEL_ASSIGN_OR_RETURN(std::string text, ReadFileBounded(fs, path, kJsonFileBytes));
   REEL_ASSIGN_OR_RETURN(StatsJson parsed, ParseStatsJson(text, path));
   return RebuildCountlessBlocks(fs, root, std::move(parsed));
 }

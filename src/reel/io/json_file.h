@@ -1,0 +1,28 @@
+// Internal: JSON files read through the FileSystem, held to their bound before they are
+// read. A file's size is known from a stat (a HEAD on an object store) first, so a 1 GiB
+// info.json is refused for the cost of that stat, not of reading it (issue 27, finding 11:
+// 2.1 GB locally, 1.1 GB on S3, before the parser's 64 MiB bound applied).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "reel/fs.h"
+#include "reel/json_limits.h"
+#include "reel/status.h"
+#include "util/json_util.h"
+
+namespace reel::internal {
+
+// The bound of a JSON file reel reads (JsonLimits' default).
+inline constexpr int64_t kJsonFileBytes = JsonLimits{}.max_bytes;
+
+// The bytes of `path`, when it is a file of at most `max_bytes`: Invalid "<path>: json.size:
+// N bytes of JSON, more than the limit of M" (rule json.size) from its stat, before it is
+// read, and again if it grew while read; NotFound naming it when it is not a file.
+Result<std::string> ReadFileBounded(FileSystem* fs, const std::string& path, int64_t max_bytes);
+
+// ReadFileBounded(limits.max_bytes), then ParseJson: the one way a JSON file is read.
+Result<Json> ReadJsonFile(FileSystem* fs, const std::string& path, const JsonLimits& limits = {});
+
+}  // namespace reel::internal
