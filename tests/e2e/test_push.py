@@ -203,3 +203,17 @@ def test_killed_push_never_shows_a_torn_episode_and_a_rerun_completes_it(reel_bi
     assert kills >= kills_wanted, f"only {kills} of {rounds} pushes were still running when killed"
     assert seen_partial > 0, "no kill left a partly pushed copy: the campaign did not reach the middle"
     reel(reel_bin, "check", dest)
+
+
+def test_a_push_never_rolls_a_destination_back(reel_bin, source, tmp_path):
+    # Issue 27 finding 12: `reel push` after episodes reached the destination another way
+    # (`reel import` into it) overwrote its info.json and stats.json (total_episodes 4 -> 2).
+    # Now refused before anything is sent, naming the episodes.
+    task, older = source
+    dest = tmp_path / "copy"
+    reel(reel_bin, "push", task, dest)
+    before = files_of(dest)
+    proc = reel(reel_bin, "push", older, dest, ok=2)
+    assert "3, 4, 5, 6" in proc.stderr and "roll" in proc.stderr, proc.stderr
+    assert files_of(dest) == before
+    reel(reel_bin, "push", task, dest)  # the source that holds them all pushes as before

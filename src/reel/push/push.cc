@@ -299,12 +299,53 @@ Result<std::vector<int64_t>> RecoverStagedPushes(FileSystem* dest, const std::st
   return RollBackStagedEpisodes(dest, root);
 }
 
+namespace {
+
+// A plain push never rolls a destination back: its task files are replaced by the source's
+// (total_episodes, stats.json), so a destination holding an episode the source lacks (one
+// imported there, issue 27 finding 12) or counting more episodes would lose them from its
+// counts. Refused before anything is sent, naming them.
+Status CheckNothingRolledBack(const Task& source, const std::vector<EpisodeEntry>& listed, FileSystem* dest,
+                              const std::string& dest_root) {
+  REEL_ASSIGN_OR_RETURN(FileInfo info, dest->Stat(JoinPath(dest_root, "meta/info.json")));
+  if (info.type == FileType::kNotFound) return Status::OK();  // a new destination
+  const auto fail = [&](const Status& st) {
+    return st.WithContext(dest_root + ": cannot list the destination to check that the push takes nothing from it");
+  };
+  auto there = Task::Open(dest_root, {.fs = dest, .io_threads = 4, .episode_index = EpisodeIndexMode::kOff});
+  if (!there.ok()) return fail(there.status());
+  auto theirs = (*there)->ListEpisodes();
+  if (!theirs.ok()) return fail(theirs.status());
+  std::set<int64_t> ours;
+  for (const EpisodeEntry& e : listed) ours.insert(e.episode_index);
+  std::vector<int64_t> lacking;
+  for (const EpisodeEntry& e : *theirs)
+    if (!ours.count(e.episode_index)) lacking.push_back(e.episode_index);
+  const std::string advice = "; the push would roll the destination's task files back over them. Bring them "
+                             "into " + source.root() + " first (reel import), or push to a new destination";
+  if (!lacking.empty()) {
+    std::string names;
+    for (size_t i = 0; i < lacking.size() && i < 10; ++i) names += (i ? ", " : "") + std::to_string(lacking[i]);
+    if (lacking.size() > 10) names += ", ... (" + std::to_string(lacking.size()) + " in all)";
+    return Status::AlreadyExists(dest_root + ": holds episode(s) " + names + " that " + source.root() + " lacks" +
+                                 advice);
+  }
+  if ((*there)->info().total_episodes > source.info().total_episodes)
+    return Status::AlreadyExists(dest_root + ": counts " + std::to_string((*there)->info().total_episodes) +
+                                 " episodes (total_episodes), " + source.root() + " " +
+                                 std::to_string(source.info().total_episodes) + advice);
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<PushReport> PushWithLock(const std::string& task_root, FileSystem* local, FileSystem* dest,
                                 const std::string& dest_root, const PushOptions& options, PushLock* lock,
                                 std::optional<std::vector<int64_t>> staged) {
   // Every directory listed: a forged listing cache must not keep an episode from the push.
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, {.fs = local, .io_threads = 4, .listing_cache = false}));
   REEL_ASSIGN_OR_RETURN(auto listed, task->ListEpisodes());
+  if (!staged) REEL_RETURN_IF_ERROR(CheckNothingRolledBack(*task, listed, dest, dest_root));
   REEL_ASSIGN_OR_RETURN(auto episodes, Selected(std::move(listed), staged ? *staged : options.episodes, !staged, task_root));
   Pusher p{task_root, local, dest, dest_root, options, staged.has_value(), {}};
   p.report.episodes = static_cast<int64_t>(episodes.size());
