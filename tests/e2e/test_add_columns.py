@@ -214,3 +214,19 @@ def test_python_add_columns(reel_mod, task, tmp_path):
     assert pq.read_table(task / data_rel(1)).column(EGO).to_pylist()[1] == pts[0]
     with pytest.raises(reel_mod.AlreadyExistsError):
         reel_mod.add_columns(str(task), 1, src)
+
+
+def test_a_declaration_the_readers_would_refuse_is_not_written(reel_bin, task, tmp_path):
+    # Issue 27 finding 6: --features nested 61 deep made info.json deeper than the readers'
+    # 64 levels, and the task unreadable by every command. The writer holds info.json to the
+    # readers' bound (json.depth) and writes nothing.
+    src = tmp_path / "ego.parquet"
+    ego_source(src)
+    deep = {EGO: {**DECL[EGO], "owner": {"role": "ego", "note": json.loads("[" * 61 + "]" * 61)}}}
+    files = lambda: {p: sha(p) for p in task.rglob("*") if p.is_file() and not p.name.startswith(".")}  # noqa: E731
+    before = files()
+    err = add(reel_bin, task, 1, src, "--features", json.dumps(deep), ok=2)
+    assert "json.depth" in err and "meta/info.json" in err, err
+    assert files() == before
+    rc, out, err = reel_exec(reel_bin, "info", task)
+    assert rc == 0, err

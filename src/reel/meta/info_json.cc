@@ -265,7 +265,12 @@ Result<std::string> SerializeInfoJson(const InfoJson& info) {
     for (const auto& [col, frame] : info.slam_frames) frames[col] = frame;
     doc["slam_frames"] = std::move(frames);
   }
-  return internal::Dump(doc, 2) + "\n";
+  // The writer's bound is the readers' (issue 27 finding 6): an info.json nested past 64
+  // levels (a feature spec 61 deep under "features") or over 64 MiB would leave the task
+  // unreadable by every command, so it is refused before it is written.
+  std::string text = internal::Dump(doc, 2) + "\n";
+  REEL_RETURN_IF_ERROR(CheckJsonBounds(text, "meta/info.json (as it would be written)"));
+  return text;
 }
 
 }  // namespace reel

@@ -84,6 +84,14 @@ Status WriteTempFile(FileSystem* fs, const std::string& path, std::string_view c
 }
 
 Status WriteEpisodeRow(FileSystem* fs, const std::string& path, const EpisodeRow& row) {
+  // Each JSON cell is held to the bound its readers apply (issue 27 finding 6: a 70 MB
+  // drop_stats was written past the readers' 64 MiB), before anything is written.
+  for (const auto& [name, cell] : {std::pair<const char*, const std::string&>{"drop_stats", row.drop_stats},
+                                   {"video_codec", row.video_codec},
+                                   {"calibration", row.calibration},
+                                   {"force_matrix_specs", row.force_matrix_specs},
+                                   {"slam_specs", row.slam_specs}})
+    REEL_RETURN_IF_ERROR(CheckJsonBounds(cell, path + ": " + name + " (as it would be written)"));
   auto i64 = [](int64_t v) { return arrow::MakeArrayFromScalar(arrow::Int64Scalar(v), 1).ValueOrDie(); };
   auto f64 = [](double v) { return arrow::MakeArrayFromScalar(arrow::DoubleScalar(v), 1).ValueOrDie(); };
   auto str = [](const std::string& v) {

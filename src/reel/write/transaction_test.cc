@@ -376,3 +376,30 @@ TEST_F(HostTempTest, AnotherHostsReservationHoldsItsNumberForADay) {
 
 }  // namespace
 }  // namespace reel::internal
+
+namespace reel::internal {
+namespace {
+
+// Issue 27 finding 6: a 70 MB drop_stats was written into an episodes row past the 64 MiB
+// its readers apply. The row writer holds each JSON cell to the readers' bound.
+TEST(WriteEpisodeRowBounds, AJsonCellPastTheReadersBoundIsNotWritten) {
+  std::string tmpl = (stdfs::temp_directory_path() / "reel_row.XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const std::string path = tmpl + "/episode-000.parquet";
+  EpisodeRow row;
+  row.episode_index = 1;
+  row.drop_stats = "\"" + std::string(size_t{65} << 20, 'x') + "\"";
+  Status st = WriteEpisodeRow(DefaultFileSystem(), path, row);
+  EXPECT_EQ(st.code(), StatusCode::kInvalid);
+  EXPECT_NE(st.message().find("drop_stats"), std::string::npos) << st.message().substr(0, 300);
+  EXPECT_NE(st.message().find("json.size"), std::string::npos) << st.message().substr(0, 300);
+  EXPECT_FALSE(stdfs::exists(path));
+  row.drop_stats = std::string(70, '[') + std::string(70, ']');
+  EXPECT_NE(WriteEpisodeRow(DefaultFileSystem(), path, row).message().find("json.depth"), std::string::npos);
+  row.drop_stats = R"({"queue": 0})";
+  EXPECT_TRUE(WriteEpisodeRow(DefaultFileSystem(), path, row).ok());
+  stdfs::remove_all(tmpl);
+}
+
+}  // namespace
+}  // namespace reel::internal
