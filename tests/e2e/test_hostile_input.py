@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from .checks import assert_fails_naming, assert_finding, check_report
+from .cli_run import run_measured
 from .fixtures import EpisodeSpec, write_bundle_dataset, write_task
 
 READ_CMDS = [("info", ()), ("ls", ()), ("show", ("1",)), ("stats", ())]
@@ -379,15 +380,6 @@ def test_video_resolution_differs_from_cameras(run_reel, tmp_path):
 # --------------------------------------------------------------------------- JSON size from stat
 
 
-def _peak_rss(argv: list, where) -> tuple[int, str, int]:
-    """Runs argv; (exit code, stderr, the child's own peak RSS in bytes)."""
-    with open(where / "err.txt", "w+") as err:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        err.seek(0)
-        return os.waitstatus_to_exitcode(status), err.read(), usage.ru_maxrss * 1024
-
-
 @pytest.mark.parametrize("name, commands", [("meta/info.json", ("info", "check")), ("meta/stats.json", ("check",))])
 def test_a_huge_json_file_is_refused_from_its_size_before_it_is_read(reel_bin, tmp_path, name, commands):
     # Issue 27 finding 11: a 1 GiB info.json cost 2.1 GB before the parser's 64 MiB bound
@@ -397,7 +389,7 @@ def test_a_huge_json_file_is_refused_from_its_size_before_it_is_read(reel_bin, t
     with open(target, "r+b" if target.exists() else "wb") as f:
         f.truncate(1 << 30)  # sparse: 1 GiB that costs no disk
     for cmd in commands:
-        rc, err, rss = _peak_rss([reel_bin, cmd, str(task.path)], tmp_path)
+        rc, _, err, rss = run_measured([reel_bin, cmd, task.path], tmp_path)
         assert rc in (1, 2), (cmd, rc, err)
         assert rss < 256 << 20, f"reel {cmd} peaked at {rss / 2**20:.0f} MiB"
         if cmd == "info":

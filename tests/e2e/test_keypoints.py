@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from .cli_run import run_measured
 from .fixtures import EpisodeSpec, data_rel, write_task
 from .test_recorder_common import check_clean, reel_exec
 from .test_recorder_crash import run_killed_after
@@ -387,17 +388,6 @@ def test_kill_leaves_the_old_or_the_new_file(reel_bin, tmp_path):
           f"episodes 1/2 after the kill (o old, n new): {dict(sorted(states.items()))}")
 
 
-def _run_measured(argv: list, where: Path) -> tuple[int, str, str, int]:
-    """Runs argv; returns (exit code, stdout, stderr, the child's own peak RSS in bytes)."""
-    import subprocess
-    with open(where / "out.txt", "w+") as out, open(where / "err.txt", "w+") as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)  # reaped here, with its own rusage
-        out.seek(0)
-        err.seek(0)
-        return os.waitstatus_to_exitcode(status), out.read(), err.read(), usage.ru_maxrss * 1024
-
-
 def test_a_small_file_that_decodes_to_gigabytes_is_refused_in_bounded_memory(reel_bin, tmp_path):
     # Issue 27 finding 8: a few-KB keypoints file whose dictionary-encoded columns decode to
     # gigabytes took `reel show` to 3.2 GB and backfill to 4.4 GB. Every parquet read is now
@@ -417,9 +407,9 @@ def test_a_small_file_that_decodes_to_gigabytes_is_refused_in_bounded_memory(ree
     cols["note"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array(["x" * 16384]))
     pq.write_table(pa.table(cols), path, row_group_size=n, compression="zstd", store_schema=False)
     assert path.stat().st_size < 8 * 1024, path.stat().st_size  # so its budget is under 512 MiB
-    rc, out, err, rss = _run_measured([reel_bin, "backfill-hand-pose", str(t), "--json"], tmp_path)
+    rc, out, err, rss = run_measured([reel_bin, "backfill-hand-pose", str(t), "--json"], tmp_path)
     assert rc == 2 and str(path) in err and "decode to" in err, err
     assert rss < 1 << 30, f"backfill peaked at {rss / 2**20:.0f} MiB"
-    rc, out, err, rss = _run_measured([reel_bin, "show", str(t), "1", "--json"], tmp_path)
+    rc, out, err, rss = run_measured([reel_bin, "show", str(t), "1", "--json"], tmp_path)
     assert rc == 0 and rss < 1 << 30, (rc, rss, err)
     assert str(path) in json.loads(out)["keypoints"]["error"]
