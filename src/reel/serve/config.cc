@@ -164,6 +164,16 @@ Result<ServeConfig> LoadServeConfig(const std::string& path) {
       c.users.push_back(std::move(user));
     }
   }
+  // A principal is known by its name (a resumable upload belongs to the name that began
+  // it): two tokens, two users, or a token and a user of one name would share uploads.
+  std::set<std::string> names;
+  for (const ServeToken& t : c.tokens)
+    if (!names.insert(t.name).second)
+      return Status::Invalid(path + ": the token name \"" + t.name + "\" is given twice; names must be unique");
+  for (const ServeUser& u : c.users)
+    if (!names.insert(u.name).second)
+      return Status::Invalid(path + ": the user name \"" + u.name +
+                             "\" is already a token's or another user's; names must be unique");
   if (doc.contains("limits")) {
     const Json& l = doc["limits"];
     const std::string where = path + ": limits";

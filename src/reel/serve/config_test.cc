@@ -39,3 +39,25 @@ TEST(ServeConfig, NumbersBeyondTheirFieldAreInvalid) {
 
 }  // namespace
 }  // namespace reel
+
+namespace reel {
+namespace {
+
+// Issue 27 (low): duplicate token names were accepted, and a resumable upload belongs to
+// the name that began it, so two tokens of one name shared each other's uploads.
+TEST(ServeConfig, PrincipalNamesAreUnique) {
+  const std::string hash(64, 'a');
+  const std::string token = R"({"name": "rig", "sha256": ")" + hash + R"(", "projects": ["p"]})";
+  const std::string user = R"({"name": "rig", "password_hash": "pbkdf2-sha256$1$aa$bb", "projects": ["p"]})";
+  for (const std::string& text :
+       {R"({"root": "/srv/reel", "tokens": [)" + token + "," + token + "]}",
+        R"({"root": "/srv/reel", "tokens": [)" + token + R"(], "users": [)" + user + "]}"}) {
+    auto config = LoadText(text);
+    ASSERT_FALSE(config.ok()) << text;
+    EXPECT_NE(config.status().message().find("\"rig\""), std::string::npos) << config.status().ToString();
+  }
+  EXPECT_TRUE(LoadText(R"({"root": "/srv/reel", "tokens": [)" + token + "]}").ok());
+}
+
+}  // namespace
+}  // namespace reel
