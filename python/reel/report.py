@@ -12,6 +12,7 @@ import base64
 import html
 import io
 import os
+import tempfile
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -189,8 +190,17 @@ def write_report(task: Any, output: str, *, episodes: Iterable[int] | None = Non
             f"<h1>Task {name}</h1><p>{len(entries)} episodes, {len(findings)} check findings for the task.</p>"
             f"{_episodes_table(entries, {k: len(v) for k, v in mine.items()})}"
             f"<h2>Task findings</h2>{_findings_html(findings)}{''.join(sections)}</body></html>")
-    temp = os.path.join(os.path.dirname(os.path.abspath(output)), f".{os.path.basename(output)}.tmp")
-    with open(temp, "w", encoding="utf-8") as f:
-        f.write(page)
-    os.replace(temp, output)
+    # A fresh temp (O_CREAT | O_EXCL: mkstemp), never a predictable name that a link placed
+    # beside the output could redirect (issue 27, a low finding); renamed over the output.
+    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", suffix=".tmp",
+                                dir=os.path.dirname(os.path.abspath(output)))
+    try:
+        os.fchmod(fd, 0o644)  # as a file written by open() would be, not mkstemp's 0600
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(temp, output)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
     return {"output": output, "episodes": len(entries), "bytes": len(page.encode("utf-8")), "findings": len(findings)}

@@ -89,3 +89,18 @@ def test_depth_thumbnails_are_colour_mapped(task, reel_bin, tmp_path):
     assert [int(r) for _, r in thumbs] == [0, 14, 29]
     rgb = np.asarray(Image.open(io.BytesIO(base64.b64decode(thumbs[0][0]))).convert("RGB")).astype(int)
     assert (np.abs(rgb[..., 0] - rgb[..., 1]) > 30).mean() > 0.2, "depth must be colour-mapped, not grey"
+
+
+def test_the_report_follows_no_link_beside_its_output(task, reel_bin, tmp_path):
+    # Issue 27 (low): the report was written to a predictable ".<name>.tmp" beside its output,
+    # following a symbolic link placed there. A fresh temp (mkstemp) is used now.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the user's", encoding="utf-8")
+    out = tmp_path / "r.html"
+    (tmp_path / ".r.html.tmp").symlink_to(outside)
+    rc, _, err = reel_exec(reel_bin, "report", task, "-o", out, "1", "--max-frames", 1)
+    assert rc == 0, err
+    assert outside.read_text(encoding="utf-8") == "the user's"
+    assert out.read_text().startswith("<!DOCTYPE html>") and not out.is_symlink()
+    assert (out.stat().st_mode & 0o777) == 0o644
+    assert not [p for p in tmp_path.glob(".r.html.*.tmp")], "no temp is left"
