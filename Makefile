@@ -16,7 +16,7 @@ APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev \
   nlohmann-json3-dev libcli11-dev libzip-dev libcpp-httplib-dev libssl-dev curl \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  clang-16 libclang-rt-16-dev llvm-16 ccache chromium
+  clang-16 libclang-rt-16-dev llvm-16 ccache chromium time
 
 .PHONY: all demo test deps venv build python unit e2e layers bench docs clean peers \
   asan asan-configure asan-build fuzz fuzz-build fuzz-replay soak soak-recorder soak-serve

@@ -4,7 +4,6 @@ simulated tasks): `reel(reel_bin, *args, ok=0)` asserts the exit status and retu
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -17,11 +16,16 @@ def reel(reel_bin: str, *args, ok: int = 0) -> subprocess.CompletedProcess:
 
 
 def run_measured(argv: list, where: Path) -> tuple[int, str, str, int]:
-    """Runs argv (output kept in files under `where`); returns (exit code, stdout, stderr, the
-    child's own peak RSS in bytes, from wait4's rusage): for tests of bounded memory."""
+    """Runs argv under GNU time (Debian's `time`, installed by `make deps`; output kept in files
+    under `where`); returns (exit code, stdout, stderr, the child's peak RSS in bytes): for tests
+    of bounded memory. Not wait4's rusage of a child of pytest: Linux carries the forking
+    process's high-water RSS into the child's ru_maxrss at exec, so a child of a 1 GB pytest
+    reads 1 GB whatever it used. GNU time is a small process, and its child's figure is its own."""
+    measure = where / "measured.rss"
     with open(where / "measured.out", "w+") as out, open(where / "measured.err", "w+") as err:
-        proc = subprocess.Popen([str(a) for a in argv], stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)  # reaped here, with its own rusage
+        rc = subprocess.run(["/usr/bin/time", "-o", str(measure), "-f", "%M", *[str(a) for a in argv]],
+                            stdout=out, stderr=err, timeout=600).returncode
         out.seek(0)
         err.seek(0)
-        return os.waitstatus_to_exitcode(status), out.read(), err.read(), usage.ru_maxrss * 1024
+        lines = measure.read_text().split()
+        return rc, out.read(), err.read(), int(lines[-1]) * 1024
