@@ -153,6 +153,21 @@ TEST_F(ConfinedTest, AJournalMayNameOnlyItsOwnEpisodesFiles) {
   EXPECT_TRUE(TaskLock::Acquire(DefaultFileSystem(), root_).ok());
 }
 
+// A task's first commit cut before its info.json was renamed in: its templates are in that
+// commit's own temp, so the journal is rolled forward on confinement alone (a forged one
+// there has no committed episode to take from).
+TEST_F(ConfinedTest, TheFirstCommitOfANewTaskIsRolledForward) {
+  Put(root_ + "/custom/.ep-000.parquet.commit.reel-h-1-1.tmp", "data");
+  Put(root_ + "/meta/.info.json.commit.reel-h-1-2.tmp", "{}");
+  Put(root_ + "/meta/.commit-1.json",
+      R"({"episode_index":1,"renames":[["custom/.ep-000.parquet.commit.reel-h-1-1.tmp","custom/ep-000.parquet"],)"
+      R"(["meta/.info.json.commit.reel-h-1-2.tmp","meta/info.json"]]})");
+  auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  EXPECT_EQ(Read(root_ + "/custom/ep-000.parquet"), "data");
+  EXPECT_FALSE(stdfs::exists(root_ + "/meta/.commit-1.json"));
+}
+
 // A writer does not write through a link inside the task either: the recording fails,
 // naming the link, and nothing lands outside.
 TEST_F(ConfinedTest, AWriterRefusesToWriteThroughALinkInsideTheTask) {

@@ -106,14 +106,21 @@ Result<TaskLock> TaskLock::Acquire(FileSystem* fs, const std::string& root) {
   // Commits happen under this lock, so a journal seen now is from a writer that died:
   // finish it first, or its N would look free and its files half there. An episode's
   // journal may name only that episode's files, by the task's templates (info.json read
-  // only when such a journal is there: a v1.0 folder has none of its own).
+  // only when such a journal is there: a v1.0 folder has none of its own). A task without
+  // info.json yet (its first commit was cut) has no episode a journal could take from, and
+  // its templates are in that commit's own info.json temp: only confinement applies.
   std::optional<InfoJson> info;
+  bool new_task = false;
   const EpisodeFiles episode_files = [&](int64_t n, const std::string& rel) -> Result<bool> {
-    if (!info) {
+    if (!info && !new_task) {
+      REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, kInfoPath)));
+      new_task = st.type == FileType::kNotFound;
+      if (new_task) return true;
       auto loaded = LoadInfo(fs, root);
       if (!loaded.ok()) return loaded.status().WithContext("checking an interrupted commit's files");
       info = std::move(*loaded);
     }
+    if (new_task) return true;
     return TemplateNamesEpisode(info->data_path, rel, n, info->chunks_size) ||
            TemplateNamesEpisode(info->video_path, rel, n, info->chunks_size) ||
            TemplateNamesEpisode(info->episodes_path, rel, n, info->chunks_size);
