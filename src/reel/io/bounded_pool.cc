@@ -1,5 +1,6 @@
 #include "io/bounded_pool.h"
 
+#include <limits>
 #include <utility>
 
 namespace reel::internal {
@@ -11,16 +12,21 @@ BoundedPool::Owner BoundedPool::Make(int64_t limit, std::string what) {
   return Owner(new BoundedPool(limit, std::move(what)));
 }
 
+void BoundedPool::Raise(int64_t bytes) {
+  const int64_t now = limit_.load();
+  limit_.store(bytes > std::numeric_limits<int64_t>::max() - now ? std::numeric_limits<int64_t>::max() : now + bytes);
+}
+
 void BoundedPool::Unref() {
   if (refs_.fetch_sub(1) == 1) delete this;
 }
 
 arrow::Status BoundedPool::Take(int64_t delta) {
   const int64_t now = used_.fetch_add(delta) + delta;
-  if (delta > 0 && now > limit_) {
+  if (delta > 0 && now > limit_.load()) {
     used_.fetch_sub(delta);
     return arrow::Status::OutOfMemory("a buffer of ", delta, " more bytes would hold ", now, ", over the ",
-                                      limit_, " bytes ", what_);
+                                      limit_.load(), " bytes ", what_);
   }
   int64_t peak = peak_.load();
   while (now > peak && !peak_.compare_exchange_weak(peak, now)) {

@@ -25,7 +25,10 @@ class BoundedPool final : public arrow::MemoryPool {
 
   // `what` names the budget in the refusal ("over the N bytes <what>").
   static Owner Make(int64_t limit, std::string what);
-  int64_t limit() const { return limit_; }
+  int64_t limit() const { return limit_.load(); }
+  // Raises the budget by `bytes` (saturating): for what is learnt once the file's footer is
+  // read. Call before the pool is shared between threads.
+  void Raise(int64_t bytes);
 
   using arrow::MemoryPool::Allocate;
   using arrow::MemoryPool::Free;
@@ -50,7 +53,7 @@ class BoundedPool final : public arrow::MemoryPool {
   void Give(int64_t delta);
 
   arrow::MemoryPool* wrapped_;
-  const int64_t limit_;
+  std::atomic<int64_t> limit_;
   const std::string what_;
   std::atomic<int64_t> used_{0}, peak_{0}, total_{0}, allocations_{0};
   std::atomic<int64_t> refs_{1};  // the owner's, plus one per live allocation

@@ -32,10 +32,9 @@ void CollectLeaves(const parquet::arrow::SchemaField& field, std::vector<int>& o
 
 // What reading a parquet file may hold at once, page buffers and decoded arrays
 // together: 32,768 times its size (ZSTD's largest expansion: an RLE block of 128 KiB
-// from a 4-byte header and byte) plus 256 MiB. A page header or dictionary that claims
-// more (a 4 KB file declaring a 4.8 GB dictionary, KEYPOINTS-PAGE-ALLOC) is refused
-// before it is allocated. Only a file of constant or null columns can decode past this
-// honestly (RLE runs); reel writes none that large.
+// from a 4-byte header and byte) plus 256 MiB, plus what its footer declares
+// (DeclaredBytes). A page header or dictionary that claims more (a 4 KB file declaring a
+// 4.8 GB dictionary for 6 values, KEYPOINTS-PAGE-ALLOC) is refused before it is allocated.
 constexpr int64_t kDecodedFloor = int64_t{256} << 20;
 constexpr int64_t kMaxExpansion = 32768;
 
@@ -43,6 +42,39 @@ int64_t DecodedBudget(int64_t file_bytes) {
   constexpr int64_t kMost = std::numeric_limits<int64_t>::max() / 2;
   const int64_t scaled = file_bytes > kMost / kMaxExpansion ? kMost : file_bytes * kMaxExpansion;
   return kDecodedFloor + std::max<int64_t>(scaled, 0);
+}
+
+// What the file's footer declares it holds, decoded: each column chunk's value count times
+// its physical width, plus 4 bytes a value for the levels decoded beside it, four times
+// (saturating).
+// Byte arrays count their levels only: their bytes are held to the expansion bound. A
+// constant column (a glove's all-zero force matrix, dictionary- and RLE-encoded by pyarrow)
+// decodes past 32,768 times its bytes honestly, and its footer says so; a page or a
+// dictionary claiming more than its chunk declares (the fuzz find) is still refused.
+int64_t DeclaredBytes(const parquet::FileMetaData& meta) {
+  constexpr int64_t kMost = int64_t{1} << 60;
+  int64_t sum = 0;
+  for (int g = 0; g < meta.num_row_groups() && sum < kMost; ++g) {
+    const auto group = meta.RowGroup(g);
+    for (int c = 0; c < group->num_columns() && sum < kMost; ++c) {
+      const parquet::ColumnDescriptor* column = meta.schema()->Column(c);
+      int64_t width = 4;  // levels
+      switch (column->physical_type()) {
+        case parquet::Type::BOOLEAN: width += 1; break;
+        case parquet::Type::INT32: case parquet::Type::FLOAT: width += 4; break;
+        case parquet::Type::INT64: case parquet::Type::DOUBLE: width += 8; break;
+        case parquet::Type::INT96: width += 12; break;
+        case parquet::Type::FIXED_LEN_BYTE_ARRAY: width += std::max(column->type_length(), 0); break;
+        default: break;
+      }
+      const int64_t values = std::clamp<int64_t>(group->ColumnChunk(c)->num_values(), 0, kMost / width);
+      sum += values * width;
+    }
+  }
+  // Four times over: Arrow's list reader holds the levels and values in buffers that grow
+  // by doubling and copies them once more at the end (measured: 3.67 GB held at once to
+  // read 384 MB of int16 list values, 19 bytes a value, 2.4 times values x (width + 4)).
+  return std::min(sum, kMost) * 4;
 }
 
 // The reader and the pool its buffers come from; the reader goes first.
@@ -65,12 +97,14 @@ Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
     auto held = std::make_shared<BoundedReader>();
     held->pool = BoundedPool::Make(DecodedBudget(*size), "that reel lets a parquet file of " +
                                                              std::to_string(*size) +
-                                                             " bytes decode to (32768 times its size plus 256 MiB)");
+                                                             " bytes decode to (32768 times its size plus 256 MiB, "
+                                                             "plus what its footer declares)");
     parquet::arrow::FileReaderBuilder builder;
     arrow::Status opened = builder.Open(file, parquet::ReaderProperties(held->pool.get()));
     if (opened.ok()) opened = builder.memory_pool(held->pool.get())->Build(&held->reader);
     if (!opened.ok())
       return Status::Corruption(path + ": not a readable parquet file (" + opened.message() + ")");
+    held->pool->Raise(DeclaredBytes(*held->reader->parquet_reader()->metadata()));
     std::shared_ptr<parquet::arrow::FileReader> shared(held, held->reader.get());
     shared->set_use_threads(use_threads);
     // Columns are found by name everywhere; a second column of one name would be

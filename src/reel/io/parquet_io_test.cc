@@ -8,6 +8,8 @@
 #include <parquet/arrow/writer.h>
 #include <parquet/properties.h>
 
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -173,6 +175,31 @@ TEST(OpenParquet, ADictionaryLargerThanTheFileCanDecodeToIsRefusedNotAllocated) 
   EXPECT_NE(message.find("that reel lets a parquet file of 4251 bytes decode to"), std::string::npos) << message;
   EXPECT_NE(message.find("4802246912"), std::string::npos) << message;
   EXPECT_LT(arrow::default_memory_pool()->max_memory(), std::max<int64_t>(before, 0) + (int64_t{1} << 30));
+}
+
+// A constant column decodes past 32,768 times its bytes honestly: pyarrow's defaults
+// (dictionary, RLE) store an all-zero force matrix in a few bytes a row. Its footer declares
+// its values, so it is read: 48 rows of 4,000,000 int16 zeros, 384 MB from a few KB.
+TEST(OpenParquet, AConstantColumnTheFooterDeclaresIsReadWhateverItsRatio) {
+  constexpr int64_t kRows = 48, kWidth = 4'000'000;
+  auto zeros = std::make_shared<arrow::Int16Array>(kRows * kWidth, arrow::AllocateBuffer(kRows * kWidth * 2).ValueOrDie());
+  std::memset(zeros->values()->mutable_data(), 0, kRows * kWidth * 2);
+  arrow::Int32Builder offsets;
+  for (int64_t r = 0; r <= kRows; ++r) ASSERT_TRUE(offsets.Append(static_cast<int32_t>(r * kWidth)).ok());
+  auto lists = arrow::ListArray::FromArrays(*offsets.Finish().ValueOrDie(), *zeros).ValueOrDie();
+  auto table = arrow::Table::Make(arrow::schema({arrow::field("observation.left_glove_force_matrix", lists->type())}),
+                                  {lists});
+  auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  const std::string path = (*dir)->path() + "/zeros.parquet";
+  auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
+  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, kRows).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  const int64_t size = static_cast<int64_t>(std::filesystem::file_size(path));
+  ASSERT_GT(kRows * kWidth * 2, (int64_t{256} << 20) + size * 32768) << size;  // past the expansion bound
+  auto read = ReadParquetTable(DefaultFileSystem(), path, {}, false);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ((*read)->num_rows(), kRows);
 }
 
 }  // namespace
