@@ -21,13 +21,6 @@ bool IsForeignFormat(DatasetFormat format) {
 
 namespace {
 
-Result<Json> ReadJsonObject(FileSystem* fs, const std::string& path) {
-  REEL_ASSIGN_OR_RETURN(Json doc, internal::ReadJsonFile(fs, path));
-  if (!doc.is_object())
-    return Status::Invalid(path + ": must be a JSON object, found " + internal::JsonTypeName(doc));
-  return doc;
-}
-
 // DetectFormat accepts any v2.x / v3.x; reading refuses minors it does not
 // know, since LeRobot changed layout at a major but a v2.2 would be a guess.
 Status CheckCodebaseVersion(const std::string& version, const std::string& path) {
@@ -114,7 +107,7 @@ Status ReadTasksParquet(FileSystem* fs, const std::string& path, std::vector<std
 
 Status ParseLeRobotInfo(FileSystem* fs, const std::string& root, ForeignInfo& info) {
   const std::string path = JoinPath(root, "meta/info.json");
-  REEL_ASSIGN_OR_RETURN(Json doc, ReadJsonObject(fs, path));
+  REEL_ASSIGN_OR_RETURN(Json doc, internal::ReadJsonObjectFile(fs, path));
   REEL_RETURN_IF_ERROR(internal::GetString(doc, "codebase_version", path, info.version));
   REEL_RETURN_IF_ERROR(CheckCodebaseVersion(info.version, path));
   if (!doc.contains("fps") || !doc["fps"].is_number() || doc["fps"].get<double>() <= 0)
@@ -146,7 +139,7 @@ Status ParseLeRobotInfo(FileSystem* fs, const std::string& root, ForeignInfo& in
 
 Status ParseManifest(FileSystem* fs, const std::string& root, ForeignInfo& info) {
   const std::string path = JoinPath(root, "manifest.json");
-  REEL_ASSIGN_OR_RETURN(Json doc, ReadJsonObject(fs, path));
+  REEL_ASSIGN_OR_RETURN(Json doc, internal::ReadJsonObjectFile(fs, path));
   info.version = "1";
   if (!doc.contains("fps") || !doc["fps"].is_number() || doc["fps"].get<double>() <= 0)
     return Status::Invalid(path + ": \"fps\" must be a positive number, found " +

@@ -27,4 +27,10 @@ Result<Json> ReadJsonFile(FileSystem* fs, const std::string& path, const JsonLim
   return ParseJson(text, path, limits);
 }
 
+Result<Json> ReadJsonObjectFile(FileSystem* fs, const std::string& path, const JsonLimits& limits) {
+  REEL_ASSIGN_OR_RETURN(Json doc, ReadJsonFile(fs, path, limits));
+  if (!doc.is_object()) return Status::Invalid(path + ": must be a JSON object, found " + JsonTypeName(doc));
+  return doc;
+}
+
 }  // namespace reel::internal

@@ -24,5 +24,7 @@ Result<std::string> ReadFileBounded(FileSystem* fs, const std::string& path, int
 
 // ReadFileBounded(limits.max_bytes), then ParseJson: the one way a JSON file is read.
 Result<Json> ReadJsonFile(FileSystem* fs, const std::string& path, const JsonLimits& limits = {});
+// ReadJsonFile, and Invalid "<path>: must be a JSON object, found <type>" for another value.
+Result<Json> ReadJsonObjectFile(FileSystem* fs, const std::string& path, const JsonLimits& limits = {});
 
 }  // namespace reel::internal

@@ -5,13 +5,14 @@
 #include "layout/confined.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "io/scratch_dir.h"
 #include "layout/journal.h"
 #include "push/push_internal.h"
 #include "reel/push.h"
@@ -27,9 +28,10 @@ namespace stdfs = std::filesystem;
 class ConfinedTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (stdfs::temp_directory_path() / "reel_confined.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    auto scratch = ScratchDir::Create("reel_confined", stdfs::temp_directory_path().string());
+    ASSERT_TRUE(scratch.ok()) << scratch.status().ToString();
+    scratch_ = std::move(*scratch);
+    dir_ = scratch_->path();
     root_ = dir_ + "/task";
     outside_ = dir_ + "/elsewhere";
     stdfs::create_directories(root_ + "/meta");
@@ -37,8 +39,6 @@ class ConfinedTest : public ::testing::Test {
     Put(outside_ + "/victim.conf", "the user's configuration");
     Put(outside_ + "/secret.txt", "the user's secret");
   }
-  void TearDown() override { stdfs::remove_all(dir_); }
-
   static void Put(const std::string& path, const std::string& text) {
     stdfs::create_directories(stdfs::path(path).parent_path());
     std::ofstream(path, std::ios::binary) << text;
@@ -59,6 +59,7 @@ class ConfinedTest : public ::testing::Test {
     EXPECT_EQ(entries, 2u) << names;
   }
 
+  std::unique_ptr<ScratchDir> scratch_;  // removed with the fixture
   std::string dir_, root_, outside_;
 };
 

@@ -63,13 +63,6 @@ Result<bool> HasSessionFolders(FileSystem* fs, const std::string& root) {
   return false;
 }
 
-Result<Json> ReadJsonObject(FileSystem* fs, const std::string& path) {
-  REEL_ASSIGN_OR_RETURN(Json doc, internal::ReadJsonFile(fs, path));
-  if (!doc.is_object())
-    return Status::Invalid(path + ": must be a JSON object, found " + internal::JsonTypeName(doc));
-  return doc;
-}
-
 Result<DetectedFormat> DetectFromCodebaseVersion(const Json& info, const std::string& path) {
   std::string version;
   REEL_RETURN_IF_ERROR(internal::GetString(info, "codebase_version", path, version));
@@ -85,7 +78,7 @@ Result<DetectedFormat> DetectFromCodebaseVersion(const Json& info, const std::st
 
 Result<DetectedFormat> DetectBundle(FileSystem* fs, const std::string& root) {
   const std::string path = JoinPath(root, "manifest.json");
-  REEL_ASSIGN_OR_RETURN(Json manifest, ReadJsonObject(fs, path));
+  REEL_ASSIGN_OR_RETURN(Json manifest, internal::ReadJsonObjectFile(fs, path));
   // schema_version lives in manifest.json or, per the bundle format, in each episode.json.
   Json version = manifest.contains("schema_version") ? manifest["schema_version"] : Json();
   std::string evidence = "manifest.json";
@@ -94,7 +87,7 @@ Result<DetectedFormat> DetectBundle(FileSystem* fs, const std::string& root) {
       manifest["episodes"][0].contains("id") && manifest["episodes"][0]["id"].is_string()) {
     std::string id = manifest["episodes"][0]["id"].get<std::string>();
     evidence = "episodes/" + id + "/episode.json";
-    auto ep = ReadJsonObject(fs, JoinPath(root, evidence));
+    auto ep = internal::ReadJsonObjectFile(fs, JoinPath(root, evidence));
     if (ep.ok() && ep->contains("schema_version")) version = (*ep)["schema_version"];
     // Say why the first episode.json could not tell (missing, malformed).
     if (!ep.ok() && version.is_null())
@@ -122,7 +115,7 @@ Result<DetectedFormat> DetectFormat(FileSystem* fs, const std::string& root) {
   const std::string info_path = JoinPath(root, "meta/info.json");
   REEL_ASSIGN_OR_RETURN(FileInfo info_stat, fs->Stat(info_path));
   if (info_stat.type != FileType::kNotFound) {
-    REEL_ASSIGN_OR_RETURN(Json info, ReadJsonObject(fs, info_path));
+    REEL_ASSIGN_OR_RETURN(Json info, internal::ReadJsonObjectFile(fs, info_path));
     auto format = info.find("format");
     if (format != info.end()) {
       if (format->is_string() && format->get<std::string>() == "pooled_episodes_v1") {

@@ -10,6 +10,7 @@
 #include "reel/json_limits.h"
 #include "reel/layout.h"
 #include "reel/task.h"
+#include "io/json_file.h"
 
 namespace reel::internal {
 namespace {
@@ -142,15 +143,7 @@ bool SkippedFolder(const std::string& name) {
 }  // namespace
 
 Result<Json> ReadJsonObjectBounded(FileSystem* fs, const std::string& path) {
-  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(path));
-  if (st.type != FileType::kFile) return Status::NotFound(path + ": missing");
-  if (st.size > static_cast<uint64_t>(kMaxJsonBytes))
-    return Status::Invalid(path + ": json.size: " + std::to_string(st.size) + " bytes, over the limit of " +
-                           std::to_string(kMaxJsonBytes));
-  REEL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(path));
-  REEL_ASSIGN_OR_RETURN(Json doc, ParseJson(text, path, JsonLimits{kMaxJsonBytes, 64}));
-  if (!doc.is_object()) return Status::Invalid(path + ": must be a JSON object, found " + JsonTypeName(doc));
-  return doc;
+  return ReadJsonObjectFile(fs, path, JsonLimits{kMaxJsonBytes, 64});
 }
 
 Status ListTree(FileSystem* fs, const std::string& dir, const std::string& prefix, std::vector<std::string>* out) {
