@@ -306,8 +306,14 @@ Status CheckStrayFiles(const Task& task, FindingSink& sink) {
   };
   // A top folder that is itself a link was reported by CheckLinksAndJournals; not walked.
   Beneath beneath(task.fs(), task.root());
-  for (const char* dir : {"data", "videos", "meta/episodes"})
-    if (beneath.Check(dir, "check").ok()) REEL_RETURN_IF_ERROR(walk(dir, 1));
+  for (const char* dir : {"data", "videos", "meta/episodes"}) {
+    Status inside = beneath.Check(dir, "check");
+    if (inside.ok()) {
+      REEL_RETURN_IF_ERROR(walk(dir, 1));
+    } else if (inside.code() != StatusCode::kInvalid) {
+      return inside;  // a listing that failed is an error, never "nothing to walk"
+    }
+  }
   return Status::OK();
 }
 
