@@ -123,6 +123,7 @@ Status FinishRestore(FileSystem* fs, const std::string& root, const std::string&
     REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, d)));
     if (st.type != FileType::kDirectory) continue;
     if (Status inside = CheckBeneath(fs, root, d, "reel migrate --restore"); !inside.ok()) {
+      if (inside.code() != StatusCode::kInvalid) return inside;  // a listing error, not a link
       report->warnings.push_back(inside.message() + " (left as it is)");
       continue;
     }
