@@ -641,7 +641,7 @@ def _state_after_kill(reel_bin, task: Path, template: Path, to: Path | None):
         # Every episode complete; session folders may wait for the re-run (empty ones, or the
         # rest of a journal being rolled forward).
         report = check_json(reel_bin, dest)
-        bad = errors(report, allowed=("layout.legacy_leftover",))
+        bad = errors(report, allowed=("layout.legacy_leftover", "layout.pending_commit"))
         assert bad == [], bad
         return "new"
     renamed = {}
@@ -719,7 +719,7 @@ def _restore_state_after_kill(reel_bin, task: Path, template: Path) -> str:
     info = task / "meta" / "info.json"
     if info.is_file():
         assert json.loads(info.read_text())["format"] == "pooled_episodes_v1"
-        bad = errors(check_json(reel_bin, task), allowed=("layout.legacy_leftover",))
+        bad = errors(check_json(reel_bin, task), allowed=("layout.legacy_leftover", "layout.pending_commit"))
         assert bad == [], bad
         return "migrated"
     for src in template.rglob("*"):  # the journal renames every session file before any removal
