@@ -1,6 +1,6 @@
 // A v1.0 depth frame (depth/<slot>/000001.png, 16-bit gray millimetres) through
 // DecodePngGray16 (src/reel/video/png.cc), as reel migrate reads it: the bytes are the
-// PNG, decoded under a limit of 2^22 pixels (migrate's is 2^26, 128 MB a frame: the same
+// PNG, decoded under a limit of 2^22 pixels (migrate's is 2^23, kMaxPngPixels: the same
 // code, at a size a fuzzing process can afford to decode thousands of times) and under a
 // small one (4096 pixels).
 // Checked: a decoded image has width*height values; re-encoded with EncodePngGray16 and

@@ -444,6 +444,18 @@ def _not_png(d: Path):
     _write(d / "000005.png", b"\x89PNG not really")
 
 
+def _truncated_interlaced(d: Path):
+    """Issue 27, finding 5: an interlaced PNG16 whose image data stops after its first passes,
+    in a well-formed zlib stream; FFmpeg's decoder leaves 720 of its 768 pixels unwritten."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = b""
+    for x0, y0, dx, dy in ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)):
+        raw += b"".join(b"\x00" + bytes(2 * len(range(x0, 32, dx))) for _ in range(y0, 24, dy))
+    _write(d / "000005.png", b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 32, 24, 16, 0, 0, 0, 1)) +
+           chunk(b"IDAT", zlib.compress(raw[:len(raw) // 8])) + chunk(b"IEND", b""))
+
+
 @pytest.mark.parametrize("damage,message", [
     (_drop_frame, "000003.png: missing; the session has 6 frames"),
     (_extra_frame, "000007.png: depth frame number 7 is outside 1..6"),
@@ -451,6 +463,7 @@ def _not_png(d: Path):
     (_eight_bit, "000004.png: png.pixel_format: gray"),
     (_short_bin, "000005.bin: depth.bin.size: 1534 bytes"),
     (_not_png, "000005.png"),
+    (_truncated_interlaced, "000005.png: png.data: the image data inflates to"),
 ])
 def test_a_bad_depth_sequence_is_refused_naming_the_file(reel_bin, v1_template, tmp_path, damage, message):
     task = copy_task(v1_template, tmp_path)

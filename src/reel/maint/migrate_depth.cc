@@ -14,8 +14,9 @@
 namespace reel::internal {
 namespace {
 
-// The largest frame reel migrate takes: 2^26 pixels (8192 x 8192), 128 MiB of uint16.
-constexpr int64_t kMaxPixels = int64_t{1} << 26;
+// The largest frame reel migrate takes, PNG or .bin: what FFV1 can encode in bounded memory
+// (video/png_decode.h).
+constexpr int64_t kMaxPixels = video::kMaxPngPixels;
 
 std::string FrameName(const SessionVideo& v, int64_t number) {
   char buf[32];

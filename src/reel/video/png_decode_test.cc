@@ -44,14 +44,37 @@ std::string Zlib(const std::string& data) {
   return out + data + Be32(b << 16 | a);
 }
 
+const std::string kSignature("\x89PNG\r\n\x1a\n", 8);
+
+std::string Ihdr(int w, int h, int depth, int interlace) {
+  return Chunk("IHDR", Be32(w) + Be32(h) + std::string{static_cast<char>(depth), 0, 0, 0, static_cast<char>(interlace)});
+}
+
 // A PNG by hand: IHDR(width, height, depth, colour type 0), one IDAT of filter-0 rows.
 std::string HandPng(int w, int h, int depth, const std::string& samples) {
-  std::string ihdr = Be32(w) + Be32(h) + std::string{static_cast<char>(depth), 0, 0, 0, 0};
   const size_t line = static_cast<size_t>(w) * depth / 8;
   std::string raw;
   for (int y = 0; y < h; ++y) raw += std::string(1, '\0') + samples.substr(y * line, line);
-  return std::string("\x89PNG\r\n\x1a\n", 8) + Chunk("IHDR", ihdr) + Chunk("IDAT", Zlib(raw)) + Chunk("IEND", "");
+  return kSignature + Ihdr(w, h, depth, 0) + Chunk("IDAT", Zlib(raw)) + Chunk("IEND", "");
 }
+
+// The image data of an interlaced 16-bit gray image (PNG specification §8.2, Adam7): each
+// pass's lines, filter byte 0, of the pixels (x0 + i dx, y0 + j dy); value(x, y) is the sample.
+std::string Adam7Raw(int w, int h, uint16_t (*value)(int, int)) {
+  static const int kPass[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4},
+                                  {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};
+  std::string raw;
+  for (const auto& p : kPass) {
+    if (p[0] >= w || p[1] >= h) continue;
+    for (int y = p[1]; y < h; y += p[3]) {
+      raw += '\0';
+      for (int x = p[0]; x < w; x += p[2]) raw += std::string{static_cast<char>(value(x, y) >> 8), static_cast<char>(value(x, y))};
+    }
+  }
+  return raw;
+}
+
+uint16_t Ramp(int x, int y) { return static_cast<uint16_t>(x * 1000 + y * 7 + 1); }
 
 TEST(DecodePngGray16, ReadsReelsOwnEncodeValueForValue) {
   std::vector<uint16_t> mm(7 * 5);
@@ -96,11 +119,11 @@ TEST(DecodePngGray16, RefusesEightBitGarbageAndHugeImages) {
 // from IHDR, naming it.
 TEST(DecodePngGray16, RefusesADeclaredSizeOverTheLimitBeforeDecoding) {
   const std::string ihdr = Be32(20000) + Be32(20000) + std::string{16, 0, 0, 0, 0};
-  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + Chunk("IHDR", ihdr) +
+  const std::string png = kSignature + Chunk("IHDR", ihdr) +
                           Chunk("IDAT", Zlib(std::string(1, '\0'))) + Chunk("IEND", "");
   auto image = DecodePngGray16(png, "d/000001.png");
   ASSERT_FALSE(image.ok());
-  EXPECT_NE(image.status().message().find("d/000001.png: png.size: 20000x20000, over the limit of 67108864 pixels"),
+  EXPECT_NE(image.status().message().find("d/000001.png: png.size: 20000x20000, over the limit of 8388608 pixels"),
             std::string::npos)
       << image.status().ToString();
   auto small = DecodePngGray16(HandPng(65, 64, 16, std::string(65 * 64 * 2, '\0')), "s.png", 4096);
@@ -108,6 +131,53 @@ TEST(DecodePngGray16, RefusesADeclaredSizeOverTheLimitBeforeDecoding) {
   EXPECT_NE(small.status().message().find("s.png: png.size: 65x64, over the limit of 4096 pixels"), std::string::npos)
       << small.status().ToString();
   EXPECT_TRUE(DecodePngGray16(HandPng(64, 64, 16, std::string(64 * 64 * 2, '\0')), "t.png", 4096).ok());
+}
+
+// The shape of finding 5 (issue 27): a 32x24 interlaced depth frame whose image data stops
+// after the first passes, in a well-formed zlib stream. FFmpeg's decoder returns it with
+// 720 of its 768 pixels never written, and migrate encoded that "losslessly": refused now,
+// and the whole frame still reads value for value (so the Adam7 arithmetic above is right).
+TEST(DecodePngGray16, AnInterlacedFrameIsReadWholeAndATruncatedOneRefused) {
+  const std::string raw = Adam7Raw(32, 24, Ramp);
+  auto whole = DecodePngGray16(kSignature + Ihdr(32, 24, 16, 1) + Chunk("IDAT", Zlib(raw)) + Chunk("IEND", ""), "w.png");
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  for (int y = 0; y < 24; ++y)
+    for (int x = 0; x < 32; ++x) ASSERT_EQ(whole->values[y * 32 + x], Ramp(x, y)) << x << "," << y;
+  const std::string cut = raw.substr(0, raw.size() / 8);
+  auto truncated = DecodePngGray16(kSignature + Ihdr(32, 24, 16, 1) + Chunk("IDAT", Zlib(cut)) + Chunk("IEND", ""),
+                                   "d/000005.png");
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("d/000005.png: png.data: the image data inflates to " +
+                                              std::to_string(cut.size()) + " of the " + std::to_string(raw.size()) +
+                                              " bytes its header declares"),
+            std::string::npos)
+      << truncated.status().ToString();
+}
+
+// Damage of every other kind the decoder would pass over: lines missing from a plain image,
+// a zlib stream cut short, a chunk's CRC-32 wrong, a chunk running past the end, no IEND.
+TEST(DecodePngGray16, DamagedStructureIsRefusedNamingTheRule) {
+  std::string samples(8 * 6 * 2, '\x11');
+  const std::string good = HandPng(8, 6, 16, samples);
+  ASSERT_TRUE(DecodePngGray16(good, "good.png").ok());
+  std::string rows;
+  for (int y = 0; y < 5; ++y) rows += std::string(1, '\0') + std::string(16, '\x11');  // 5 of 6 lines
+  const std::string stream = Zlib(rows + std::string(1, '\0') + std::string(16, '\x11'));
+  std::string bad_crc = good;
+  bad_crc[bad_crc.size() - 30] ^= 1;  // a sample byte inside IDAT
+  const std::pair<std::string, std::string> cases[] = {
+      {kSignature + Ihdr(8, 6, 16, 0) + Chunk("IDAT", Zlib(rows)) + Chunk("IEND", ""), "png.data: the image data inflates to 85 of the 102"},
+      {kSignature + Ihdr(8, 6, 16, 0) + Chunk("IDAT", stream.substr(0, 60)) + Chunk("IEND", ""), "png.data: the image data inflates to 53 of the 102 bytes its header declares, its zlib stream unfinished"},
+      {bad_crc, "png.crc: chunk IDAT at byte 33 has a wrong CRC-32"},
+      {good.substr(0, good.size() - 20), "png.chunk: chunk IDAT at byte 33 declares"},
+      {good.substr(0, good.size() - 12), "png.chunk: the file ends at byte"},
+      {kSignature + Chunk("IDAT", stream) + Chunk("IEND", ""), "png.chunk: the first chunk is IDAT"},
+  };
+  for (const auto& [png, message] : cases) {
+    auto image = DecodePngGray16(png, "d/x.png");
+    ASSERT_FALSE(image.ok()) << message;
+    EXPECT_NE(image.status().message().find("d/x.png: " + message), std::string::npos) << image.status().ToString();
+  }
 }
 
 }  // namespace
