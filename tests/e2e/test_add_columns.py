@@ -150,7 +150,8 @@ def write_source(path: Path, name: str, array: pa.Array, frames=None) -> Path:
 
 
 @pytest.mark.parametrize("case", ["reserved_suffix", "bad_name", "retired_name", "not_observation", "ns_mismatch",
-                                  "ns_without_trajectory", "unmatched", "null_rows", "force_matrix", "no_frame_index"])
+                                  "ns_without_trajectory", "unmatched", "null_rows", "force_matrix", "no_frame_index",
+                                  "too_wide", "nan", "inf_in_a_list"])
 def test_refusals_write_nothing(reel_bin, task, tmp_path, case):
     src = tmp_path / "src.parquet"
     f32 = pa.array([1.0, 2.0], pa.float32())
@@ -161,6 +162,16 @@ def test_refusals_write_nothing(reel_bin, task, tmp_path, case):
         "not_observation": ("ego_thing", f32, "observation."),
         "null_rows": ("observation.ego_score", pa.array([1.0, None], pa.float32()), "null rows"),
         "force_matrix": ("observation.hand_force_matrix", pa.array([[1], [2]], pa.list_(pa.int16())), "force matrix"),
+        # Issue 27: what `reel check` refuses (data.row_width) or warns of (data.finite) is not written.
+        "too_wide": ("observation.ego_map", pa.FixedSizeListArray.from_arrays(
+            pa.array(np.zeros(2 * 65537, np.float32)), 65537),
+            "column observation.ego_map is fixed_size_list<element: float>[65537], 65537 values in a row, more than "
+            "the 65536 a column holds (check: data.row_width)"),
+        "nan": ("observation.ego_score", pa.array([1.0, float("nan")], pa.float32()),
+                "column observation.ego_score holds a NaN or an infinity at row 1"),
+        "inf_in_a_list": ("observation.ego_vec", pa.FixedSizeListArray.from_arrays(
+            pa.array([0, 0, 0, 1, 2, float("-inf")], pa.float64()), 3),
+            "column observation.ego_vec holds a NaN or an infinity at row 1"),
     }
     if case in expect:
         name, arr, msg = expect[case]
@@ -230,3 +241,28 @@ def test_a_declaration_the_readers_would_refuse_is_not_written(reel_bin, task, t
     assert files() == before
     rc, out, err = reel_exec(reel_bin, "info", task)
     assert rc == 0, err
+
+
+def test_a_column_of_gigabytes_is_refused_from_its_schema_in_bounded_memory(reel_bin, task, tmp_path):
+    # Issue 27, finding 9: fixed_size_list<float>[20000000] was accepted (6.4 GB to add, 80 MB
+    # of zeros in every row). Refused from the source's schema before a value is decoded.
+    from .cli_run import run_measured
+    src = tmp_path / "wide.parquet"
+    wide = pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(20_000_000, np.float32)), 20_000_000)
+    pq.write_table(pa.table({"frame_index": pa.array([0], pa.int64()), "observation.ego_map": wide}), src,
+                   compression="zstd")
+    del wide
+    rc, _, err, rss = run_measured([reel_bin, "add-columns", task, 1, "--from", src], tmp_path)
+    assert rc == 2 and "20000000 values in a row, more than the 65536 a column holds" in err, err
+    assert rss < 200 << 20, f"peak RSS {rss >> 20} MiB"
+
+
+def test_the_widest_column_reel_writes_is_read_and_checked_clean(reel_bin, reel_mod, task, tmp_path):
+    # Writer bound = reader bound: 65,536 values a row is written, read back and passes check.
+    values = np.arange(2 * 65536, dtype=np.float32)
+    src = write_source(tmp_path / "w.parquet", "observation.ego_map",
+                       pa.FixedSizeListArray.from_arrays(pa.array(values), 65536))
+    add(reel_bin, task, 1, src)
+    check_clean(reel_bin, task)
+    col = pq.read_table(task / data_rel(1)).column("observation.ego_map").to_pylist()
+    assert col[0] == values[:65536].tolist() and col[1] == values[65536:].tolist()

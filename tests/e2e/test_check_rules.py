@@ -215,6 +215,32 @@ def test_null_in_variable_list(run_reel, tmp_path):
     assert_finding(report, "data.null_list", DATA1)
 
 
+def test_a_nan_in_a_value_column_is_warned_naming_the_row(run_reel, tmp_path):
+    # Issue 27 (low): NaN passed `reel check`; stats.json's mean and std of the column become NaN.
+    rows = [np.ones(256, np.float32).tolist()] * 3
+    rows[2] = [0.0] * 255 + [float("nan")]
+    spec = EpisodeSpec(1, length=3, extra_columns={"observation.left_glove": pa.array(rows, pa.list_(pa.float32(), 256))})
+    rc, report = report_for(run_reel, tmp_path, [spec])
+    f = assert_finding(report, "data.finite", DATA1, severity="warning")
+    assert "column \"observation.left_glove\" holds a NaN or an infinity at row 2" in f["message"], f
+    rc, report = report_for(run_reel, tmp_path / "clean", [EpisodeSpec(1, length=3)])
+    assert not findings(report, "data.finite")
+
+
+def test_a_column_wider_than_reel_writes_is_an_error(run_reel, tmp_path):
+    # Writer bound = reader bound (issue 27, finding 9): add-columns refuses more than 65,536
+    # values in a row, and check reports a column that holds more.
+    wide = pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(3 * 65537, np.float32)), 65537)
+    ok = pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(3 * 65536, np.float32)), 65536)
+    spec = EpisodeSpec(1, length=3, extra_columns={"observation.wide_map": wide, "observation.ok_map": ok})
+    rc, report = report_for(run_reel, tmp_path, [spec], info_overrides={"features": {
+        "observation.wide_map": {"dtype": "float32", "shape": [65537]},
+        "observation.ok_map": {"dtype": "float32", "shape": [65536]}}})
+    f = assert_finding(report, "data.row_width", DATA1, severity="error")
+    assert "column \"observation.wide_map\" holds 65537 values in a row, more than the 65536" in f["message"], f
+    assert len(findings(report, "data.row_width")) == 1
+
+
 def test_undeclared_observation_column(run_reel, tmp_path):
     extra = {"observation.mystery_sensor": pa.array([[0.0] * 3] * 3, pa.list_(pa.float32(), 3))}
     rc, report = report_for(run_reel, tmp_path, [EpisodeSpec(1, extra_columns=extra)])

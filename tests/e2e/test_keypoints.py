@@ -331,6 +331,24 @@ def test_a_task_without_hand_pose_columns_is_refused(reel_bin, tmp_path):
     assert "observation.left_hand_pose" not in pq.read_table(t / data_rel(1)).column_names
 
 
+def test_a_nan_landmark_is_refused_and_nothing_written(reel_bin, tmp_path):
+    # Issue 27 (low): backfill wrote a NaN pose, which `reel check` then passed. A present,
+    # labelled hand's landmark that is NaN (or infinite) is refused naming the file and frame.
+    t = make_task(tmp_path / "B8")
+    src = ep_dir(tmp_path / "B8" / "keypoints_output" / "pick", 1) / "hand_pose_3d/chunk-000.parquet"
+    write_3d(src, [(0, (True, "Left", 5), (False, "", None)), (2, (True, "Right", 6), (False, "", None))])
+    table = pq.read_table(src)
+    lm = table.column("hand_0_landmarks_3d").to_pylist()
+    lm[1][7] = float("nan")
+    table = table.set_column(table.schema.get_field_index("hand_0_landmarks_3d"), "hand_0_landmarks_3d",
+                             pa.array(lm, pa.list_(pa.float32(), 63)))
+    pq.write_table(table, src)
+    before = {n: sha(t / data_rel(n)) for n in LENGTHS}
+    err = backfill(reel_bin, t, ok=2)
+    assert f"{src}: frame_index 2: hand_0_landmarks_3d holds a NaN or an infinity" in err, err
+    assert {n: sha(t / data_rel(n)) for n in LENGTHS} == before
+
+
 def test_python_backfill(reel_mod, task):
     r = reel_mod.backfill_hand_pose(str(task), episodes=[1], dry_run=True)
     assert r["dry_run"] and r["episodes"][0]["changed"] and not r["episodes"][0]["written"]

@@ -14,6 +14,7 @@
 
 #include "check/context.h"
 #include "util/json_util.h"
+#include "io/arrow_values.h"
 #include "io/parquet_io.h"
 #include "reel/columns.h"
 #include "reel/decode.h"
@@ -341,6 +342,26 @@ std::vector<int64_t> ListLengths(const EpisodeData& d, const std::string& name) 
   return out;
 }
 
+// Values the writers refuse (add-columns, backfill-hand-pose): more than kMaxRowValues in a
+// row of a fixed-width column (an error: reel's writers never make one), a NaN or an infinity in a column of values
+// (a warning: the contract is silent, but stats.json's mean and std become NaN, and a row
+// without a sample holds zeros or [] by multi-device §5.5). Times are data.time_order's.
+void CheckColumnValues(const EpisodeData& d, const EpisodeEntry& e, FindingSink& sink) {
+  for (const auto& field : d.schema->fields()) {
+    const std::string& name = field->name();
+    if (auto width = FixedRowValues(*field->type()); width && *width > kMaxRowValues)
+      sink.Add("data.row_width", e.data_path,
+               "column \"" + name + "\" holds " + std::to_string(*width) + " values in a row, more than the " +
+                   std::to_string(kMaxRowValues) + " a column holds");
+    auto column = d.table->GetColumnByName(name);
+    if (!column || name == "timestamp" || name == "wall_time") continue;
+    if (std::optional<int64_t> row = FirstNonFiniteRow(*column))
+      sink.Add("data.finite", e.data_path,
+               "column \"" + name + "\" holds a NaN or an infinity at row " + std::to_string(*row) +
+                   "; stats.json's mean and std of it become NaN (a row without a sample holds zeros or [])");
+  }
+}
+
 void CheckForceMatrices(const EpisodeData& d, const EpisodeEntry& e, const EpisodeRow* row,
                         const InfoJson& info, FindingSink& sink) {
   for (const auto& field : d.schema->fields()) {
@@ -490,6 +511,7 @@ void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink, bo
   CheckKeyColumns(t, e, task.info(), sink);
   CheckKeyValues(t, e, sink);
   CheckColumns(*data, e, task.info(), sink);
+  CheckColumnValues(*data, e, sink);
   CheckLockstep(t, e, sink);
   CheckForceMatrices(*data, e, row ? &*row : nullptr, task.info(), sink);
   if (row) {

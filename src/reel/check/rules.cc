@@ -105,6 +105,11 @@ const std::vector<RuleInfo> kRules = {
       {"data.column_type", S::kError, "contract §7.2; multi-device App. C",
        "each column family has its Arrow type: fixed_size_list for list<T, N>, variable list "
        "for force matrices, SLAM, IMU samples"},
+      {"data.row_width", S::kError, "reel (docs/reliability.md, bounds)",
+       "no fixed-width column holds more than 65,536 values in a row (reel's writers refuse wider ones)"},
+      {"data.finite", S::kWarning, "reel; multi-device §5.5",
+       "value columns hold no NaN or infinity (stats.json's mean and std would become NaN; a row "
+       "without a sample holds zeros or [])"},
       {"data.null_list", S::kError, "reference behaviour; multi-device §5.5",
        "list columns hold [] or zeros for rows without a sample, never null"},
       {"data.undeclared_column", S::kError, "multi-device §6.8",

@@ -11,6 +11,7 @@
 
 #include "check/context.h"
 #include "io/arrow_take.h"
+#include "io/arrow_values.h"
 #include "io/parquet_io.h"
 #include "maint/rewrite_data.h"
 #include "reel/columns.h"
@@ -156,6 +157,15 @@ Json FeatureReport(const FeatureSpec& f) {
   return j;
 }
 
+// The values `reel check` holds the written data to: no NaN or infinity (data.finite;
+// the width bound is ReadSource's, from the schema).
+Status CheckValues(const arrow::ChunkedArray& column, const std::string& name, const std::string& from) {
+  if (std::optional<int64_t> row = internal::FirstNonFiniteRow(column))
+    return Status::Invalid(from + ": column " + name + " holds a NaN or an infinity at row " + std::to_string(*row) +
+                           "; a row without a sample holds zeros or [] (check: data.finite)");
+  return Status::OK();
+}
+
 // Every source column checked and declared, before the data is read.
 Result<std::vector<Planned>> PlanColumns(const arrow::Table& source, const InfoJson& info,
                                          const arrow::Schema& data_schema, const AddColumnsOptions& options) {
@@ -175,6 +185,7 @@ Result<std::vector<Planned>> PlanColumns(const arrow::Table& source, const InfoJ
     if (source.GetColumnByName(p.name)->null_count() > 0)
       return Status::Invalid(options.from + ": column " + p.name + " has null rows; a row without a value holds "
                              "the column's empty value ([] or zeros), never null");
+    REEL_RETURN_IF_ERROR(CheckValues(*source.GetColumnByName(p.name), p.name, options.from));
     p.counted = p.family == ColumnFamily::kGlove;
     if (data_schema.GetFieldIndex(p.name) >= 0) {
       if (!options.replace)
@@ -283,6 +294,14 @@ Result<std::shared_ptr<arrow::Table>> ReadSource(FileSystem* fs, const AddColumn
   if (rows > options.max_source_rows)
     return Status::Invalid(options.from + ": " + std::to_string(rows) + " rows, more than the limit of " +
                            std::to_string(options.max_source_rows));
+  std::shared_ptr<arrow::Schema> schema;
+  if (arrow::Status st = reader->GetSchema(&schema); !st.ok())
+    return Status::Invalid(options.from + ": cannot read its parquet schema (" + st.message() + ")");
+  for (const auto& field : schema->fields())  // a fixed width over the bound, before it is decoded
+    if (auto width = internal::FixedRowValues(*field->type()); width && *width > internal::kMaxRowValues)
+      return Status::Invalid(options.from + ": column " + field->name() + " is " + field->type()->ToString() + ", " +
+                             std::to_string(*width) + " values in a row, more than the " +
+                             std::to_string(internal::kMaxRowValues) + " a column holds (check: data.row_width)");
   REEL_ASSIGN_OR_RETURN(auto table, internal::ReadColumns(*reader, {}, options.from));
   if (table->schema()->GetFieldIndex("frame_index") < 0)
     return Status::Invalid(options.from + ": no frame_index column (rows are aligned to the data by it)");

@@ -3,6 +3,8 @@
 // episode transaction (maint/rewrite_data.h).
 #include <arrow/api.h>
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "io/arrow_take.h"
@@ -73,8 +75,10 @@ Result<Hand3d> HandColumns(const arrow::Table& table, int h, std::vector<std::sh
 }
 
 // Fills the two side buffers from the keypoints table; counts into `report`.
+// A landmark that is NaN or infinite is refused naming the file, the frame and the hand, as
+// add-columns refuses one (`reel check`'s data.finite): a hand without a pose holds zeros.
 Status FillSides(const arrow::Table& keypoints, const std::unordered_map<int64_t, int64_t>& data_rows,
-                 std::vector<float> (&sides)[2], HandPoseBackfill& report) {
+                 const std::string& source, std::vector<float> (&sides)[2], HandPoseBackfill& report) {
   std::vector<std::shared_ptr<arrow::Array>> keep;
   Hand3d hands[2];
   for (int h = 0; h < 2; ++h) {
@@ -94,6 +98,10 @@ Status FillSides(const arrow::Table& keypoints, const std::unordered_map<int64_t
       if (row.hand[side] < 0) continue;
       const auto& lm = *hands[row.hand[side]].landmarks;
       const float* src = static_cast<const arrow::FloatArray&>(*lm.values()).raw_values() + lm.value_offset(r);
+      if (!std::all_of(src, src + kLandmarks, [](float v) { return std::isfinite(v); }))
+        return Status::Invalid(source + ": frame_index " + std::to_string(frames[r]) + ": hand_" +
+                               std::to_string(row.hand[side]) + "_landmarks_3d holds a NaN or an infinity; "
+                               "backfill-hand-pose writes finite poses (check: data.finite), nothing was changed");
       std::copy(src, src + kLandmarks, sides[side].begin() + it->second * kLandmarks);
       ++(side == 0 ? report.left_rows : report.right_rows);
     }
@@ -103,8 +111,8 @@ Status FillSides(const arrow::Table& keypoints, const std::unordered_map<int64_t
 
 // The transform: both side columns recomputed from the keypoints (zeros where no hand).
 Result<std::shared_ptr<arrow::Table>> Backfill(const std::shared_ptr<arrow::Table>& data,
-                                               const arrow::Table& keypoints, const std::string& data_path,
-                                               HandPoseBackfill& report) {
+                                               const arrow::Table& keypoints, const std::string& source,
+                                               const std::string& data_path, HandPoseBackfill& report) {
   int index[2];
   for (int side = 0; side < 2; ++side) {
     index[side] = data->schema()->GetFieldIndex(kSideColumns[side]);
@@ -129,7 +137,7 @@ Result<std::shared_ptr<arrow::Table>> Backfill(const std::shared_ptr<arrow::Tabl
   report.keypoint_rows = keypoints.num_rows();
   std::vector<float> sides[2] = {std::vector<float>(data->num_rows() * kLandmarks, 0.0f),
                                  std::vector<float>(data->num_rows() * kLandmarks, 0.0f)};
-  REEL_RETURN_IF_ERROR(FillSides(keypoints, rows, sides, report));
+  REEL_RETURN_IF_ERROR(FillSides(keypoints, rows, source, sides, report));
   auto table = data;
   for (int side = 0; side < 2; ++side) {
     if (index[side] < 0) continue;  // a hand of that side has nowhere to go
@@ -161,7 +169,7 @@ Status BackfillEpisode(internal::TaskLock& lock, const Task& task, const Episode
   REEL_ASSIGN_OR_RETURN(auto keypoints, ReadKeypointsFile(task.fs(), source, KeypointsPart::kHandPose3d));
   const std::string data_path = task.Path(e.data_path);
   internal::DataTransform transform = [&](const std::shared_ptr<arrow::Table>& data) {
-    return Backfill(data, *keypoints, data_path, report);
+    return Backfill(data, *keypoints, source, data_path, report);
   };
   REEL_ASSIGN_OR_RETURN(report.changed,
                         internal::RewriteEpisodeData(lock, task, e, transform, {.dry_run = options.dry_run}));
