@@ -98,6 +98,10 @@ struct ServeConfig {
                                       // are read before a request takes a worker)
   int max_connections_per_address = 32;  // 503 limit.connections past this, per client address
   int session_ttl_s = 12 * 3600;      // login cookie lifetime
+  // Resumable uploads one token or user may have pending (created, not yet imported) at
+  // once, and their declared Upload-Lengths together: 429 limit.pending_uploads past either.
+  int max_pending_uploads = 16;
+  uint64_t max_pending_bytes = 64ull << 30;
   bool check = true;                  // run the checker on each slice
   std::string log_path;               // JSON lines; empty = stderr
 };

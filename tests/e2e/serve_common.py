@@ -65,14 +65,17 @@ class ReelServer:
         self.url = None
 
     def start(self, timeout: float = 30.0) -> "ReelServer":
+        """Starts the server (again, after stop(): the log is appended to, and only this run's
+        "listening on" line counts)."""
         self.stderr = open(self.log_path, "ab")
+        skip = Path(self.log_path).stat().st_size
         self.proc = subprocess.Popen(
             [self.reel_bin, "serve", "--root", str(self.root), "--config", str(self.config), "--port", str(self.port),
              *self.extra],
             stdout=subprocess.DEVNULL, stderr=self.stderr)
         deadline = time.time() + timeout
         while time.time() < deadline:
-            text = Path(self.log_path).read_text(errors="replace")
+            text = Path(self.log_path).read_bytes()[skip:].decode(errors="replace")
             m = re.findall(r"listening on (http://127\.0\.0\.1:\d+)", text)
             if m:
                 self.url = m[-1]

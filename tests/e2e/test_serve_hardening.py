@@ -21,7 +21,7 @@ import pytest
 import requests
 
 from .fixtures import data_rel, row_rel
-from .serve_common import PASSWORD, TOKEN_ALL, USER, ReelServer, build_slice, episode_files, tree, write_config
+from .serve_common import PASSWORD, TOKEN_A, TOKEN_ALL, USER, ReelServer, build_slice, episode_files, tree, write_config
 from .test_recorder_common import check_clean
 from .test_serve import AUTH, assert_same_episode, server, sim_task, upload  # noqa: F401 (server: a fixture)
 
@@ -446,3 +446,52 @@ def test_login_attempts_are_rate_limited_per_address(server):
     assert 429 in codes, codes
     assert codes[0] == 401
     assert retry is not None and int(retry) >= 1
+
+
+def create_upload(url: str, length: int, token: str = TOKEN_ALL):
+    """POST /api/v1/uploads (tus creation) of `length` bytes for task_a, episode 1 (file number 0)."""
+    b64 = lambda s: base64.b64encode(s.encode()).decode()  # noqa: E731
+    return requests.post(f"{url}/api/v1/uploads", timeout=30, headers={
+        "Authorization": f"Bearer {token}", "Tus-Resumable": "1.0.0", "Upload-Length": str(length),
+        "Upload-Metadata": f"name {b64('task_a')},episode_index {b64('0')}"})
+
+
+def test_pending_resumable_uploads_are_bounded_per_credential(reel_bin, client_task, tmp_path):
+    # Issue 27 (low): 2,000 uploads of 8 GiB each were created in 17 s, none sent. A credential
+    # holds at most max_pending_uploads created-and-not-imported uploads (and bytes declared);
+    # an import frees a slot; another credential is not affected; a restart counts them again.
+    srv = start(reel_bin, tmp_path, "pending", {"max_pending_uploads": 3})
+    create = lambda length, token=TOKEN_ALL: create_upload(srv.url, length, token)  # noqa: E731
+    try:
+        z = build_slice(client_task, 1, tmp_path / "s1.zip").read_bytes()
+        assert create(8 << 30).status_code == 201 and create(8 << 30).status_code == 201
+        real = create(len(z))
+        assert real.status_code == 201, real.text
+        refused = create(10)
+        assert refused.status_code == 429 and refused.json()["rule"] == "limit.pending_uploads", refused.text
+        assert "rig-all has 3 uploads pending" in refused.json()["detail"] and refused.headers["Retry-After"] == "60"
+        assert create(10, TOKEN_A).status_code == 201  # rig-a has its own three
+        loc = srv.url + real.headers["Location"]
+        h = {"Authorization": f"Bearer {TOKEN_ALL}", "Tus-Resumable": "1.0.0"}
+        sent = requests.patch(loc, data=z, timeout=30, headers={
+            **h, "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"})
+        assert sent.status_code == 204
+        done = requests.post(loc + "/import", headers=h, timeout=60)
+        assert done.status_code == 201, done.text
+        assert create(10).status_code == 201  # the import freed its slot
+        srv.stop()
+        srv.start()
+        again = create(10)
+        assert again.status_code == 429 and again.json()["rule"] == "limit.pending_uploads", again.text
+    finally:
+        srv.stop()
+    (tmp_path / "b").mkdir()
+    by_bytes = start(reel_bin, tmp_path / "b", "bytes", {"max_pending_bytes": 10 << 30})
+    try:
+        assert create_upload(by_bytes.url, 8 << 30).status_code == 201
+        over = create_upload(by_bytes.url, 3 << 30)
+        assert over.status_code == 429 and over.json()["rule"] == "limit.pending_uploads", over.text
+        assert create_upload(by_bytes.url, 2 << 30).status_code == 201
+    finally:
+        by_bytes.stop()
+

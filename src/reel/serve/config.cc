@@ -181,7 +181,7 @@ Result<ServeConfig> LoadServeConfig(const std::string& path) {
     REEL_RETURN_IF_ERROR(Unknown(l, {"max_request_bytes", "max_field_bytes", "max_entries", "max_entry_bytes",
                                      "max_total_bytes", "max_ratio", "read_timeout_s", "write_timeout_s", "request_timeout_s",
                                      "head_timeout_s", "workers", "max_connections", "max_connections_per_address",
-                                     "session_ttl_s"},
+                                     "session_ttl_s", "max_pending_uploads", "max_pending_bytes"},
                                  where));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_request_bytes", where, &c.max_request_bytes));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_field_bytes", where, &c.max_field_bytes));
@@ -197,6 +197,8 @@ Result<ServeConfig> LoadServeConfig(const std::string& path) {
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_connections", where, &c.max_connections));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "max_connections_per_address", where, &c.max_connections_per_address));
     REEL_RETURN_IF_ERROR(ReadNumber(l, "session_ttl_s", where, &c.session_ttl_s));
+    REEL_RETURN_IF_ERROR(ReadNumber(l, "max_pending_uploads", where, &c.max_pending_uploads));
+    REEL_RETURN_IF_ERROR(ReadNumber(l, "max_pending_bytes", where, &c.max_pending_bytes));
   }
   return c;
 }

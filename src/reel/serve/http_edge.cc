@@ -643,10 +643,19 @@ class HttplibEdge final : public HttpEdge {
     what.project = f.project;
     what.form_episode_index = f.form_episode_index;
     what.principal = ctx.principal->name;
-    auto up = spool_.Create(what);
+    auto up = spool_.Create(what, {config_.max_pending_uploads, config_.max_pending_bytes});
     if (!up.ok()) return Error(res, 500, "import.io", up.status().message());
+    if (!*up) {
+      const auto [count, bytes] = spool_.Pending(what.principal);
+      res.set_header("Retry-After", "60");
+      return Error(res, 429, "limit.pending_uploads",
+                   ctx.principal->name + " has " + std::to_string(count) + " uploads pending (" +
+                       std::to_string(bytes) + " bytes declared); the limits are " +
+                       std::to_string(config_.max_pending_uploads) + " uploads and " +
+                       std::to_string(config_.max_pending_bytes) + " bytes: finish or import one first");
+    }
     res.status = 201;
-    res.set_header("Location", "/api/v1/uploads/" + up->id);
+    res.set_header("Location", "/api/v1/uploads/" + (*up)->id);
     res.set_header("Upload-Offset", "0");
   }
 

@@ -35,10 +35,56 @@ Status Spool::Init(int64_t max_age_s) {
     // Files go; a directory only when empty (the spool makes none).
     (void)(e.type == FileType::kDirectory && !e.symlink ? fs_->RemoveDir(path) : fs_->RemoveFile(path));
   }
+  max_age_s_ = max_age_s;
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_.clear();
+  for (const DirEntry& e : *entries) {  // an upload whose part is still there is pending
+    if (!e.name.ends_with(".part")) continue;
+    auto up = Get(e.name.substr(0, e.name.size() - 5));
+    if (up.ok()) pending_[up->principal][up->id] = up->length;
+  }
   return Status::OK();
 }
 
-Result<SpoolUpload> Spool::Create(const SpoolUpload& what) {
+std::pair<int, uint64_t> Spool::Pending(const std::string& principal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(principal);
+  if (it == pending_.end()) return {0, 0};
+  uint64_t bytes = 0;
+  for (const auto& [id, length] : it->second) bytes += length;
+  return {static_cast<int>(it->second.size()), bytes};
+}
+
+void Spool::DropIdle(const std::string& principal) {
+  auto it = pending_.find(principal);
+  if (it == pending_.end()) return;
+  const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  for (auto up = it->second.begin(); up != it->second.end();) {
+    auto info = fs_->Stat(PartPath(up->first));
+    const bool idle = info.ok() && info->type == FileType::kFile && info->mtime_ns != 0 &&
+                      (now_ns - info->mtime_ns) / 1000000000 > max_age_s_;
+    const bool gone = info.ok() && info->type == FileType::kNotFound;
+    if (!idle && !gone) {
+      ++up;
+      continue;
+    }
+    (void)fs_->RemoveFile(PartPath(up->first));
+    (void)fs_->RemoveFile(dir_ + "/" + up->first + ".json");
+    up = it->second.erase(up);
+  }
+}
+
+Result<std::optional<SpoolUpload>> Spool::Create(const SpoolUpload& what, const PendingLimits& limits) {
+  std::lock_guard<std::mutex> lock(mu_);  // the count and the new upload, at once
+  auto fits = [&] {
+    const auto& mine = pending_[what.principal];
+    uint64_t bytes = what.length;
+    for (const auto& [id, length] : mine) bytes += length;
+    return static_cast<int>(mine.size()) < limits.max_uploads && bytes <= limits.max_bytes;
+  };
+  if (!fits()) DropIdle(what.principal);
+  if (!fits()) return std::optional<SpoolUpload>();
   SpoolUpload up = what;
   up.id = RandomHex(16);
   up.offset = 0;
@@ -46,7 +92,8 @@ Result<SpoolUpload> Spool::Create(const SpoolUpload& what) {
             {"form_episode_index", up.form_episode_index}, {"principal", up.principal}};
   REEL_RETURN_IF_ERROR(WriteFileSynced(fs_, PartPath(up.id), ""));
   REEL_RETURN_IF_ERROR(WriteFileAtomic(fs_, dir_ + "/" + up.id + ".json", internal::Dump(j, -1)));
-  return up;
+  pending_[up.principal][up.id] = up.length;
+  return std::optional<SpoolUpload>(std::move(up));
 }
 
 Result<SpoolUpload> Spool::Get(const std::string& id) {
@@ -99,7 +146,11 @@ std::optional<std::string> Spool::LoadResult(const std::string& id) {
   return *text;
 }
 
-void Spool::RemovePart(const std::string& id) { (void)fs_->RemoveFile(PartPath(id)); }
+void Spool::RemovePart(const std::string& id) {
+  (void)fs_->RemoveFile(PartPath(id));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [principal, ids] : pending_) ids.erase(id);
+}
 
 std::mutex& Spool::LockFor(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -39,11 +39,12 @@ TEST_F(SpoolGet, ReadsBackWhatCreateWrote) {
   what.project = "task_a";
   what.form_episode_index = 3;
   what.principal = "ci";
-  auto made = spool.Create(what);
+  auto made = spool.Create(what, {});
   ASSERT_TRUE(made.ok()) << made.status().ToString();
-  auto up = spool.Get(made->id);
+  ASSERT_TRUE(made->has_value());
+  auto up = spool.Get((*made)->id);
   ASSERT_TRUE(up.ok()) << up.status().ToString();
-  EXPECT_EQ(up->id, made->id);
+  EXPECT_EQ(up->id, (*made)->id);
   EXPECT_EQ(up->length, 1234u);
   EXPECT_EQ(up->offset, 0u);
   EXPECT_EQ(up->name, "ep.zip");
@@ -72,6 +73,39 @@ TEST_F(SpoolGet, ADamagedStateIsAnErrorNamingTheFileAndTheKey) {
     EXPECT_NE(up.status().message().find(file), std::string::npos) << up.status().ToString();
     EXPECT_NE(up.status().message().find(rule), std::string::npos) << json << " -> " << up.status().ToString();
   }
+}
+
+// Issue 27 (low): a client created 2,000 uploads of 8 GiB each in 17 s, none sent. One
+// principal's pending uploads are bounded in count and in declared bytes; an imported one
+// (RemovePart) stops counting; another principal is not affected; a restart (Init) counts
+// what is on disk again.
+TEST_F(SpoolGet, PendingUploadsAreBoundedPerPrincipal) {
+  Spool spool(dir_);
+  ASSERT_TRUE(spool.Init(3600).ok());
+  const PendingLimits limits{3, 1000};
+  auto create = [&](const std::string& who, uint64_t length) {
+    SpoolUpload what;
+    what.length = length;
+    what.principal = who;
+    auto made = spool.Create(what, limits);
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    return made.ok() ? *made : std::nullopt;
+  };
+  auto a = create("rig-1", 100), b = create("rig-1", 100);
+  ASSERT_TRUE(a && b);
+  EXPECT_FALSE(create("rig-1", 801));  // 1001 bytes declared
+  auto c = create("rig-1", 800);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(create("rig-1", 0));  // a fourth
+  EXPECT_EQ(spool.Pending("rig-1"), std::make_pair(3, uint64_t{1000}));
+  EXPECT_TRUE(create("rig-2", 1000));
+  spool.RemovePart(a->id);
+  EXPECT_EQ(spool.Pending("rig-1"), std::make_pair(2, uint64_t{900}));
+  EXPECT_TRUE(create("rig-1", 100));
+  Spool restarted(dir_);
+  ASSERT_TRUE(restarted.Init(3600).ok());
+  EXPECT_EQ(restarted.Pending("rig-1"), std::make_pair(3, uint64_t{1000}));
+  EXPECT_EQ(restarted.Pending("rig-2"), std::make_pair(1, uint64_t{1000}));
 }
 
 }  // namespace
