@@ -7,18 +7,23 @@
 // Input: a packed tree (fuzz/make_seeds.py "tree" format) written over a fixed task on
 // disk, in the harness's temp directory: <tmp>/task holds a few episode files and temps
 // (kSkeleton below) and <tmp>/outside/canary sits beside it. Per input: PendingCommits,
-// CommitJournals and PushJournals (must write nothing), then RecoverCommits twice.
+// CommitJournals and PushJournals (must write nothing), then RecoverCommits twice, with the
+// ownership callback a writer passes (TaskLock::Acquire: an episode's journal names only that
+// episode's files by the task's templates; here the default templates of reel/metadata.h).
 // Checked: nothing outside <tmp>/task is created, changed or removed; the read-only calls
 // change nothing; each episode number CommitJournals reports has its journal under the name
-// recovery opens; after a successful recovery no commit journal is left (unless the
-// journal itself renamed a file to a journal's name).
+// recovery opens; no file of an episode without a journal is changed or removed (a journal
+// for N touches only N's files, issue 27); after a successful recovery no commit journal is
+// left (unless the journal itself renamed a file to a journal's name).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "harness_util.h"
+#include "layout/confined.h"
 #include "layout/journal.h"
+#include "reel/metadata.h"
 
 namespace {
 
@@ -63,6 +68,16 @@ std::string Difference(const std::map<std::string, std::string>& a, const std::m
   return "";
 }
 
+// The episode `rel` belongs to by the default templates, else 0 (a task file or another).
+int64_t EpisodeOf(const std::string& rel) {
+  const InfoJson defaults;
+  if (!rel.ends_with(".parquet") && !rel.ends_with(".mp4") && !rel.ends_with(".mkv")) return 0;
+  for (int64_t n = 1; n <= 4; ++n)  // the skeleton's and the seeds' episodes
+    for (const std::string& tmpl : {defaults.data_path, defaults.video_path, defaults.episodes_path})
+      if (internal::TemplateNamesEpisode(tmpl, rel, n, defaults.chunks_size)) return n;
+  return 0;
+}
+
 bool RenamesToAJournal(const std::map<std::string, std::string>& journals) {
   for (const auto& [name, text] : journals)
     if (text.find("meta/.commit-") != std::string::npos) return true;
@@ -101,8 +116,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::map<std::string, std::string> journals;
   for (const auto& [path, bytes] : task_before)
     if (path.starts_with("meta/.commit-")) journals[path] = bytes;
-  Status first = internal::RecoverCommits(disk, root);
-  Status second = internal::RecoverCommits(disk, root);
+  const InfoJson defaults;
+  const internal::EpisodeFiles owned = [&](int64_t n, const std::string& rel) -> Result<bool> {
+    return internal::TemplateNamesEpisode(defaults.data_path, rel, n, defaults.chunks_size) ||
+           internal::TemplateNamesEpisode(defaults.video_path, rel, n, defaults.chunks_size) ||
+           internal::TemplateNamesEpisode(defaults.episodes_path, rel, n, defaults.chunks_size);
+  };
+  Status first = internal::RecoverCommits(disk, root, owned);
+  Status second = internal::RecoverCommits(disk, root, owned);
   if (fuzz::Debug())
     fprintf(stderr, "journal: %zu pending, %zu commit journals; recover: %s; again: %s\n", pending.size(), commits.size(),
             first.ToString().c_str(), second.ToString().c_str());
@@ -112,6 +133,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& entry : fs::directory_iterator(base))
     if (entry.path().filename() != "task" && entry.path().filename() != "outside")
       Fail("recovery created " + entry.path().string() + " outside the task");
+  // Ownership: an episode whose number no journal carries keeps every file as it was.
+  const auto task_after = fuzz::Snapshot(root);
+  const bool task_change = journals.count("meta/.commit-task.json") > 0;  // may name any task file
+  for (const auto& [path, bytes] : task_change ? decltype(task_before){} : task_before) {
+    const int64_t n = EpisodeOf(path);
+    if (n == 0 || journals.count("meta/.commit-" + std::to_string(n) + ".json")) continue;
+    auto it = task_after.find(path);
+    if (it == task_after.end() || it->second != bytes)
+      Fail("recovery changed " + path + " of episode " + std::to_string(n) + ", which has no journal");
+  }
   if (first.ok() && !RenamesToAJournal(journals)) {
     if (!Numbers(internal::CommitJournals(disk, root)).empty()) Fail("a commit journal is left after a recovery that succeeded");
     if (fs::exists(root + "/meta/.commit-task.json")) Fail("meta/.commit-task.json is left after a recovery that succeeded");

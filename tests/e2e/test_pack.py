@@ -179,6 +179,18 @@ def test_deleted_episode_is_refused(reel_bin, tmp_path):
     assert_slice(out, task, 2)
 
 
+def test_a_task_file_an_import_server_refuses_is_not_packed(reel_bin, tmp_path):
+    # Writer bound = reader bound (issue 27): an info.json of 17 MiB reads (the readers take 64
+    # MiB) but every import server refuses a slice carrying it (max_meta_bytes, 16 MiB,
+    # zip.entry_size). Pack refuses it, naming the file, and writes no zip.
+    task = write_task(tmp_path, "big", [EpisodeSpec(1, videos={})], info_overrides={"x_notes": "n" * (17 << 20)})
+    out = tmp_path / "out.zip"
+    rc, stdout, err = pack(reel_bin, task.path, 1, "-o", out)
+    assert rc == 2, f"exit {rc}\n{stdout}\n{err}"
+    assert "meta/info.json: zip.entry_size:" in err and "over the 16777216 an import server takes" in err, err
+    assert not out.exists()
+
+
 # --------------------------------------------------------------------------- legacy shard
 
 

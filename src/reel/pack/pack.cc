@@ -102,11 +102,17 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
 
   // Every file must exist now, before any re-encoding: libzip reads sources only at
   // zip_close, and a missing task file must be an error that names it.
+  // A meta file over the bound an import server takes (SliceLimits::max_meta_bytes) would
+  // make a slice every server refuses (zip.entry_size): refused here, naming it.
+  const uint64_t max_meta = SliceLimits{}.max_meta_bytes;
   for (const Source& s : out) {
     REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(s.path));
     if (info.type != FileType::kFile)
       return Status::NotFound(EpisodeName(task.root(), n) + ": " + s.path +
                               (info.type == FileType::kNotFound ? " is missing" : " is not a file"));
+    if (s.arcname.starts_with("meta/") && s.arcname.find('/', 5) == std::string::npos && info.size > max_meta)
+      return Status::Invalid(s.path + ": zip.entry_size: " + std::to_string(info.size) + " bytes, over the " +
+                             std::to_string(max_meta) + " an import server takes for a task file (max_meta_bytes)");
   }
 
   if (e.row_source == RowSource::kLegacyShard) {
