@@ -11,7 +11,9 @@
 // meta/.migrate_manifest.json, which a seed may also hold from the start).
 // Checked: --to leaves the source as it was; a migration that succeeded gives a task that
 // opens and lists one episode per migrated session; a restore that succeeded gives back
-// every file of the v1.0 task, byte for byte.
+// every file of the v1.0 task, byte for byte; <tmp>/outside/victim/, a folder beside the
+// task's tree that a forged manifest may name as its keypoints mirror (issue 27, finding
+// 3), is never changed.
 #include <cstdio>
 #include <cstdlib>
 
@@ -85,11 +87,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Three levels down: FindKeypointsMirror looks for keypoints_output/<task> in the
   // task's parent, grandparent and great-grandparent, which must all be the harness's.
   const std::string source = tmp.path() + "/a/b/src/task", dest = tmp.path() + "/dest";
+  const std::string outside = tmp.path() + "/outside";
   fuzz::UnpackTreeToDisk(data, size, source);
+  (void)DefaultFileSystem()->CreateDirs(outside + "/victim");
+  (void)WriteFileAtomic(DefaultFileSystem(), outside + "/victim/canary", "canary");
+  const auto outside_before = fuzz::Snapshot(outside);
+  const auto check_outside = [&] {
+    if (fuzz::Snapshot(outside) != outside_before) Fail("migrate changed a folder outside the task: " + outside);
+  };
   const auto before = fuzz::Snapshot(source);
   ReadSessions(source);
   if (before.count("in-place")) {
     InPlace(source, before);
+    check_outside();
     tmp.Clean();
     return 0;
   }
@@ -104,6 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto again = MigrateTask(source, options);
     if (!again.ok() || !again->already_pooled) Fail("a re-run is not a no-op: " + again.status().ToString());
   }
+  check_outside();
   tmp.Clean();
   return 0;
 }

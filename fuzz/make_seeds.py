@@ -263,6 +263,11 @@ def migrate_seeds(tmp: Path) -> None:
              fx.row_rel(1): (pooled / fx.row_rel(1)).read_bytes()}
     files.update({"_migrate_backup_1/" + k: v for k, v in session(1, "none", False).items()})
     put("migrate", tree(files))
+    # issue 27, finding 3: a forged manifest whose keypoints mirror is a folder outside the
+    # task (the harness keeps <tmp>/outside/victim/ and checks nothing outside changes)
+    forged = {**manifest, "keypoints": {"mirror": "../../../../outside",
+                                        "moves": [{"session": "victim", "episode": "episode_000001"}]}}
+    put("migrate", tree({**files, "meta/.migrate_manifest.json": forged}))
 
 
 def tus_state_seeds() -> None:
