@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from .cli_run import reel
+from .cli_run import reel, run_measured
 from .fixtures import video_bytes
 
 TASK = "pick"
@@ -827,3 +827,121 @@ def test_a_forged_manifest_moves_no_folder_outside_the_mirror(reel_bin, v1_templ
     proc = reel(reel_bin, *command, task)
     assert tree(outside) == want
     assert "nothing moved" in proc.stderr or "nothing moved" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+# --------------------------------------------------------------------------- issue 27: what migrate publishes passes check
+
+
+def _edit_json(path: Path, edit):
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+
+
+def _entries(session: str, edit):
+    return lambda task: _edit_json(task / session / "timestamps.json", lambda d: edit(d["timestamps"]))
+
+
+def _meta(session: str, edit):
+    return lambda task: _edit_json(task / session / "metadata.json", edit)
+
+
+def _shift(es):
+    for e in es:
+        e["frame_index"] += 1
+
+
+def _set(es, frame, key, value, nth=0):
+    [e for e in es if e["frame_index"] == frame][nth][key] = value
+
+
+MONO, STEREO = f"{TASK}_000002", f"{TASK}_000001"  # 5 frames, one entry each; 6 frames, two each
+
+
+@pytest.mark.parametrize("damage,where,message", [
+    (_entries(MONO, lambda es: es.pop(3)), f"{MONO}/timestamps.json",
+     "frame_index 4 follows 2: a frame is missing (check: data.frame_index)"),
+    (_entries(MONO, _shift), f"{MONO}/timestamps.json",
+     "the first frame_index is 1: frames are numbered from 0 (check: data.frame_index)"),
+    (_entries(MONO, lambda es: _set(es, 0, "frame_index", -1)), f"{MONO}/timestamps.json",
+     "the first frame_index is -1: frames are numbered from 0 (check: data.frame_index)"),
+    (_entries(STEREO, lambda es: es.insert(5, dict(es[4]))), f"{STEREO}/timestamps.json",
+     "frame_index 2 has 3 entries; a frame has one, or two on a stereo session (left and right eye) "
+     "(check: data.frame_index)"),
+    (_entries(MONO, lambda es: _set(es, 4, "timestamp", 1e39)), f"{MONO}/timestamps.json",
+     "frame_index 4: timestamp 1e+39 is not a finite float32 (the timestamp column's type) (check: data.time_order)"),
+    (_entries(MONO, lambda es: _set(es, 3, "timestamp", 0.01)), f"{MONO}/timestamps.json",
+     "frame_index 3: timestamp 0.01 is less than frame 2's 0.06666666666666667; timestamps never decrease "
+     "(check: data.time_order)"),
+    # The kept entry (the left eye's) is the one checked.
+    (_entries(STEREO, lambda es: _set(es, 4, "wall_time", 1_700_000_000.0)), f"{STEREO}/timestamps.json",
+     "frame_index 4: wall_time 1700000000.0 is less than frame 3's 1700000000.1; wall_time never decreases "
+     "(check: data.time_order)"),
+    (_entries(MONO, lambda es: _set(es, 2, "wall_time", float("nan"))), f"{MONO}/timestamps.json",
+     "malformed JSON"),
+    (_meta(f"{TASK}_000005", lambda m: m.update(fps=1e-300)), f"{TASK}_000005/metadata.json",
+     "fps 1e-300 is not a frame rate (reel migrate takes 0.1 to 10000.0 frames per second)"),
+    (_meta(STEREO, lambda m: m["cameras"]["head_right"].update(fps=0)), f"{STEREO}/metadata.json",
+     "cameras.head_right: fps 0.0 is not a frame rate"),
+], ids=["dropped-frame", "first-frame-1", "negative-frame", "three-entries", "float32-overflow",
+        "timestamp-decreases", "wall-time-decreases", "nan", "fps-1e-300", "camera-fps-0"])
+def test_a_session_check_would_refuse_is_refused_before_anything_is_staged(reel_bin, v1_template, tmp_path,
+                                                                           damage, where, message):
+    # Issue 27 finding 4: migrate published, exit 0, tasks its own `reel check` refuses
+    # (data.frame_index, data.time_order, episodes.length), and took fps 1e-300.
+    task = copy_task(v1_template, tmp_path)
+    damage(task)
+    before = tree(task)
+    proc = reel(reel_bin, "migrate", task, ok=2)
+    assert f"{task / where}: {message}" in proc.stderr, proc.stderr
+    assert tree(task) == before  # nothing staged either: the lock folder too is gone
+    dry = reel(reel_bin, "migrate", "--dry-run", task, ok=2)  # the plan reads every session
+    assert message in dry.stderr, dry.stderr
+
+
+def test_a_stereo_frame_with_both_eyes_and_a_mono_repeat_migrate(reel_bin, v1_template, tmp_path):
+    # What finding 4's rule keeps: two entries of one frame_index (the first wins), in any session.
+    task = copy_task(v1_template, tmp_path)
+    _entries(MONO, lambda es: es.insert(2, dict(es[1], wall_time=es[1]["wall_time"] + 0.001)))(task)
+    reel(reel_bin, "migrate", task, "--to", tmp_path / "pooled")
+    assert errors(check_json(reel_bin, tmp_path / "pooled")) == []
+    table = pq.read_table(tmp_path / "pooled" / pooled_rel(2, "data"))
+    assert table.column("frame_index").to_pylist() == [0, 1, 2, 3, 4]
+    assert table.column("wall_time").to_pylist() == [1_700_000_100.0 + f / FPS for f in range(5)]
+
+
+# --------------------------------------------------------------------------- issue 27: memory
+
+
+def _big_v1_task(root: Path, meta_zeros: int, frames: int) -> Path:
+    """Three sessions without sensors or videos; each metadata.json carries a key reel does not
+    read holding `meta_zeros` zeros (2 bytes each), and the first session's timestamps.json has
+    `frames` entries (stereo-like: with hardware_ns). Written as bytes: fast."""
+    task = root / TASK
+    for k, idx in enumerate((1, 2, 3)):
+        s = task / f"{TASK}_{idx:06d}"
+        head = json.dumps({"format": "egodata", "format_version": "1.0", "episode_index": idx, "fps": FPS,
+                           "task_name": TASK, "created_at": 1_700_000_000.0 + k, "drop_stats": {"queue": k}})
+        _write(s / "metadata.json", head[:-1].encode() + b', "debug_trace": [' + b"0," * meta_zeros + b"0]}")
+        n = frames if k == 0 else 3
+        body = b",\n".join(b'{"frame_index": %d, "timestamp": %r, "wall_time": %r, "hardware_ns": %d}'
+                            % (f, f / FPS, 1.7e9 + f / FPS, 10**9 * f) for f in range(n))
+        _write(s / "timestamps.json", b'{"timestamps": [' + body + b'], "total_frames": %d}' % n)
+    return task
+
+
+def test_migrate_holds_one_sessions_big_json_at_a_time(reel_bin, tmp_path):
+    # Issue 27 finding 13: 3 sessions x 200 MB metadata.json took 6.4 GB (every session's
+    # metadata held at once), one 196 MB timestamps.json 8.5 GB (a document of the whole file).
+    # Here 3 x 15 MB of metadata and a 1M-frame timestamps.json of 110 MB: 1245 MiB before,
+    # 330 MiB after (metadata keys reel does not read are never built, one session's metadata
+    # at a time, timestamps.json parsed entry by entry, a column of defaults one array).
+    task = _big_v1_task(tmp_path, meta_zeros=8_000_000, frames=1_000_000)
+    rc, out, err, rss = run_measured([reel_bin, "migrate", str(task), "--to", str(tmp_path / "pooled"), "--json"],
+                                     tmp_path)
+    assert rc == 0, err
+    assert json.loads(out)["frames"] == 1_000_006
+    assert rss < 640 << 20, f"migrate peaked at {rss / 2**20:.0f} MiB"
+    table = pq.read_table(tmp_path / "pooled" / pooled_rel(1, "data"), columns=["frame_index", "action"])
+    assert table.num_rows == 1_000_000 and table.column("frame_index")[-1].as_py() == 999_999
+    assert table.column("action")[-1].as_py() == [0.0]

@@ -77,15 +77,15 @@ FeatureSpec Float32(std::vector<int64_t> shape) {
 
 // The task-level declaration one session adds (MergeInfo unions them in N order;
 // created_at and calibration are set over all sessions by FinishStagedInfo).
-Result<InfoJson> Declaration(const MigratePlan& plan, const Session& s, const arrow::Table& table,
+Result<InfoJson> Declaration(const MigratePlan& plan, const Session& s, const Json& meta, const arrow::Table& table,
                              const std::vector<std::string>& sensors, bool has_imu) {
   InfoJson d;
   d.format = "pooled_episodes_v1";
   d.codebase_version = "v3.0";
   d.task_name = plan.task_name;
   d.fps = s.fps;
-  d.sensor_dim = s.meta.value("sensor_dim", int64_t{256});
-  const std::string app = s.meta.value("codebase_version", std::string());
+  d.sensor_dim = meta.value("sensor_dim", int64_t{256});
+  const std::string app = meta.value("codebase_version", std::string());
   if (!app.empty()) d.app_version = app + "-migrated";
   for (const std::string& sn : sensors) {
     d.features.emplace_back("observation." + sn, Float32({16, 16}));
@@ -95,7 +95,7 @@ Result<InfoJson> Declaration(const MigratePlan& plan, const Session& s, const ar
   for (const char* pose : {"observation.left_hand_pose", "observation.right_hand_pose"})
     if (table.GetColumnByName(pose)) d.features.emplace_back(pose, Float32({63}));
   d.features.emplace_back("action", Float32({1}));
-  const Json cameras = s.meta.value("cameras", Json::object());
+  const Json cameras = meta.value("cameras", Json::object());
   for (const internal::SessionVideo& v : s.videos) {
     d.video_extensions.emplace_back(v.slot, v.ext);
     auto c = cameras.find(v.slot);
@@ -106,7 +106,7 @@ Result<InfoJson> Declaration(const MigratePlan& plan, const Session& s, const ar
     d.cameras.emplace_back(v.slot, spec);
   }
   d.video = !s.videos.empty();
-  for (const Json& dev : s.meta.value("devices", Json::array())) {
+  for (const Json& dev : meta.value("devices", Json::array())) {
     if (!dev.is_object()) continue;
     DeviceEntry e{dev.value("key", std::string()), dev.value("kind", std::string()),
                   dev.value("name", std::string()), {}};
@@ -120,7 +120,8 @@ Result<InfoJson> Declaration(const MigratePlan& plan, const Session& s, const ar
 }
 
 // The episodes row (contract §6): the session's metadata, verbatim, in its columns.
-EpisodeRow RowOf(const Session& s, const arrow::Table& table, const std::vector<internal::LegacyFrame>& frames) {
+EpisodeRow RowOf(const Session& s, const internal::SessionMeta& m, const arrow::Table& table,
+                 const std::vector<internal::LegacyFrame>& frames) {
   EpisodeRow row;
   row.episode_index = s.n;
   row.length = table.num_rows();
@@ -134,19 +135,21 @@ EpisodeRow RowOf(const Session& s, const arrow::Table& table, const std::vector<
   }
   row.duration_sec = frames.empty() ? 0.0 : hi - lo + 1.0 / s.fps;
   auto verbatim = [&](const char* key) {
-    auto it = s.meta.find(key);
-    return it != s.meta.end() && it->is_object() ? internal::Dump(*it, -1) : std::string("{}");
+    auto it = m.meta.find(key);
+    return it != m.meta.end() && it->is_object() ? internal::Dump(*it, -1) : std::string("{}");
   };
   row.drop_stats = verbatim("drop_stats");
   row.video_codec = verbatim("video_codec");
-  row.calibration = internal::Dump(s.calibration, -1);
+  row.calibration = internal::Dump(m.calibration, -1);
   return row;
 }
 
-// Session s as episode s.n of the staged task, in one transaction under `lock`.
+// Session s as episode s.n of the staged task, in one transaction under `lock`. Its
+// metadata is read again here (the plan keeps only the small fields) and released on return.
 Status StageSession(internal::TaskLock* lock, FileSystem* fs, const MigratePlan& plan, const Session& s,
                     int64_t* frames_out) {
   const std::string dir = JoinPath(plan.source, s.name);
+  REEL_ASSIGN_OR_RETURN(internal::SessionMeta meta, internal::ReadSessionMeta(fs, plan.source, s));
   REEL_ASSIGN_OR_RETURN(auto frames, internal::ReadLegacyFrames(fs, dir));
   REEL_ASSIGN_OR_RETURN(auto sources, internal::ReadLegacySensors(fs, dir, s));
   REEL_ASSIGN_OR_RETURN(auto table, internal::PooledTableFromLegacy(s.n, frames.frames, sources.tables));
@@ -156,7 +159,7 @@ Status StageSession(internal::TaskLock* lock, FileSystem* fs, const MigratePlan&
   REEL_ASSIGN_OR_RETURN(std::string data_temp, txn->NewTemp(data_rel, "migrate"));
   REEL_RETURN_IF_ERROR(internal::WriteParquet(fs, data_temp, *table));
   REEL_ASSIGN_OR_RETURN(std::string row_temp, txn->NewTemp(row_rel, "migrate"));
-  REEL_RETURN_IF_ERROR(internal::WriteEpisodeRow(fs, row_temp, RowOf(s, *table, frames.frames)));
+  REEL_RETURN_IF_ERROR(internal::WriteEpisodeRow(fs, row_temp, RowOf(s, meta, *table, frames.frames)));
   for (const internal::SessionVideo& v : s.videos) {
     if (!plan.copy_videos && v.sequence.empty()) continue;  // moved by the commit (Publish)
     REEL_ASSIGN_OR_RETURN(std::string rel, VideoRel(s.n, v));
@@ -168,7 +171,7 @@ Status StageSession(internal::TaskLock* lock, FileSystem* fs, const MigratePlan&
   }
   internal::TaskFilesUpdate update;
   REEL_ASSIGN_OR_RETURN(update.stats, internal::EpisodeStatsFromTable(*table, sources.sensors));
-  REEL_ASSIGN_OR_RETURN(update.declaration, Declaration(plan, s, *table, sources.sensors, sources.has_imu));
+  REEL_ASSIGN_OR_RETURN(update.declaration, Declaration(plan, s, meta.meta, *table, sources.sensors, sources.has_imu));
   update.tasks_jsonl = "{\"task_index\": 0, \"task\": " + internal::Dump(Json(plan.task_name), -1) + "}\n";
   Status st = txn->Commit(update);
   if (!txn->decided()) return st.WithContext(dir);
@@ -178,19 +181,21 @@ Status StageSession(internal::TaskLock* lock, FileSystem* fs, const MigratePlan&
 
 // The staged info.json over all sessions: created_at the earliest session's, calibration
 // the union with the latest value per key (contract-decisions.md "v1.0 migration: task
-// files"), video when any session had one.
+// files"), video when any session had one. Each session's calibration files are read again,
+// one session at a time.
 Status FinishStagedInfo(FileSystem* fs, const MigratePlan& plan, const std::string& staged) {
   REEL_ASSIGN_OR_RETURN(InfoJson info, internal::LoadInfo(fs, staged));
   Json calibration = Json::object();
   std::optional<double> earliest;
   for (const Session& s : plan.sessions) {
-    for (auto it = s.calibration.begin(); it != s.calibration.end(); ++it) calibration[it.key()] = it.value();
+    REEL_ASSIGN_OR_RETURN(Json own, internal::ReadSessionCalibration(fs, plan.source, s));
+    for (auto it = own.begin(); it != own.end(); ++it) calibration[it.key()] = std::move(it.value());
     if (s.created_at > 0 && (!earliest || s.created_at < *earliest)) earliest = s.created_at;
     info.video = info.video || !s.videos.empty();
   }
   if (earliest) info.created_at = earliest;
   info.calibration_json = internal::Dump(calibration, -1);
-  REEL_ASSIGN_OR_RETURN(std::string text, SerializeInfoJson(info));
+  REEL_ASSIGN_OR_RETURN(std::string text, SerializeInfoJson(info));  // held to the readers' bound
   return WriteFileAtomic(fs, JoinPath(staged, internal::kInfoPath), text);
 }
 

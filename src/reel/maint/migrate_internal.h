@@ -32,10 +32,13 @@ struct SessionVideo {
   double fps = 0;                         // cameras.<slot>.fps, else the session's
 };
 
-// One v1.0 session folder.
+// One v1.0 session folder as the plan holds it: the small fields only. Its metadata.json
+// and calibration files (up to 64 MiB each) are read again when the session is staged
+// (SessionMeta), so that a migration holds one session's big data at a time (issue 27,
+// finding 13: 3 sessions x 200 MB metadata.json took 6.4 GB when all were held).
 struct Session {
   std::string name;          // folder name, e.g. "pick_000003"
-  Json meta;                 // metadata.json
+  std::string task_name;     // metadata.task_name ("" when absent)
   int64_t source_index = 0;  // metadata.episode_index
   double created_at = 0.0;   // metadata.created_at (unix seconds)
   double fps = 30.0;
@@ -43,8 +46,19 @@ struct Session {
   int64_t frames = 0;        // rows written (after staging)
   std::vector<std::string> files;  // every file in the folder, relative to it, sorted
   std::vector<SessionVideo> videos;
+};
+
+// What staging a session reads of its metadata besides the plan's fields.
+struct SessionMeta {
+  Json meta;                          // metadata.json, its key types checked
   Json calibration = Json::object();  // {stem: calibration/<stem>.json}
 };
+
+// metadata.json and calibration/*.json of session `s` of the task at `root`, read again
+// (each at most 64 MiB: they are copied into the episodes row and info.json, which readers
+// hold to that bound). ReadSessionCalibration: the calibration alone.
+Result<SessionMeta> ReadSessionMeta(FileSystem* fs, const std::string& root, const Session& s);
+Result<Json> ReadSessionCalibration(FileSystem* fs, const std::string& root, const Session& s);
 
 struct MigratePlan {
   std::string source;  // the v1.0 task
@@ -88,6 +102,15 @@ Status FindSessions(FileSystem* fs, MigratePlan* plan);
 struct LegacyFrames {
   std::vector<LegacyFrame> frames;  // ascending frame_index, the first entry of each
 };
+// The frames of timestamps.json (at most 256 MiB), parsed entry by entry (no document of
+// the whole file is built: issue 27 finding 13, a 196 MB file took 8.5 GB), and held to
+// what `reel check` asks of the rows they become (docs/check-rules.md), so that migrate
+// never publishes a task its checker refuses (finding 4):
+//   data.frame_index  the frame_index values are exactly 0..n-1; each appears once, or
+//                     twice (a stereo session: left eye, then right; the first is kept);
+//   data.time_order   the kept entries' timestamp (as the float32 the data column holds)
+//                     and wall_time are finite and never decrease with frame_index.
+// An error names the file, the value and the rule.
 Result<LegacyFrames> ReadLegacyFrames(FileSystem* fs, const std::string& session_dir);
 
 struct LegacySensors {

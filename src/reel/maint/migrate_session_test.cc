@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "maint/migrate_internal.h"
 #include "reel/fs.h"
 #include "reel/maintenance.h"
 
@@ -114,6 +115,53 @@ TEST_F(MigrateMetadata, ADamagedManifestIsAnErrorNamingTheKey) {
     stdfs::remove_all(dir_);
     stdfs::create_directories(dir_);
   }
+}
+
+// timestamps.json is parsed entry by entry (issue 27 finding 13): the shapes a document
+// parse refused are refused with the same messages, keys a frame does not take are skipped
+// at any depth, and the frames are the first entry of each frame_index.
+TEST_F(MigrateMetadata, TimestampsJsonIsReadEntryByEntry) {
+  const std::string session = dir_ + "/s";
+  auto read = [&](const std::string& text) {
+    Write(session + "/timestamps.json", text);
+    return internal::ReadLegacyFrames(DefaultFileSystem(), session);
+  };
+  auto frames = read(R"({"meta": [1, {"timestamps": 5}], "timestamps": [
+      {"frame_index": 0, "extra": {"deep": [[[]], {"frame_index": 9}]}, "timestamp": 0.5, "hardware_ns": 7},
+      {"frame_index": 0, "timestamp": 0.4}, {"frame_index": 1, "timestamp": 0.6, "wall_time": 2}],
+      "total_frames": 2})");
+  ASSERT_TRUE(frames.ok()) << frames.status().ToString();
+  ASSERT_EQ(frames->frames.size(), 2u);
+  EXPECT_EQ(frames->frames[0].frame_index, 0);
+  EXPECT_EQ(frames->frames[0].timestamp, 0.5);
+  EXPECT_EQ(frames->frames[0].hardware_ns, 7);
+  EXPECT_EQ(frames->frames[1].wall_time, 2.0);
+  const std::pair<const char*, const char*> refused[] = {
+      {R"([1])", "must be a JSON object, found a JSON array"},
+      {R"({"timestamps": {}})", "\"timestamps\" must be an array"},
+      {R"({"total_frames": 1})", "\"timestamps\" must be an array"},
+      {R"({"timestamps": []})", "no frames"},
+      {R"({"timestamps": [5]})", "a timestamps entry must be an object, found 5"},
+      {R"({"timestamps": [[{"frame_index": 0}]]})", "a timestamps entry must be an object, found [{\"frame_index\":0}]"},
+      {R"({"timestamps": [{"timestamp": 0}]})", "a timestamps entry has no frame_index"},
+      {R"({"timestamps": [{"frame_index": 0, "timestamp": [1]}]})", "key \"timestamp\" must be a number"},
+      {R"({"timestamps": [{"frame_index": "0"}]})", "key \"frame_index\" must be an integer"},
+      {R"({"timestamps": [{"frame_index": 0, "timestamp": 1e999}]})", "json.number"},
+      {R"({"timestamps": [{"frame_index": 0}], "timestamps": []})", "\"timestamps\" appears twice"},
+      {R"({"timestamps": [{"frame_index": 0})", "malformed JSON"},
+      {R"({"timestamps": [{"frame_index": 0, "timestamp": NaN}]})", "malformed JSON"},
+      {R"({"timestamps": [{"frame_index": 0}, {"frame_index": 2}]})", "frame_index 2 follows 0: a frame is missing"},
+  };
+  for (const auto& [text, message] : refused) {
+    auto got = read(text);
+    ASSERT_FALSE(got.ok()) << text;
+    EXPECT_NE(got.status().message().find(session + "/timestamps.json: "), std::string::npos) << got.status().ToString();
+    EXPECT_NE(got.status().message().find(message), std::string::npos) << text << " -> " << got.status().ToString();
+  }
+  std::string deep = R"({"timestamps": [{"frame_index": 0, "x": )" + std::string(70, '[') + std::string(70, ']') + "}]}";
+  auto too_deep = read(deep);
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_NE(too_deep.status().message().find("json.depth"), std::string::npos) << too_deep.status().ToString();
 }
 
 }  // namespace

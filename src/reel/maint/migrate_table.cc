@@ -51,23 +51,28 @@ Result<std::shared_ptr<arrow::Array>> DefaultOf(const std::shared_ptr<arrow::Dat
   return FromArrow(arrow::MakeArrayOfNull(type, 1), where);
 }
 
-// `values` taken at `rows` (-1: the default), as runs of consecutive rows so that the
-// common case (every frame present, in order) is one slice.
+// `values` taken at `rows` (-1: the default), as runs: consecutive rows are one slice (the
+// common case, every frame present in order, is one slice), and consecutive defaults one
+// array of the default repeated (a column no table has, as action, is one array, never a
+// slice per row: 2M frames made 2M slices).
 Result<std::shared_ptr<arrow::Array>> TakeRows(std::shared_ptr<arrow::Array> values, const std::vector<int64_t>& rows,
                                                const std::string& where) {
-  bool missing = false;
-  for (int64_t r : rows) missing = missing || r < 0;
-  if (missing) {
-    REEL_ASSIGN_OR_RETURN(auto fill, DefaultOf(values->type(), where));
-    REEL_ASSIGN_OR_RETURN(values, FromArrow(arrow::Concatenate({values, fill}), where));
-  }
-  const int64_t fill_row = values->length() - 1;
+  std::shared_ptr<arrow::Scalar> fill;
   std::vector<std::shared_ptr<arrow::Array>> runs;
   for (size_t i = 0; i < rows.size();) {
-    const int64_t first = rows[i] < 0 ? fill_row : rows[i];
     size_t j = i + 1;
-    while (j < rows.size() && rows[j] >= 0 && rows[i] >= 0 && rows[j] == first + static_cast<int64_t>(j - i)) ++j;
-    runs.push_back(values->Slice(first, static_cast<int64_t>(j - i)));
+    if (rows[i] < 0) {
+      while (j < rows.size() && rows[j] < 0) ++j;
+      if (!fill) {
+        REEL_ASSIGN_OR_RETURN(auto one, DefaultOf(values->type(), where));
+        REEL_ASSIGN_OR_RETURN(fill, FromArrow(one->GetScalar(0), where));
+      }
+      REEL_ASSIGN_OR_RETURN(auto run, FromArrow(arrow::MakeArrayFromScalar(*fill, static_cast<int64_t>(j - i)), where));
+      runs.push_back(std::move(run));
+    } else {
+      while (j < rows.size() && rows[j] == rows[i] + static_cast<int64_t>(j - i)) ++j;
+      runs.push_back(values->Slice(rows[i], static_cast<int64_t>(j - i)));
+    }
     i = j;
   }
   if (runs.size() == 1) return runs.front();
