@@ -910,6 +910,39 @@ def test_a_stereo_frame_with_both_eyes_and_a_mono_repeat_migrate(reel_bin, v1_te
     assert table.column("wall_time").to_pylist() == [1_700_000_100.0 + f / FPS for f in range(5)]
 
 
+# --------------------------------------------------------------------------- issue 27: a stale staging
+
+
+def _leave_a_staging(reel_bin, task: Path, tmp_path: Path):
+    """A staging left in the task, as a killed or failed run leaves it: here the publish is
+    refused because videos/ is a link (no commit writes through one), after ready.json was
+    written. (The stale staging a kill leaves complete, then published over the user's edits:
+    migrate_session_test.cc, MigrateStaging, made by a file system failing the publish.)"""
+    elsewhere = tmp_path / "elsewhere_videos"
+    elsewhere.mkdir()
+    (task / "videos").symlink_to(elsewhere, target_is_directory=True)
+    proc = reel(reel_bin, "migrate", task, ok=2)
+    assert "symbolic link" in proc.stderr, proc.stderr
+    (task / "videos").unlink()
+    assert (task / ".reel-migrate" / "ready.json").is_file() and not (task / "meta" / "info.json").exists()
+
+
+def test_restore_removes_a_staging_that_was_never_published(reel_bin, v1_template, tmp_path):
+    # Issue 27 finding 7: --restore said "nothing to restore" and left .reel-migrate/.
+    task = copy_task(v1_template, tmp_path)
+    _leave_a_staging(reel_bin, task, tmp_path)
+    dry = json.loads(reel(reel_bin, "migrate", "--restore", "--dry-run", "--json", task).stdout)
+    assert dry["nothing_to_restore"] and (task / ".reel-migrate").is_dir()
+    assert dry["warnings"] == [f"{task / '.reel-migrate'}: a staging an interrupted reel migrate left (not part of "
+                               "the task); --restore removes it"]
+    out = json.loads(reel(reel_bin, "migrate", "--restore", "--json", task).stdout)
+    assert out["nothing_to_restore"]
+    assert out["warnings"] == [f"{task / '.reel-migrate'}: a staging an interrupted reel migrate left (not part of "
+                               "the task); removed"]
+    files = lambda t: {k: v for k, v in tree(t).items() if v is not None}  # the refused publish's empty data/
+    assert files(task) == files(v1_template) and not (task / ".reel-migrate").exists()
+
+
 # --------------------------------------------------------------------------- issue 27: memory
 
 

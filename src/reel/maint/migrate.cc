@@ -5,9 +5,9 @@
 // Three steps, each safe to kill:
 //   1. stage   every pooled file is built in <dest>/.reel-migrate/task/ (a pooled task of
 //              its own, written with the episode transaction; readers ignore dotfolders),
-//              then .reel-migrate/ready.json lists it. A staging without ready.json, or
-//              with a listed file missing, is rebuilt from the sources, which nothing has
-//              changed yet.
+//              then .reel-migrate/ready.json lists it and records what it was built from
+//              (SourcesOf). A staging without ready.json, with a listed file missing, or
+//              built from sources that have changed since, is rebuilt from the sources.
 //   2. publish ONE task-change commit of the destination: the staged files renamed into
 //              place (meta/info.json last: until then the task reads as v1.0, from then on
 //              as pooled, with every episode complete), then the session files moved into
@@ -42,7 +42,7 @@ using internal::Json;
 using internal::MigratePlan;
 using internal::Session;
 
-constexpr const char* kStagingDir = ".reel-migrate";
+constexpr const char* kStagingDir = internal::kMigrateStagingDir;
 constexpr const char* kStagedTask = ".reel-migrate/task";
 constexpr const char* kReadyPath = ".reel-migrate/ready.json";
 constexpr const char* kManifestPath = internal::kMigrateManifestPath;
@@ -212,12 +212,31 @@ Json ManifestOf(const MigratePlan& plan) {
           {"keypoints", internal::KeypointsJson(plan)}};
 }
 
+// What the staging of `plan` is built from, recorded in ready.json: whether videos are
+// copied and, per session, every file's relative path, size and mtime_ns (FileInfo: 0 where
+// the store keeps none), taken before the files are read. A staging whose record differs
+// from the sources now is stale and rebuilt (issue 27 finding 7: a killed run's staging was
+// published over the v1.0 files the user edited after it).
+Result<Json> SourcesOf(FileSystem* fs, const MigratePlan& plan) {
+  Json sessions = Json::array();
+  for (const Session& s : plan.sessions) {
+    Json files = Json::array();
+    for (const std::string& f : s.files) {
+      REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(JoinPath(plan.source, s.name), f)));
+      files.push_back(Json::array({f, st.size, st.mtime_ns}));
+    }
+    sessions.push_back({{"session", s.name}, {"files", std::move(files)}});
+  }
+  return Json{{"copy_videos", plan.copy_videos}, {"sessions", std::move(sessions)}};
+}
+
 // Step 1: the staged pooled task and ready.json; returns the staged files (relative).
 Result<std::vector<std::string>> Stage(FileSystem* fs, MigratePlan* plan, const MigrateOptions& options,
                                        MigrateReport* report) {
   const std::string staged = JoinPath(plan->dest, kStagedTask);
   REEL_RETURN_IF_ERROR(RemoveAll(fs, JoinPath(plan->dest, kStagingDir)));
   REEL_RETURN_IF_ERROR(fs->CreateDirs(staged));
+  REEL_ASSIGN_OR_RETURN(Json sources, SourcesOf(fs, *plan));
   {
     REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, staged));
     for (size_t i = 0; i < plan->sessions.size(); ++i) {
@@ -242,14 +261,16 @@ Result<std::vector<std::string>> Stage(FileSystem* fs, MigratePlan* plan, const 
         plan->created.push_back(rel);
       }
   REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, JoinPath(staged, kManifestPath), internal::Dump(ManifestOf(*plan), 2)));
-  Json ready = {{"backup", plan->backup}, {"staged", published}, {"frames", Json::array()}};
+  Json ready = {{"backup", plan->backup}, {"staged", published}, {"frames", Json::array()}, {"sources", sources}};
   for (const Session& s : plan->sessions) ready["frames"].push_back(s.frames);
   REEL_RETURN_IF_ERROR(WriteFileAtomic(fs, JoinPath(plan->dest, kReadyPath), internal::Dump(ready, -1)));
   return published;
 }
 
-// A staging a killed run finished (ready.json, every listed file present), else nullopt.
-Result<std::optional<std::vector<std::string>>> FinishedStaging(FileSystem* fs, MigratePlan* plan) {
+// A staging a killed run finished (ready.json, every listed file present) from the sources
+// as they are now (SourcesOf), else nullopt; a stale one is reported in `warnings`.
+Result<std::optional<std::vector<std::string>>> FinishedStaging(FileSystem* fs, MigratePlan* plan,
+                                                                std::vector<std::string>* warnings) {
   const std::string path = JoinPath(plan->dest, kReadyPath);
   REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(path));
   if (st.type != FileType::kFile) return std::optional<std::vector<std::string>>();
@@ -258,6 +279,12 @@ Result<std::optional<std::vector<std::string>>> FinishedStaging(FileSystem* fs, 
   const Json frames = ready.value("frames", Json::array());
   if (!ready.value("staged", Json()).is_array() || !frames.is_array() || frames.size() != plan->sessions.size())
     return std::optional<std::vector<std::string>>();
+  REEL_ASSIGN_OR_RETURN(Json sources, SourcesOf(fs, *plan));
+  if (ready.value("sources", Json()) != sources) {
+    warnings->push_back(JoinPath(plan->dest, kStagingDir) + ": an interrupted run's staging was built from sources "
+                        "that have changed since (or with other options); staged again");
+    return std::optional<std::vector<std::string>>();
+  }
   for (const Json& f : ready["staged"]) {
     if (!f.is_string()) return std::optional<std::vector<std::string>>();
     REEL_ASSIGN_OR_RETURN(FileInfo fst, fs->Stat(JoinPath(JoinPath(plan->dest, kStagedTask), f.get<std::string>())));
@@ -373,7 +400,7 @@ Status MigrateLocked(FileSystem* fs, MigratePlan* plan, const MigrateOptions& op
     return Clean(fs, plan->dest, plan->in_place, &report->warnings);
   }
   REEL_RETURN_IF_ERROR(internal::FindSessions(fs, plan));
-  REEL_ASSIGN_OR_RETURN(auto staged, FinishedStaging(fs, plan));
+  REEL_ASSIGN_OR_RETURN(auto staged, FinishedStaging(fs, plan, &report->warnings));
   if (!staged) {
     plan->backup = plan->in_place && !options.no_backup ? BackupName() : "";
     REEL_RETURN_IF_ERROR(internal::PlanKeypoints(fs, options.keypoints, plan, &report->warnings));

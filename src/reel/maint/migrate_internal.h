@@ -83,6 +83,9 @@ inline constexpr const char* kMigrateManifestPath = "meta/.migrate_manifest.json
 inline constexpr const char* kRestoreRecordDir = ".reel-restore";
 inline constexpr const char* kRestoreRecordPath = ".reel-restore/manifest.json";
 
+// A migration's staging (migrate.cc step 1), removed once it is published.
+inline constexpr const char* kMigrateStagingDir = ".reel-migrate";
+
 // JSON object at `path`, at most 256 MiB (its size is checked before it is read).
 Result<Json> ReadJsonObjectBounded(FileSystem* fs, const std::string& path);
 // Every file under `dir`, relative to it with `prefix`, in name order.

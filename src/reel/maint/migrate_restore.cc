@@ -162,6 +162,19 @@ Status NothingToRestore(FileSystem* fs, const std::string& root, MigrateReport* 
                                        : "is not a dataset: " + format.status().message()));
 }
 
+// A staging (<root>/.reel-migrate/) an interrupted reel migrate left: nothing of it was
+// published, and a later migrate would check it against the sources; the restored (or
+// never migrated) task is the v1.0 tree without it (issue 27 finding 7). Removed, and said.
+Status RemoveStaging(FileSystem* fs, const std::string& root, bool dry_run, MigrateReport* report) {
+  const std::string staging = JoinPath(root, kMigrateStagingDir);
+  REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(staging));
+  if (st.type == FileType::kNotFound) return Status::OK();
+  if (!dry_run) REEL_RETURN_IF_ERROR(RemoveAll(fs, staging));
+  report->warnings.push_back(staging + ": a staging an interrupted reel migrate left (not part of the task); " +
+                             (dry_run ? "--restore removes it" : "removed"));
+  return Status::OK();
+}
+
 Status DryRunRestore(FileSystem* fs, const std::string& root, MigrateReport* report) {
   for (const char* path : {kRestoreRecordPath, kMigrateManifestPath}) {
     REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, path)));
@@ -171,7 +184,8 @@ Status DryRunRestore(FileSystem* fs, const std::string& root, MigrateReport* rep
     ReportSessions(manifest, report);
     return Status::OK();
   }
-  return NothingToRestore(fs, root, report);
+  REEL_RETURN_IF_ERROR(NothingToRestore(fs, root, report));
+  return RemoveStaging(fs, root, true, report);
 }
 
 // Step 1 (see the file comment) from meta/.migrate_manifest.json, under `lock`.
@@ -212,6 +226,7 @@ Status RestoreTask(FileSystem* fs, const std::string& root, const MigrateOptions
       }
     }
     if (!report->nothing_to_restore) REEL_RETURN_IF_ERROR(FinishRestore(fs, root, options.keypoints, report));
+    REEL_RETURN_IF_ERROR(RemoveStaging(fs, root, false, report));
   }  // the lock released: its file can go
   return RemoveLockFolders(fs, root);
 }

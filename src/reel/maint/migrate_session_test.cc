@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "maint/migrate_internal.h"
 #include "reel/fs.h"
@@ -38,8 +40,9 @@ class MigrateMetadata : public ::testing::Test {
   }
 
   // A one-session v1.0 task (pick/pick_000001: 2 frames, one RGB mp4 for head_left) whose
-  // metadata.json holds `extra` keys besides the required ones; migrated with --to.
-  Result<MigrateReport> Migrate(const std::string& extra, bool in_place = false) {
+  // metadata.json holds `extra` keys besides the required ones; migrated with --to, through
+  // `fs` when given.
+  Result<MigrateReport> Migrate(const std::string& extra, bool in_place = false, FileSystem* fs = nullptr) {
     const std::string session = dir_ + "/pick/pick_000001";
     Write(session + "/metadata.json", R"({"format": "egodata", "format_version": "1.0", "episode_index": 1,
         "fps": 30, "created_at": 1700000000.0, "task_name": "pick")" + extra + "}");
@@ -48,11 +51,67 @@ class MigrateMetadata : public ::testing::Test {
     Write(session + "/videos/head_left/chunk-0000/head_left.mp4", "");
     MigrateOptions options;
     if (!in_place) options.to = dir_ + "/out";
+    options.fs = fs;
     return MigrateTask(dir_ + "/pick", options);
+  }
+
+  static std::string Read(const std::string& path) {
+    std::stringstream text;
+    text << std::ifstream(path, std::ios::binary).rdbuf();
+    return text.str();
   }
 
   std::string dir_;
 };
+
+// Renames out of the staging fail: the publish's first act (adopting a staged file) fails
+// before anything moved, so the run ends as one killed after staging does: ready.json and
+// every staged file in place, nothing published.
+class FailingPublish : public FileSystemWrapper {
+ public:
+  FailingPublish() : FileSystemWrapper(DefaultFileSystem()) {}
+  Status Rename(const std::string& from, const std::string& to) override {
+    if (from.find("/.reel-migrate/task/") != std::string::npos && to.find("/.reel-migrate/") == std::string::npos)
+      return Status::IOError(from + ": injected failure (the run is killed here)");
+    return FileSystemWrapper::Rename(from, to);
+  }
+};
+
+// Issue 27 finding 7: a run killed after staging; the user edits the v1.0 session; the next
+// run published the stale staging over the edit. The staging is now checked against what
+// it was built from (ready.json "sources") and built again.
+TEST_F(MigrateMetadata, AStagingBuiltBeforeTheSourcesChangedIsStagedAgain) {
+  FailingPublish failing;
+  ASSERT_FALSE(Migrate(R"(, "codebase_version": "1.0.12")", false, &failing).ok());
+  ASSERT_TRUE(stdfs::exists(dir_ + "/out/.reel-migrate/ready.json"));
+  ASSERT_NE(Read(dir_ + "/out/.reel-migrate/task/meta/info.json").find("1.0.12-migrated"), std::string::npos);
+  auto report = Migrate(R"(, "codebase_version": "2.0.0-edited")");  // the edit, then the re-run
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const std::string info = Read(dir_ + "/out/meta/info.json");
+  EXPECT_NE(info.find("2.0.0-edited-migrated"), std::string::npos) << info;
+  EXPECT_EQ(info.find("1.0.12"), std::string::npos) << info;
+  ASSERT_EQ(report->warnings.size(), 1u);
+  EXPECT_NE(report->warnings[0].find(".reel-migrate: an interrupted run's staging was built from sources that have "
+                                     "changed since"),
+            std::string::npos)
+      << report->warnings[0];
+  EXPECT_FALSE(stdfs::exists(dir_ + "/out/.reel-migrate"));
+}
+
+TEST_F(MigrateMetadata, AStagingOfUnchangedSourcesIsPublished) {
+  FailingPublish failing;
+  ASSERT_FALSE(Migrate(R"(, "codebase_version": "1.0.12")", false, &failing).ok());
+  const std::string staged = Read(dir_ + "/out/.reel-migrate/task/meta/info.json");
+  const auto staged_at = stdfs::last_write_time(dir_ + "/out/.reel-migrate/task/meta/info.json");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a rebuilt file would have a later mtime
+  MigrateOptions options;
+  options.to = dir_ + "/out";
+  auto report = MigrateTask(dir_ + "/pick", options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->warnings.empty()) << report->warnings[0];
+  EXPECT_EQ(Read(dir_ + "/out/meta/info.json"), staged);
+  EXPECT_EQ(stdfs::last_write_time(dir_ + "/out/meta/info.json"), staged_at);  // published as staged, not rebuilt
+}
 
 TEST_F(MigrateMetadata, TheWellTypedSessionMigrates) {
   auto report = Migrate(R"(, "sensor_dim": 256, "codebase_version": "1.0.12",
