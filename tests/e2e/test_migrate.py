@@ -829,6 +829,40 @@ def test_a_forged_manifest_moves_no_folder_outside_the_mirror(reel_bin, v1_templ
     assert "nothing moved" in proc.stderr or "nothing moved" in proc.stdout, (proc.stdout, proc.stderr)
 
 
+def test_a_linked_video_file_is_refused_and_its_target_kept(reel_bin, v1_template, tmp_path):
+    # Issue 27 low finding: a session's video that is a link to a file elsewhere dangled after
+    # --no-backup (the link was moved into the pooled task, its target's folder emptied).
+    task = copy_task(v1_template, tmp_path / "a")
+    outside = _outside_tree(tmp_path)
+    video = task / f"{TASK}_000002" / "videos" / "head_left" / "chunk-0000" / "head_left.mp4"
+    shutil.move(str(video), outside / "head_left.mp4")
+    video.symlink_to(outside / "head_left.mp4")
+    want = tree(outside)
+    before = tree(task)
+    proc = reel(reel_bin, "migrate", task, "--no-backup", ok=2)
+    assert f"{video}: is a symbolic link" in proc.stderr and "nothing was changed" in proc.stderr, proc.stderr
+    assert tree(outside) == want
+    assert {k: v for k, v in tree(task).items() if not k.startswith("meta")} == before
+    assert video.is_symlink() and not (task / ".reel-migrate").exists()
+
+
+def test_a_linked_calibration_file_is_refused_not_embedded(reel_bin, v1_template, tmp_path):
+    # Issue 27 low finding: calibration/<stem>.json linking to a file outside the task was
+    # read and embedded into info.json and the episodes row.
+    task = copy_task(v1_template, tmp_path / "a")
+    secret = tmp_path / "elsewhere" / "secret.json"
+    _write_json(secret, {"token": "the user's own bytes"})
+    link = task / f"{TASK}_000005" / "calibration" / "leak.json"
+    link.symlink_to(secret)
+    before = tree(task)
+    proc = reel(reel_bin, "migrate", task, "--to", tmp_path / "pooled", ok=2)
+    assert f"{link}: is a symbolic link" in proc.stderr and "nothing was changed" in proc.stderr, proc.stderr
+    assert json.loads(secret.read_text()) == {"token": "the user's own bytes"}
+    assert tree(task) == before
+    assert not (tmp_path / "pooled" / "meta" / "info.json").exists()
+    assert not list((tmp_path / "pooled").rglob("*.parquet"))
+
+
 # --------------------------------------------------------------------------- issue 27: what migrate publishes passes check
 
 
