@@ -47,4 +47,20 @@ std::vector<std::string> DeclaredVideoSlots(const EpisodeRow& row);
 // video's path has video_extensions' type ("*" for a slot it lacks).
 FileGroup EpisodeFileGroup(const Task& task, const EpisodeEntry& e, const EpisodeRow* row = nullptr);
 
+// One present file of an episode with its content digest: what the import server answers
+// for (project, N) (GET /api/v1/projects/<p>/episodes/<N>, docs/serve.md) and what an
+// uploader compares with its own files before it deletes any (issue 28: proof before
+// deletion). Compared by role, not path: a server task may place N under another chunk.
+struct FileDigest {
+  std::string role;    // "data", "episodes_row" (N's own row file) or "video/<image_key>"
+  std::string path;    // relative to the task
+  uint64_t size = 0;
+  std::string sha256;  // lower-case hex
+};
+
+// The digests of e's present files: its data parquet, its own episodes row file (not a
+// legacy shard, which holds other episodes' rows too) and each video, in that order, each
+// read through the task's FileSystem.
+Result<std::vector<FileDigest>> DigestFileGroup(const Task& task, const EpisodeEntry& e);
+
 }  // namespace reel

@@ -99,6 +99,39 @@ def test_upload_with_requests_imports_the_episode(server, client_task, reel_bin,
     assert not any((server.root / ".staging").glob("*")), "staging area not cleaned"
 
 
+def test_the_server_answers_what_it_holds_of_an_episode_with_digests(server, client_task, tmp_path):
+    # Issue 28 (proof before deletion, shared with issue 32): GET /api/v1/projects/<p>/episodes/<N>
+    # lists N's files with size and SHA-256 as the server holds them now; an uploader compares
+    # them by role with its own. The expected digests are hashlib's over the client's files.
+    z = build_slice(client_task, 2, tmp_path / "s2.zip")
+    assert upload(server.url, z, episode_index=1).status_code == 201
+    r = requests.get(f"{server.url}/api/v1/projects/task_a/episodes/2", headers=AUTH, timeout=30)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert (body["project_id"], body["episode_index"], body["file_group"]) == ("task_a", 2, "whole")
+    expected = []
+    for rel in episode_files(client_task, 2):
+        role = ("data" if rel == data_rel(2) else "episodes_row" if rel == row_rel(2)
+                else "video/" + rel.split("/")[2])
+        data = (client_task / rel).read_bytes()
+        expected.append({"role": role, "path": rel, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+    order = {"data": 0, "episodes_row": 1}
+    assert body["files"] == sorted(expected, key=lambda f: (order.get(f["role"], 2), f["role"]))
+    assert any(f["role"].startswith("video/") for f in body["files"])
+    missing = requests.get(f"{server.url}/api/v1/projects/task_a/episodes/9", headers=AUTH, timeout=30)
+    assert missing.status_code == 404 and missing.json()["rule"] == "episode.not_found", missing.text
+    no_task = requests.get(f"{server.url}/api/v1/projects/task_z/episodes/1", headers=AUTH, timeout=30)
+    assert no_task.status_code == 404 and no_task.json()["rule"] == "episode.not_found"
+    other = requests.get(f"{server.url}/api/v1/projects/task_a/episodes/2", timeout=30,
+                         headers={"Authorization": f"Bearer {TOKEN_A}"})
+    assert other.status_code == 200  # rig-a may read task_a
+    assert requests.get(f"{server.url}/api/v1/projects/task_b/episodes/2", timeout=30,
+                        headers={"Authorization": f"Bearer {TOKEN_A}"}).status_code == 403
+    assert requests.get(f"{server.url}/api/v1/projects/task_a/episodes/2", timeout=30).status_code == 401
+    dot = requests.get(f"{server.url}/api/v1/projects/.uploads/episodes/1", headers=AUTH, timeout=30)
+    assert dot.status_code == 400 and dot.json()["rule"] == "form.name"
+
+
 def test_upload_with_curl_and_all_episodes_merge_like_the_client(server, client_task, reel_bin, tmp_path):
     for n in (1, 2, 3):
         z = build_slice(client_task, n, tmp_path / f"s{n}.zip")

@@ -22,6 +22,7 @@
 #include "reel/task.h"
 #include "serve/auth.h"
 #include "serve/deadline_server.h"
+#include "serve/episode_digest.h"
 #include "serve/request_parse.h"
 #include "serve/serve_internal.h"
 #include "serve/spool.h"
@@ -399,6 +400,8 @@ class HttplibEdge final : public HttpEdge {
     svr_.Get("/metrics", [this](const Request&, Response& res) { res.set_content(Metrics(), "text/plain; version=0.0.4"); });
     svr_.Post("/api/v1/auth/login", [this](const Request& req, Response& res) { HandleLogin(req, res); });
     svr_.Get("/api/v1/sessions", [this](const Request& req, Response& res) { HandleSessions(req, res); });
+    svr_.Get(R"(/api/v1/projects/([^/]+)/episodes/([0-9]{1,15}))",
+             [this](const Request& req, Response& res) { HandleEpisode(req, res); });
     svr_.Post("/api/v1/session/upload",
               [this](const Request& req, Response& res, const ContentReader& reader) { HandleUpload(req, res, reader); });
     svr_.Options("/api/v1/uploads", [this](const Request&, Response& res) {
@@ -846,6 +849,30 @@ class HttplibEdge final : public HttpEdge {
     Json body = {{"sessions", sessions}};
     if (!skipped.empty()) body["skipped"] = skipped;
     Answer(res, 200, body);
+  }
+
+  // What the server holds of one episode, with its files' digests (serve/episode_digest.h).
+  void HandleEpisode(const Request& req, Response& res) {
+    const std::string project = req.matches[1];
+    const int64_t n = std::stoll(req.matches[2]);  // at most 15 digits
+    if (std::string problem = ProjectNameProblem(project); !problem.empty())
+      return Error(res, 400, "form.name", "the task name is refused: " + problem);
+    if (!ctx.principal->Allows(project))
+      return Error(res, 403, "auth.project", ctx.principal->name + " may not read this project");
+    Result<Json> answer = [&]() -> Result<Json> {
+      try {
+        return EpisodeDigestAnswer(config_.root, project, n);
+      } catch (const std::exception& e) {
+        return Status::Invalid(project + ": " + e.what());
+      }
+    }();
+    if (answer.ok()) {
+      res.set_header("Cache-Control", "no-store");
+      return Answer(res, 200, *answer);
+    }
+    if (answer.status().code() == StatusCode::kNotFound)
+      return Error(res, 404, "episode.not_found", Scrub(answer.status().message()));
+    Error(res, 409, "import.task", Scrub(answer.status().message()));
   }
 
   ServeConfig config_;
