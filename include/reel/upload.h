@@ -45,7 +45,10 @@ struct UploadOptions {
   std::string project_id;  // form field `project_id`; empty = the server matches by name
   std::string name;        // form field `name`; empty = the task directory's name
   bool precompress = false;    // RGB video to HEVC CRF 30 before packing (pack.h)
-  bool delete_after = false;   // after a confirmed upload, DeleteEpisode (recorder.h)
+  // After a confirmed upload, DeleteEpisode (recorder.h), only once the server proved it
+  // holds the same bytes (GET /api/v1/projects/<p>/episodes/<N>: each data and video file's
+  // SHA-256; a precompressed video's size). No proof: an error, nothing deleted.
+  bool delete_after = false;
   int max_attempts = 5;
   double backoff_initial_s = 0.5;
   double backoff_max_s = 30.0;

@@ -81,6 +81,29 @@ def test_resumable_path_and_delete_after(reel_bin, task, server):
     assert len(patches) >= 2, "the slice should have gone in several PATCH chunks"
 
 
+def test_delete_after_deletes_only_what_the_server_proves_it_holds(reel_bin, task, server, tmp_path):
+    # Issue 28, proof before deletion: with --precompress the re-encoded videos are compared
+    # by the size sent, and the episode is deleted once the server's digests match. An
+    # episode the server holds under the same N with other bytes (another rig's) is never
+    # deleted here: reel serve answers 409; a server that says "present" by name alone is
+    # caught by the digests (client_test.cc DeleteAfterNeedsTheServersProof).
+    served = server.root / "pick_cup"
+    rc, doc, err = reel_upload(reel_bin, task, server.url, 1, "--delete-after", "--precompress")
+    assert rc == 0 and doc["episodes"][0]["deleted"], (doc, err)
+    assert not (task / data_rel(1)).exists() and (served / data_rel(1)).is_file()
+    # The server's copy of episode 2 changes behind the client's back (a stand-in for another
+    # rig's episode 2 landed first).
+    rc, doc, err = reel_upload(reel_bin, task, server.url, 2)
+    assert rc == 0, err
+    held = served / data_rel(2)
+    held.write_bytes(held.read_bytes() + b"\0")
+    before = (task / data_rel(2)).read_bytes()
+    rc, doc, err = reel_upload(reel_bin, task, server.url, 2, "--delete-after")
+    assert rc != 0 and not doc["episodes"][0].get("deleted"), (doc, err)
+    assert "import.conflict" in doc["episodes"][0]["error"], doc
+    assert (task / data_rel(2)).read_bytes() == before
+
+
 def test_login_cookie_and_token_from_file(reel_bin, task, server, tmp_path):
     pw = tmp_path / "pw"
     pw.write_text(PASSWORD + "\n")

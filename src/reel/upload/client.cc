@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <exception>
 #include <filesystem>
 #include <random>
 #include <thread>
 
+#include "reel/file_group.h"
 #include "reel/pack.h"
 #include "reel/recorder.h"
 #include "reel/task.h"
@@ -60,6 +62,50 @@ upload::HttpOptions HttpOptionsOf(const UploadOptions& o) {
   h.connect_timeout_s = o.connect_timeout_s;
   h.io_timeout_s = o.io_timeout_s;
   return h;
+}
+
+// Proof before deletion (issue 28; docs/serve.md "What the server holds of an episode"):
+// the server's digests of N against this task's files that DeleteEpisode removes, the data
+// parquet and each video, by role: each must be held with the same size and SHA-256. A
+// video `precompress` re-encoded was sent as other bytes, so its size is compared with the
+// packed entry's. An import answer and the landed check judge by name and N; another rig's
+// episode N would pass them, never this. No answer, another answer, or a server without
+// the endpoint (the reference collector's): an error, and nothing is deleted.
+Status ProveHeld(HttpSession& http, const std::string& task_root, const upload::Slice& slice,
+                 const PackResult& packed, const UploadOptions& options, FileSystem* fs) {
+  const int64_t n = slice.episode_index;
+  TaskOptions to;
+  to.fs = fs;
+  to.io_threads = 1;
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, to));
+  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task->FindEpisode(n));
+  REEL_ASSIGN_OR_RETURN(auto mine, DigestFileGroup(*task, e));
+  const std::string project = slice.project_id.empty() ? slice.name : slice.project_id;
+  upload::HeldAnswer held;
+  for (int attempt = 1;; ++attempt) {
+    held = upload::FetchHeldFiles(http, project, n);
+    if (held.ok) break;
+    if (!held.failure.retryable || attempt >= std::max(1, options.max_attempts)) return held.failure.status;
+    Sleep(BackoffSeconds(options, attempt, held.failure.retry_after_s));
+  }
+  std::map<std::string, const FileDigest*> theirs;
+  for (const FileDigest& d : held.files) theirs[d.role] = &d;
+  for (const FileDigest& d : mine) {
+    if (d.role == "episodes_row") continue;  // a delete keeps it; a legacy shard's row is re-sliced
+    auto it = theirs.find(d.role);
+    if (it == theirs.end())
+      return Status::Invalid("the server holds no " + d.role + " of episode " + std::to_string(n) + " (" + d.path + ")");
+    auto sent = std::find_if(packed.entries.begin(), packed.entries.end(),
+                             [&](const PackedEntry& p) { return p.arcname == d.path; });
+    const bool recompressed = sent != packed.entries.end() && sent->recompressed;
+    const bool same = recompressed ? it->second->size == sent->size
+                                   : it->second->size == d.size && it->second->sha256 == d.sha256;
+    if (!same)
+      return Status::Invalid("the server's " + d.role + " of episode " + std::to_string(n) + " (" +
+                             std::to_string(it->second->size) + " bytes, sha256 " + it->second->sha256 +
+                             ") is not " + d.path + " (" + std::to_string(d.size) + " bytes, sha256 " + d.sha256 + ")");
+  }
+  return Status::OK();
 }
 
 // Packs, sends and confirms episode N through `http` (shared by the episodes of one
@@ -136,7 +182,10 @@ Result<UploadOutcome> UploadPacked(HttpSession* http, const std::string& task_ro
   report(slice.size);  // confirmed: every byte is on the server
 
   if (options.delete_after) {
-    // Only now: the server has confirmed the episode (an import answer or the landed check).
+    // Only now: the server has confirmed the episode (an import answer or the landed
+    // check) and proved it holds these bytes.
+    if (Status proof = ProveHeld(*http, task_root, slice, *packed, options, fs); !proof.ok())
+      return proof.WithContext(ep + ": uploaded as session " + outcome.session_id + " but not deleted");
     Status st = DeleteEpisode(task_root, n, fs);
     if (!st.ok())
       return st.WithContext(ep + ": uploaded as session " + outcome.session_id + " but delete_after failed");

@@ -25,10 +25,12 @@
 #include <thread>
 #include <vector>
 
+#include "reel/file_group.h"
 #include "reel/fs.h"
 #include "reel/pack.h"
 #include "reel/recorder.h"
 #include "reel/simulate.h"
+#include "reel/task.h"
 #include "reel/upload.h"
 #include "testing/tiny_rig.h"
 
@@ -92,6 +94,8 @@ class FakeServer {
   int half_patches = 0;              // PATCHes after the first: store half the chunk, answer 500
   int lose_tail_at_patch = 0;        // before PATCH #k: drop the last half of the stored bytes
   int forget_at_patch = 0;           // before PATCH #k: forget the upload (expired: 404)
+  bool no_digests = false;           // no GET .../episodes/<N> (the reference server): 404
+  std::string corrupt_role;          // a file of that role held with other bytes (digest off)
 
   // What happened.
   std::mutex mu;
@@ -219,6 +223,23 @@ class FakeServer {
         return Error(r, 409, "tus.incomplete", "upload incomplete");
       Import(meta["name"], meta["episode_index"], it->second, r);
     });
+    // What the server holds of (project, N), digested as docs/serve.md says: the imported
+    // slice extracted (it is a one-episode task) and DigestFileGroup over it.
+    srv_.Get(R"(/api/v1/projects/([^/]+)/episodes/(\d+))", [this](const httplib::Request& q, httplib::Response& r) {
+      std::lock_guard<std::mutex> lock(mu);
+      Note(q);
+      if (!Authorized(q, r)) return;
+      if (no_digests) return Error(r, 404, "http.not_found", "no such endpoint");
+      auto it = imported.find({q.matches[1], std::stoll(q.matches[2])});
+      if (it == imported.end()) return Error(r, 404, "episode.not_found", "no such episode");
+      Json files = Json::array();
+      for (const FileDigest& d : HeldDigests(it->second, it->first.second)) {
+        const std::string sha = d.role == corrupt_role ? std::string(64, '0') : d.sha256;
+        files.push_back({{"role", d.role}, {"path", d.path}, {"size", d.size}, {"sha256", sha}});
+      }
+      r.set_content(Json{{"project_id", it->first.first}, {"episode_index", it->first.second}, {"files", files}}.dump(),
+                    "application/json");
+    });
     port_ = srv_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { srv_.listen_after_bind(); });
     for (int i = 0; i < 500 && !srv_.is_running(); ++i)
@@ -236,6 +257,20 @@ class FakeServer {
     return key.first + "-" + std::to_string(key.second);
   }
   void Note(const httplib::Request& q) { log.push_back(q.method + " " + q.path); }
+  static std::vector<FileDigest> HeldDigests(const std::string& zip, int64_t n) {
+    const std::string dir = stdfs::temp_directory_path() / ("reel_held_" + std::to_string(::getpid()) + "_" +
+                                                            std::to_string(n) + "_" + std::to_string(zip.size()));
+    stdfs::remove_all(dir);
+    stdfs::create_directories(dir);
+    { std::ofstream(dir + "/s.zip", std::ios::binary) << zip; }
+    std::vector<FileDigest> out;
+    if (ExtractSlice(dir + "/s.zip", dir + "/task").ok())
+      if (auto task = Task::Open(dir + "/task"); task.ok())
+        if (auto e = (*task)->FindEpisode(n); e.ok())
+          if (auto d = DigestFileGroup(**task, *e); d.ok()) out = *d;
+    stdfs::remove_all(dir);
+    return out;
+  }
   static void Error(httplib::Response& r, int status, const std::string& rule, const std::string& detail) {
     r.status = status;
     r.set_content(Json{{"detail", detail}, {"rule", rule}, {"request_id", "rq-1"}}.dump(), "application/json");
@@ -781,6 +816,31 @@ TEST_F(UploadClientTest, UploadDeleteAfterRemovesDataAndVideosKeepsRow) {
   ASSERT_EQ(all.size(), 1u);
   ASSERT_TRUE(all[0].ok()) << all[0].status().ToString();
   EXPECT_EQ(all[0]->episode_index, 2);
+}
+
+// Proof before deletion (issue 28): a server that cannot show it holds the same bytes (no
+// digest endpoint, as the reference collector's; or one file's digest differs, as when
+// another rig's episode N is what it holds) gets the episode, and nothing local is deleted.
+TEST_F(UploadClientTest, DeleteAfterNeedsTheServersProof) {
+  for (const std::string fault : {"no_digests", "data", "video"}) {
+    FakeServer server;
+    server.no_digests = fault == "no_digests";
+    server.corrupt_role = fault == "no_digests" ? "" : fault;
+    const std::string root = Fresh("proof_" + fault);
+    const auto videos = VideosOf1(root);
+    ASSERT_FALSE(videos.empty());
+    if (fault == "video") server.corrupt_role = "video/" + stdfs::path(videos[0]).parent_path().filename().string();
+    UploadOptions o = Options(server.url());
+    o.delete_after = true;
+    auto r = UploadEpisode(root, 1, o);
+    ASSERT_FALSE(r.ok()) << fault;
+    EXPECT_NE(r.status().message().find("uploaded as session pick-1 but not deleted"), std::string::npos)
+        << r.status().ToString();
+    EXPECT_NE(r.status().message().find(fault == "no_digests" ? "http.not_found" : "is not"), std::string::npos)
+        << r.status().ToString();
+    EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1))) << fault;
+    EXPECT_EQ(VideosOf1(root), videos) << fault;
+  }
 }
 
 TEST_F(UploadClientTest, UploadBadServerUrlAndRefusedConnection) {

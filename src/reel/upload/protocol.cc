@@ -163,4 +163,30 @@ LandedAnswer CheckLanded(HttpSession& http, const std::string& name, int64_t epi
   return out;
 }
 
+HeldAnswer FetchHeldFiles(HttpSession& http, const std::string& project, int64_t episode_index) {
+  HeldAnswer out;
+  const std::string path = "/api/v1/projects/" + UrlEncode(project) + "/episodes/" + std::to_string(episode_index);
+  const std::string what = "GET " + path + " (proof before deletion)";
+  const HttpResponse r = http.Send("GET", path, {});
+  if (r.status != 200) {
+    out.failure = JudgeAnswer(r, what);
+    return out;
+  }
+  const Json j = ParseBody(r);
+  if (!j.is_object() || !j.contains("files") || !j["files"].is_array()) {
+    out.failure.retryable = true;
+    out.failure.status = Status::IOError(what + ": answer is not {\"files\": [...]}");
+    return out;
+  }
+  for (const Json& f : j["files"]) {
+    if (!f.is_object() || !f.contains("role") || !f.contains("size") || !f.contains("sha256") ||
+        !f["size"].is_number_unsigned())
+      continue;
+    out.files.push_back({Text(f["role"]), f.contains("path") ? Text(f["path"]) : "", f["size"].get<uint64_t>(),
+                         Text(f["sha256"])});
+  }
+  out.ok = true;
+  return out;
+}
+
 }  // namespace reel::upload

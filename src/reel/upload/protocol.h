@@ -10,7 +10,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "reel/file_group.h"
 #include "reel/status.h"
 #include "upload/http.h"
 
@@ -71,6 +73,16 @@ struct LandedAnswer {
   Failure failure;
 };
 LandedAnswer CheckLanded(HttpSession& http, const std::string& name, int64_t episode_index);
+
+// GET /api/v1/projects/<project>/episodes/<N> (docs/serve.md "What the server holds of an
+// episode"): the files the server holds of N with their digests, or a Failure (a server
+// without the endpoint answers 404 http.not_found: final, and no proof).
+struct HeldAnswer {
+  bool ok = false;
+  std::vector<FileDigest> files;
+  Failure failure;
+};
+HeldAnswer FetchHeldFiles(HttpSession& http, const std::string& project, int64_t episode_index);
 
 // The resumable protocol's memory across attempts of one episode: the upload's path
 // ("/api/v1/uploads/<id>"), empty before creation or after it expired.
