@@ -191,6 +191,21 @@ def test_a_task_file_an_import_server_refuses_is_not_packed(reel_bin, tmp_path):
     assert not out.exists()
 
 
+def test_a_linked_file_is_not_packed(reel_bin, tmp_path):
+    # Issue 27: a task's files are its own; a video linked to a file outside the task would
+    # put that file's bytes into the slice, and so onto a server. Refused, naming the link.
+    task = write_task(tmp_path, "lnk", [EpisodeSpec(1)]).path
+    video = task / video_rel(1, "d435_rgb", "mp4")
+    outside = tmp_path / "outside.mp4"
+    outside.write_bytes(video.read_bytes())
+    video.unlink()
+    video.symlink_to(outside)
+    out = tmp_path / "out.zip"
+    rc, stdout, err = pack(reel_bin, task, 1, "-o", out)
+    assert rc == 2 and f'the symbolic link "{video_rel(1, "d435_rgb", "mp4")}"' in err, err
+    assert not out.exists()
+
+
 # --------------------------------------------------------------------------- legacy shard
 
 

@@ -217,3 +217,20 @@ def test_a_push_never_rolls_a_destination_back(reel_bin, source, tmp_path):
     assert "3, 4, 5, 6" in proc.stderr and "roll" in proc.stderr, proc.stderr
     assert files_of(dest) == before
     reel(reel_bin, "push", task, dest)  # the source that holds them all pushes as before
+
+
+def test_a_linked_file_in_the_source_is_refused_and_nothing_sent(reel_bin, source, tmp_path):
+    # Issue 27: a task's files are its own. A video that is a link to a file outside the task
+    # would send that file's bytes to the destination: refused before anything is sent.
+    task = tmp_path / "task"
+    shutil.copytree(source[0], task)
+    secret = tmp_path / "outside.mp4"
+    video = sorted(task.glob("videos/chunk-000/*/episode-001.mp4"))[0]
+    secret.write_bytes(video.read_bytes())
+    video.unlink()
+    video.symlink_to(secret)
+    dest = tmp_path / "copy"
+    proc = reel(reel_bin, "push", task, dest, ok=2)
+    rel = video.relative_to(task).as_posix()
+    assert f'the symbolic link "{rel}"' in proc.stderr, proc.stderr
+    assert not dest.exists() or not [p for p in dest.rglob("*") if p.is_file()]

@@ -49,7 +49,7 @@ Status Beneath::Check(const std::string& rel, const std::string& what) {
     if (found->symlink)
       return Status::Invalid(what + ": names \"" + rel + "\", which goes through the symbolic link \"" + here +
                              "\" inside the task (" + root_ + "); a task's own files are followed only inside "
-                             "it. Nothing was changed; replace the link with a folder or remove the file");
+                             "it. Nothing was changed; replace the link with what it points to, or remove it");
     if (found->type != FileType::kDirectory) return Status::OK();  // a file: nothing below it
     dir = here;
     at = end + 1;

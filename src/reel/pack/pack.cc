@@ -14,6 +14,7 @@
 #include "pack/zip_handle.h"
 #include "pack/zip_source_fs.h"
 #include "io/scratch_dir.h"
+#include "layout/confined.h"
 #include "reel/layout.h"
 #include "reel/task.h"
 #include "layout/journal.h"
@@ -105,7 +106,11 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
   // A meta file over the bound an import server takes (SliceLimits::max_meta_bytes) would
   // make a slice every server refuses (zip.entry_size): refused here, naming it.
   const uint64_t max_meta = SliceLimits{}.max_meta_bytes;
+  // A link inside the task would put bytes from outside it into the slice, and so onto a
+  // server (issue 27: a task's files are its own): refused, naming it.
+  internal::Beneath beneath(fs, task.root());
   for (const Source& s : out) {
+    REEL_RETURN_IF_ERROR(beneath.Check(s.arcname, EpisodeName(task.root(), n) + " (pack)"));
     REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(s.path));
     if (info.type != FileType::kFile)
       return Status::NotFound(EpisodeName(task.root(), n) + ": " + s.path +

@@ -9,6 +9,7 @@
 #include "io/copy_file.h"
 #include "io/durable_dirs.h"
 #include "io/same_bytes.h"
+#include "layout/confined.h"
 #include "layout/journal.h"
 #include "push/push_internal.h"
 #include "reel/task.h"
@@ -38,6 +39,9 @@ struct Pusher {
   const PushOptions& options;
   bool staged;  // journals say "staged": a staged change's new episodes (ChangeStoredTask)
   PushReport report;
+  // A link inside the source task would send bytes from outside it (issue 27: a task's
+  // files are its own): each file sent is checked beneath the task root first.
+  internal::Beneath beneath{local, task_root};
 
   // True when the destination holds `rel` whole: same size (and bytes with verify).
   Result<bool> Present(const std::string& rel) {
@@ -52,6 +56,7 @@ struct Pusher {
   // readers use, so it goes whole, old or new, even on a disk (internal::ReplaceFileAcross);
   // an episode's files are new names, hidden by their journal until it goes.
   Status Send(const std::string& rel, bool replaces = false) {
+    REEL_RETURN_IF_ERROR(beneath.Check(rel, task_root + " (push)"));
     ++report.files_sent;
     if (options.dry_run) return Status::OK();
     const auto copy = replaces ? internal::ReplaceFileAcross : internal::CopyFileAcross;
@@ -68,6 +73,16 @@ struct Pusher {
     if (!e.data_path.empty()) files.push_back(e.data_path);
     if (e.row_source == RowSource::kEpisodeFile) files.push_back(e.row_path);
     return files;
+  }
+
+  // Every file the push may send, checked beneath the task root before anything is sent.
+  Status CheckSources(const std::vector<EpisodeEntry>& episodes) {
+    for (const EpisodeEntry& e : episodes) {
+      for (const std::string& rel : EpisodeFiles(e)) REEL_RETURN_IF_ERROR(beneath.Check(rel, task_root + " (push)"));
+      if (e.row_source == RowSource::kLegacyShard) REEL_RETURN_IF_ERROR(beneath.Check(e.row_path, task_root + " (push)"));
+    }
+    for (const char* rel : kTaskFiles) REEL_RETURN_IF_ERROR(beneath.Check(rel, task_root + " (push)"));
+    return Status::OK();
   }
 
   // Sends what N lacks at the destination under N's journal. The journal is deleted after
@@ -350,6 +365,7 @@ Result<PushReport> PushWithLock(const std::string& task_root, FileSystem* local,
   Pusher p{task_root, local, dest, dest_root, options, staged.has_value(), {}};
   p.report.episodes = static_cast<int64_t>(episodes.size());
   p.report.dry_run = options.dry_run;
+  REEL_RETURN_IF_ERROR(p.CheckSources(episodes));
   REEL_ASSIGN_OR_RETURN(const std::vector<int64_t> journals, PushJournals(dest, dest_root));
   const std::set<int64_t> interrupted(journals.begin(), journals.end());
   // A plain push sends the task files first: the new total_episodes counts every episode
