@@ -423,6 +423,10 @@ def test_nfc_chinese_project_name_is_accepted(server, client_task, tmp_path):
     z = build_slice(client_task, 1, tmp_path / "s1.zip")
     r = upload(server.url, z, name="抓取杯子", episode_index=0)
     assert r.status_code == 201, r.text
+    # What the server holds of it is asked for with the name percent-encoded in the path.
+    held = requests.get(f"{server.url}/api/v1/projects/%E6%8A%93%E5%8F%96%E6%9D%AF%E5%AD%90/episodes/1",
+                        headers=AUTH, timeout=30)
+    assert held.status_code == 200 and held.json()["project_id"] == "抓取杯子", held.text
 
 
 @pytest.mark.parametrize("token", [TOKEN_ALL.replace("-", "%2D"), TOKEN_ALL + "%00junk", TOKEN_ALL + "%20"])
