@@ -213,3 +213,19 @@ def test_damaged_reel_block_is_an_error_not_a_crash(reel_bin, task, tmp_path):
     p = reel(reel_bin, "import", out, back, ok=2)
     assert "info.json" in p.stderr and '"reel" block' in p.stderr and "pooled_rows" in p.stderr, p.stderr
     assert not back.exists()
+
+
+def test_a_linked_video_in_the_source_is_not_imported(reel_bin, task, tmp_path):
+    # Issue 27: a dataset's own files are its own. A video that is a link to a file outside
+    # the dataset would copy that file into the target task: refused, naming the link.
+    out = tmp_path / "v21"
+    reel(reel_bin, "export", "--to", "lerobot-v2.1", task, out)
+    video_file = sorted(out.glob("videos/chunk-000/*/episode_*.mp4"))[0]
+    outside = tmp_path / "outside.mp4"
+    outside.write_bytes(video_file.read_bytes())
+    video_file.unlink()
+    video_file.symlink_to(outside)
+    back = tmp_path / "pick"
+    p = reel(reel_bin, "import", out, back, ok=2)
+    assert "symbolic link" in p.stderr and video_file.relative_to(out).as_posix() in p.stderr, p.stderr
+    assert not back.exists() or not list(back.rglob("*.mp4"))

@@ -11,6 +11,7 @@
 
 #include "interop/export_internal.h"
 #include "video/video_concat.h"
+#include "layout/confined.h"
 #include "io/same_bytes.h"
 #include "util/json_util.h"
 #include "reel/columns.h"
@@ -348,6 +349,9 @@ Result<std::shared_ptr<arrow::Array>> TimestampSeconds(const arrow::Table& frame
 // returns.
 Result<bool> ImportVideo(FileSystem* in_fs, FileSystem* fs, const ForeignDataset& ds, const ForeignEpisode& ep,
                          const VideoSpan& span, bool depth, double fps, const std::string& out) {
+  // The source's own metadata names span.path: it must stay inside the source, through no
+  // link (issue 27), or an import would copy bytes from elsewhere into the target.
+  REEL_RETURN_IF_ERROR(internal::CheckBeneath(in_fs, ds.root(), span.path, ds.root() + " (import source)"));
   const std::string input = JoinPath(ds.root(), span.path);
   REEL_ASSIGN_OR_RETURN(bool copyable, internal::CopyableToMp4(input, in_fs));
   if (copyable) {
