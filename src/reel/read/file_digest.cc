@@ -30,12 +30,13 @@ Result<FileDigest> DigestFile(FileSystem* fs, const std::string& root, const std
     if (!piece.ok()) return Status::IOError(path + ": " + piece.status().message());
     const auto& buffer = *piece;
     if (buffer->size() == 0) break;
-    EVP_DigestUpdate(ctx.get(), buffer->data(), static_cast<size_t>(buffer->size()));
+    if (EVP_DigestUpdate(ctx.get(), buffer->data(), static_cast<size_t>(buffer->size())) != 1)
+      return Status::IOError(path + ": SHA-256 digest failed (OpenSSL)");
     out.size += static_cast<uint64_t>(buffer->size());
   }
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &n);
+  if (EVP_DigestFinal_ex(ctx.get(), md, &n) != 1) return Status::IOError(path + ": SHA-256 digest failed (OpenSSL)");
   static const char* kHex = "0123456789abcdef";
   for (unsigned int i = 0; i < n; ++i) {
     out.sha256 += kHex[md[i] >> 4];
