@@ -27,8 +27,15 @@ Result<Json> ReadJsonFile(FileSystem* fs, const std::string& path, const JsonLim
   return ParseJson(text, path, limits);
 }
 
-Result<Json> ReadJsonObjectFile(FileSystem* fs, const std::string& path, const JsonLimits& limits) {
-  REEL_ASSIGN_OR_RETURN(Json doc, ReadJsonFile(fs, path, limits));
+Result<Json> ReadJsonObjectFile(FileSystem* fs, const std::string& path, const JsonLimits& limits,
+                                const std::function<bool(const std::string& key)>& keep) {
+  Json::parser_callback_t filter;
+  if (keep)
+    filter = [&keep](int depth, Json::parse_event_t event, Json& parsed) {
+      return event != Json::parse_event_t::key || depth != 1 || keep(parsed.get<std::string>());
+    };
+  REEL_ASSIGN_OR_RETURN(std::string text, ReadFileBounded(fs, path, limits.max_bytes));
+  REEL_ASSIGN_OR_RETURN(Json doc, ParseJson(text, path, limits, filter));
   if (!doc.is_object()) return Status::Invalid(path + ": must be a JSON object, found " + JsonTypeName(doc));
   return doc;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "reel/fs.h"
@@ -25,6 +26,9 @@ Result<std::string> ReadFileBounded(FileSystem* fs, const std::string& path, int
 // ReadFileBounded(limits.max_bytes), then ParseJson: the one way a JSON file is read.
 Result<Json> ReadJsonFile(FileSystem* fs, const std::string& path, const JsonLimits& limits = {});
 // ReadJsonFile, and Invalid "<path>: must be a JSON object, found <type>" for another value.
-Result<Json> ReadJsonObjectFile(FileSystem* fs, const std::string& path, const JsonLimits& limits = {});
+// With `keep`, only the top-level keys it accepts are built; the others' values are parsed
+// and dropped as they are read (a 45 MB key nobody reads costs no document of it).
+Result<Json> ReadJsonObjectFile(FileSystem* fs, const std::string& path, const JsonLimits& limits = {},
+                                const std::function<bool(const std::string& key)>& keep = nullptr);
 
 }  // namespace reel::internal

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -136,34 +135,10 @@ const std::set<std::string> kPlanKeys = {"format_version", "episode_index", "cre
                                          "cameras", "devices", "sensor_dim", "codebase_version"};
 const std::set<std::string> kRowKeys = {"drop_stats", "video_codec"};
 
-// The JSON object at `path` (held to kMetaLimits) with only the top-level keys `keep` says to
-// keep: any other key's value is parsed and dropped as it is read, never built (a 45 MB key
-// reel does not read costs no document of it). Errors as ParseJson's.
-Result<Json> ReadJsonObjectKeys(FileSystem* fs, const std::string& path,
-                                const std::function<bool(const std::string&)>& keep) {
-  REEL_ASSIGN_OR_RETURN(std::string text, ReadFileBounded(fs, path, kMetaLimits.max_bytes));
-  REEL_RETURN_IF_ERROR(CheckJsonBounds(text, path, kMetaLimits));
-  Json::parser_callback_t only = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    return !(event == Json::parse_event_t::key && depth == 1) || keep(parsed.get<std::string>());
-  };
-  Json doc;
-  try {
-    doc = Json::parse(text.begin(), text.end(), only);
-  } catch (const Json::out_of_range& e) {  // a number beyond a double (1e999): 406
-    return Status::Invalid(path + ": json.number: a number outside the range of a double (" + std::string(e.what()) +
-                           ")")
-        .WithRule("json.number");
-  } catch (const Json::exception& e) {
-    return Status::Invalid(path + ": malformed JSON (" + std::string(e.what()) + ")");
-  }
-  if (!doc.is_object()) return Status::Invalid(path + ": must be a JSON object, found " + JsonTypeName(doc));
-  return doc;
-}
-
 // metadata.json at `where` with the keys reel migrate reads (the plan's, and with `row` the
 // episodes row's too), its format_version and key types checked.
 Result<Json> ReadMetadata(FileSystem* fs, const std::string& where, bool row) {
-  REEL_ASSIGN_OR_RETURN(Json meta, ReadJsonObjectKeys(fs, where, [&](const std::string& key) {
+  REEL_ASSIGN_OR_RETURN(Json meta, ReadJsonObjectFile(fs, where, kMetaLimits, [&](const std::string& key) {
                           return kPlanKeys.count(key) > 0 || (row && kRowKeys.count(key) > 0);
                         }));
   auto version = meta.find("format_version");

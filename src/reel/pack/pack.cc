@@ -11,6 +11,7 @@
 
 #include "pack/episode_slice.h"
 #include "pack/precompress.h"
+#include "pack/slice_rules.h"
 #include "pack/zip_handle.h"
 #include "pack/zip_source_fs.h"
 #include "io/scratch_dir.h"
@@ -115,7 +116,8 @@ Result<std::vector<Source>> CollectSources(const Task& task, int64_t n, const Pa
     if (info.type != FileType::kFile)
       return Status::NotFound(EpisodeName(task.root(), n) + ": " + s.path +
                               (info.type == FileType::kNotFound ? " is missing" : " is not a file"));
-    if (s.arcname.starts_with("meta/") && s.arcname.find('/', 5) == std::string::npos && info.size > max_meta)
+    auto kind = internal::ClassifySlicePath(s.arcname);
+    if (kind.ok() && internal::IsMetaJson(*kind) && info.size > max_meta)
       return Status::Invalid(s.path + ": zip.entry_size: " + std::to_string(info.size) + " bytes, over the " +
                              std::to_string(max_meta) + " an import server takes for a task file (max_meta_bytes)");
   }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "reel/file_group.h"
+#include "util/hex.h"
 
 namespace reel {
 
@@ -37,11 +38,7 @@ Result<FileDigest> DigestFile(FileSystem* fs, const std::string& root, const std
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   if (EVP_DigestFinal_ex(ctx.get(), md, &n) != 1) return Status::IOError(path + ": SHA-256 digest failed (OpenSSL)");
-  static const char* kHex = "0123456789abcdef";
-  for (unsigned int i = 0; i < n; ++i) {
-    out.sha256 += kHex[md[i] >> 4];
-    out.sha256 += kHex[md[i] & 15];
-  }
+  out.sha256 = HexOf(md, n);
   return out;
 }
 

@@ -73,16 +73,6 @@ Status ReadNumber(const Json& obj, const char* key, const std::string& where, T*
 
 }  // namespace
 
-std::string HexOf(const unsigned char* data, size_t n) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[data[i] >> 4];
-    out[2 * i + 1] = kDigits[data[i] & 15];
-  }
-  return out;
-}
-
 std::string RandomHex(size_t bytes) {
   std::string raw(bytes, '\0');
   RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes));

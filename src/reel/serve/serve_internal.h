@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "util/hex.h"  // HexOf
+
 namespace reel {
 
 // A task directory name the server accepts (request_parse.h ProjectNameProblem: valid
@@ -12,8 +14,6 @@ namespace reel {
 // invisible characters, no white space at either end; task names may be Chinese).
 bool IsValidProjectName(const std::string& name);
 
-// Lower-case hex of `n` bytes.
-std::string HexOf(const unsigned char* data, size_t n);
 // `bytes` random bytes from the system OpenSSL's CSPRNG, as hex (session and upload ids).
 std::string RandomHex(size_t bytes);
 

@@ -48,6 +48,10 @@ Status Spool::Init(int64_t max_age_s) {
 
 std::pair<int, uint64_t> Spool::Pending(const std::string& principal) {
   std::lock_guard<std::mutex> lock(mu_);
+  return PendingLocked(principal);
+}
+
+std::pair<int, uint64_t> Spool::PendingLocked(const std::string& principal) const {
   auto it = pending_.find(principal);
   if (it == pending_.end()) return {0, 0};
   uint64_t bytes = 0;
@@ -78,10 +82,8 @@ void Spool::DropIdle(const std::string& principal) {
 Result<std::optional<SpoolUpload>> Spool::Create(const SpoolUpload& what, const PendingLimits& limits) {
   std::lock_guard<std::mutex> lock(mu_);  // the count and the new upload, at once
   auto fits = [&] {
-    const auto& mine = pending_[what.principal];
-    uint64_t bytes = what.length;
-    for (const auto& [id, length] : mine) bytes += length;
-    return static_cast<int>(mine.size()) < limits.max_uploads && bytes <= limits.max_bytes;
+    const auto [count, bytes] = PendingLocked(what.principal);
+    return count < limits.max_uploads && bytes + what.length <= limits.max_bytes;
   };
   if (!fits()) DropIdle(what.principal);
   if (!fits()) return std::optional<SpoolUpload>();

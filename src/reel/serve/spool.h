@@ -66,7 +66,8 @@ class Spool {
   std::mutex& LockFor(const std::string& id);
 
  private:
-  void DropIdle(const std::string& principal);  // holds mu_
+  void DropIdle(const std::string& principal);               // holds mu_
+  std::pair<int, uint64_t> PendingLocked(const std::string& principal) const;  // holds mu_
 
   std::string dir_;
   FileSystem* fs_;

@@ -40,10 +40,11 @@ Status CheckJsonBounds(std::string_view text, const std::string& path, const Jso
 
 namespace internal {
 
-Result<Json> ParseJson(std::string_view text, const std::string& path, const JsonLimits& limits) {
+Result<Json> ParseJson(std::string_view text, const std::string& path, const JsonLimits& limits,
+                       const Json::parser_callback_t& filter) {
   REEL_RETURN_IF_ERROR(CheckJsonBounds(text, path, limits));
   try {
-    return Json::parse(text.begin(), text.end());
+    return Json::parse(text.begin(), text.end(), filter);
   } catch (const Json::parse_error& e) {
     return Status::Invalid(path + ": malformed JSON (" + std::string(e.what()) + ")");
   } catch (const Json::out_of_range& e) {

@@ -16,8 +16,10 @@ using Json = nlohmann::ordered_json;
 // then parsed. Invalid "<path>: malformed JSON (<where>)" on a syntax error,
 // "<path>: json.number: ..." on a number outside the range of a double (1e999),
 // "<path>: json.depth: ..." / "json.size: ..." past the limits. Never throws.
+// `filter`, when given, is nlohmann's parser callback: a value it returns false for is
+// dropped as it is read, never built (e.g. a top-level key nobody reads).
 Result<Json> ParseJson(std::string_view text, const std::string& path,
-                       const JsonLimits& limits = {});
+                       const JsonLimits& limits = {}, const Json::parser_callback_t& filter = nullptr);
 
 // "a JSON array", "a string", ... for messages.
 std::string JsonTypeName(const Json& j);
