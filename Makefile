@@ -14,7 +14,7 @@ DEMO_DIR   := out/demo
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev \
-  nlohmann-json3-dev libcli11-dev libzip-dev zlib1g-dev libcpp-httplib-dev libssl-dev curl \
+  nlohmann-json3-dev libcli11-dev libzip-dev zlib1g-dev libsqlite3-dev libcpp-httplib-dev libssl-dev curl \
   libgtest-dev libgmock-dev libbenchmark-dev \
   clang-16 libclang-rt-16-dev llvm-16 ccache chromium time
 

@@ -63,4 +63,8 @@ struct FileDigest {
 // read through the task's FileSystem.
 Result<std::vector<FileDigest>> DigestFileGroup(const Task& task, const EpisodeEntry& e);
 
+// The digest of one file, root/rel, read through `fs` in 1 MiB pieces; `role` is copied.
+Result<FileDigest> DigestFile(FileSystem* fs, const std::string& root, const std::string& rel,
+                              const std::string& role = "");
+
 }  // namespace reel

@@ -51,7 +51,7 @@ from ._dataset import Dataset
 from ._storage import STORAGE_OPTION_KEYS  # noqa: F401 - documented keys
 from ._storage import storage as _storage
 from ._writer import Episode, TaskWriter
-from ._ops import Server, check, export, import_dataset, migrate, pack, push, serve, simulate, upload
+from ._ops import Server, check, export, import_dataset, migrate, pack, push, serve, simulate, upload, upload_status
 from ._ops import rebuild_stats, repair_scale, split_episodes
 from ._ops import add_columns, backfill_hand_pose
 from ._ops import options_repr as _options_repr
@@ -75,18 +75,19 @@ ImportOptions = _core.ImportOptions
 PackOptions = _core.PackOptions
 PushOptions = _core.PushOptions
 UploadOptions = _core.UploadOptions
+OutboxOptions = _core.OutboxOptions
 CheckOptions = _core.CheckOptions
 SimulateOptions = _core.SimulateOptions
 ServeConfig = _core.ServeConfig
 sha256_hex = _core.sha256_hex
 hash_password = _core.hash_password
-for _cls in (ExportOptions, ImportOptions, PackOptions, PushOptions, UploadOptions, CheckOptions, SimulateOptions, ServeConfig):
+for _cls in (ExportOptions, ImportOptions, PackOptions, PushOptions, UploadOptions, OutboxOptions, CheckOptions, SimulateOptions, ServeConfig):
     _cls.__repr__ = _options_repr
 
 __all__ = [
     "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
-    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "backfill_hand_pose", "add_columns", "serve", "Server", "sha256_hex",
-    "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "PushOptions", "UploadOptions", "CheckOptions",
+    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "upload_status", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "backfill_hand_pose", "add_columns", "serve", "Server", "sha256_hex",
+    "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "PushOptions", "UploadOptions", "OutboxOptions", "CheckOptions",
     "SimulateOptions", "ServeConfig",
     "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",
     "NotSupportedError", "AlreadyExistsError",

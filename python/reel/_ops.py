@@ -1,4 +1,4 @@
-"""reel.export / import_dataset / pack / upload / check / simulate / serve: the CLI's commands for
+"""reel.export / import_dataset / pack / upload / upload_status / check / simulate / serve: the CLI's commands for
 Python.
 
 Each takes the same options struct as its CLI command (reel._core.ExportOptions, ImportOptions,
@@ -124,20 +124,50 @@ def push(task: str | os.PathLike, destination: str | os.PathLike, storage_option
 
 
 def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None,
-           progress: Callable[[int, int, int, int], Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
-    """Uploads episodes to an import server (``reel upload``): every episode that still has
-    data when ``episodes`` is None. Keywords: the fields of :class:`reel.UploadOptions`
-    (server is required; token, username/password, project_id, name, precompress,
-    delete_after, max_attempts, ...). A failed episode does not stop the others: returns one
-    dict per episode, {episode_index, ok, session_id, already_present, attempts, resumable,
-    deleted, bytes} or {episode_index, ok: False, code, error}. ``progress(episode_index, sent,
-    total, attempt)`` is called as the slice goes out (UploadOptions.progress; an exception it
-    raises is reported as unraisable and does not stop the upload)."""
+           progress: Callable[[int, int, int, int], Any] | None = None,
+           events: Callable[[dict[str, Any]], Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+    """Uploads episodes to an import server through the task's outbox (``reel upload``;
+    docs/upload.md): every episode that still has data when ``episodes`` is None; nothing is
+    sent again that the server already confirmed, and a killed upload resumes.
+
+    Keywords: the fields of :class:`reel.UploadOptions` (server is required; token,
+    username/password, project_id, name, precompress, max_attempts, ...) and of
+    :class:`reel.OutboxOptions` (watch, parallel, delete_after ("keep" | "confirmed"; True
+    means "confirmed"), min_free_bytes, bwlimit_bytes_per_s, bwlimit_recording_bytes_per_s,
+    rescan_s, backoff_initial_s, backoff_max_s). With ``watch=True`` it runs until
+    interrupted (Ctrl-C raises KeyboardInterrupt once the jobs in flight stopped).
+
+    Returns one dict per episode, {episode_index, ok, session_id, already_present, attempts,
+    resumable, deleted, bytes} or {episode_index, ok: False, code, error, rule}.
+    ``progress(episode_index, sent, total, attempt)`` is called as a slice goes out and
+    ``events(dict)`` for each job event (the JSON lines of ``reel upload --events``); an
+    exception either raises is reported as unraisable and does not stop the upload."""
+    outbox_fields = set(option_fields(_core.OutboxOptions)) - {"upload"}
+    ob = _core.OutboxOptions()
+    delete_after = kwargs.pop("delete_after", "keep")
+    if delete_after is True:
+        delete_after = "confirmed"
+    elif delete_after is False or delete_after is None:
+        delete_after = "keep"
+    if delete_after not in ("keep", "confirmed"):
+        raise ValueError(f"upload(): delete_after must be 'keep' or 'confirmed', not {delete_after!r}")
+    ob.delete_after = getattr(_core.DeleteAfter, delete_after)
+    for key in [k for k in kwargs if k in outbox_fields]:
+        setattr(ob, key, kwargs.pop(key))
     o = options(_core.UploadOptions, "upload", kwargs)
     if not o.server:
         raise TypeError("upload() needs server='http(s)://host[:port]'")
+    ob.upload = o
     eps = [] if episodes is None else [int(n) for n in episodes]
-    return _core.upload_episodes(os.fspath(task), eps, o, progress)
+    return _core.drain_outbox(os.fspath(task), eps, ob, progress, events)
+
+
+def upload_status(task: str | os.PathLike) -> dict[str, Any]:
+    """The task's upload outbox (``reel upload --status --json``): {jobs: [{server, project,
+    episode_index, state, digest, bytes, zip_bytes, sent, attempts, last_error, rule,
+    session_id, age_s, next_try_in_s}], counters: {name: value}}. Raises NotFoundError when
+    nothing was ever uploaded from the task."""
+    return _core.upload_status(os.fspath(task))
 
 
 def check(path: str | os.PathLike, **kwargs: Any) -> list[dict[str, Any]]:

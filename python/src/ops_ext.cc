@@ -248,15 +248,18 @@ void BindPack(nb::module_& m) {
 // UploadOptions::progress for a Python callable: called with the GIL from the uploading
 // thread. An exception it raises cannot cross the upload code: it is reported as unraisable
 // and the upload goes on. The callable is released with the GIL held.
+// A Python callable held by a C++ callback: released with the GIL held, whichever thread
+// drops the last copy.
+struct HeldCallable {
+  nb::object fn;
+  ~HeldCallable() {
+    nb::gil_scoped_acquire gil;
+    fn.reset();
+  }
+};
+
 std::function<void(const UploadProgress&)> ProgressCallback(nb::object fn) {
-  struct Holder {
-    nb::object fn;
-    ~Holder() {
-      nb::gil_scoped_acquire gil;
-      fn.reset();
-    }
-  };
-  auto holder = std::make_shared<Holder>();
+  auto holder = std::make_shared<HeldCallable>();
   holder->fn = std::move(fn);
   return [holder](const UploadProgress& p) {
     nb::gil_scoped_acquire gil;
@@ -266,6 +269,52 @@ std::function<void(const UploadProgress&)> ProgressCallback(nb::object fn) {
       e.discard_as_unraisable("reel.upload progress callback");
     }
   };
+}
+
+// OutboxOptions::events for a Python callable, as ProgressCallback: one dict per event.
+std::function<void(const UploadEvent&)> EventCallback(nb::object fn) {
+  auto holder = std::make_shared<HeldCallable>();
+  holder->fn = std::move(fn);
+  return [holder](const UploadEvent& e) {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::dict d;
+      d["time"] = e.time;
+      d["event"] = e.event;
+      d["episode_index"] = e.episode_index;
+      d["state"] = e.state;
+      d["sent"] = e.sent;
+      d["total"] = e.total;
+      d["attempt"] = e.attempt;
+      d["detail"] = e.detail;
+      d["rule"] = e.rule;
+      holder->fn(d);
+    } catch (nb::python_error& err) {
+      err.discard_as_unraisable("reel.upload events callback");
+    }
+  };
+}
+
+// One episode's result as `reel upload --json` prints it.
+nb::dict OutcomeDict(const Result<UploadOutcome>& r) {
+  nb::dict d;
+  d["ok"] = r.ok();
+  if (r.ok()) {
+    d["episode_index"] = r->episode_index;
+    d["session_id"] = r->session_id;
+    d["already_present"] = r->already_present;
+    d["attempts"] = r->attempts;
+    d["resumable"] = r->resumable;
+    d["deleted"] = r->deleted;
+    d["bytes"] = r->bytes;
+  } else {
+    const std::string& m = r.status().message();
+    d["episode_index"] = m.rfind("episode ", 0) == 0 ? std::atoll(m.c_str() + 8) : 0;
+    d["code"] = StatusCodeName(r.status().code());
+    d["error"] = m;
+    d["rule"] = r.status().rule();
+  }
+  return d;
 }
 
 void BindUpload(nb::module_& m) {
@@ -280,8 +329,6 @@ void BindUpload(nb::module_& m) {
       .def_rw("project_id", &UploadOptions::project_id, "Form field project_id (CLI --project-id).")
       .def_rw("name", &UploadOptions::name, "Form field name; \"\" = the task directory's name (CLI --name).")
       .def_rw("precompress", &UploadOptions::precompress, "RGB video to HEVC CRF 30 first (CLI --precompress).")
-      .def_rw("delete_after", &UploadOptions::delete_after,
-              "Delete each episode's data and videos once confirmed (CLI --delete-after).")
       .def_rw("max_attempts", &UploadOptions::max_attempts, "Attempts per episode (CLI --retries).")
       .def_rw("backoff_initial_s", &UploadOptions::backoff_initial_s, "First retry delay.")
       .def_rw("backoff_max_s", &UploadOptions::backoff_max_s, "Longest retry delay.")
@@ -292,50 +339,90 @@ void BindUpload(nb::module_& m) {
       .def_rw("chunk_bytes", &UploadOptions::chunk_bytes, "PATCH size of the resumable protocol (CLI --chunk).")
       .def_rw("work_dir", &UploadOptions::work_dir, "Where slices are packed; \"\" = a temp dir (CLI --work-dir).")
       .def_rw("ca_cert_path", &UploadOptions::ca_cert_path, "Extra CA bundle for https (CLI --ca-cert).");
+  nb::enum_<DeleteAfter>(m, "DeleteAfter", "reel::DeleteAfter (include/reel/upload.h): CLI --delete-after.")
+      .value("keep", DeleteAfter::kKeep)
+      .value("confirmed", DeleteAfter::kConfirmed);
+  nb::class_<OutboxOptions>(m, "OutboxOptions",
+                            "reel::OutboxOptions (include/reel/upload.h): the durable part of `reel upload` "
+                            "(the outbox); `upload` holds the UploadOptions.")
+      .def(nb::init<>())
+      .def_rw("upload", &OutboxOptions::upload, "The UploadOptions (server, credentials, ...).")
+      .def_rw("watch", &OutboxOptions::watch, "Keep running and upload episodes as they are committed (CLI --watch).")
+      .def_rw("rescan_s", &OutboxOptions::rescan_s, "With watch: list the task at least this often (CLI --rescan).")
+      .def_rw("parallel", &OutboxOptions::parallel, "Episodes sent at once, smallest first (CLI --parallel).")
+      .def_rw("delete_after", &OutboxOptions::delete_after, "keep or confirmed (CLI --delete-after).")
+      .def_rw("min_free_bytes", &OutboxOptions::min_free_bytes,
+              "Delete confirmed episodes oldest-first below this much free space (CLI --min-free).")
+      .def_rw("bwlimit_bytes_per_s", &OutboxOptions::bwlimit_bytes_per_s, "CLI --bwlimit; 0 = none.")
+      .def_rw("bwlimit_recording_bytes_per_s", &OutboxOptions::bwlimit_recording_bytes_per_s,
+              "CLI --bwlimit-recording; 0 = --bwlimit.")
+      .def_rw("backoff_initial_s", &OutboxOptions::backoff_initial_s, "First retry delay (full jitter).")
+      .def_rw("backoff_max_s", &OutboxOptions::backoff_max_s, "Longest retry delay.");
   m.def(
-      "upload_episodes",
-      [](const std::string& task, std::vector<int64_t> episodes, const UploadOptions& options,
-         nb::object progress) {
-        UploadOptions o = options;
-        if (!progress.is_none()) o.progress = ProgressCallback(std::move(progress));
-        std::vector<Result<UploadOutcome>> results;
-        Status st;
+      "drain_outbox",
+      [](const std::string& task, std::vector<int64_t> episodes, const OutboxOptions& options,
+         nb::object progress, nb::object events) {
+        OutboxOptions o = options;
+        if (!progress.is_none()) o.upload.progress = ProgressCallback(std::move(progress));
+        if (!events.is_none()) o.events = EventCallback(std::move(events));
+        // Ctrl-C reaches Python only through PyErr_CheckSignals: polled by the uploader.
+        auto interrupted = std::make_shared<std::atomic<bool>>(false);
+        o.should_stop = [interrupted] {
+          if (interrupted->load()) return true;
+          nb::gil_scoped_acquire gil;
+          if (PyErr_CheckSignals() != 0) interrupted->store(true);
+          return interrupted->load();
+        };
+        Result<std::vector<Result<UploadOutcome>>> results = Status::IOError("the upload did not run");
         {
           nb::gil_scoped_release release;
-          if (episodes.empty()) {
-            auto all = EpisodesToUpload(task);
-            if (all.ok()) episodes = *all;
-            else st = all.status();
-          }
-          if (st.ok() && !episodes.empty()) results = UploadEpisodes(task, episodes, o);
+          results = DrainOutbox(task, episodes, o);
         }
-        o.progress = nullptr;  // drops the callable while the GIL is held
-        if (!st.ok()) RaiseStatus(st);
+        o.upload.progress = nullptr;  // drops the callables while the GIL is held
+        o.events = nullptr;
+        o.should_stop = nullptr;
+        if (interrupted->load()) throw nb::python_error();
+        if (!results.ok()) RaiseStatus(results.status());
         nb::list out;
-        for (size_t i = 0; i < results.size(); ++i) {
-          nb::dict d;
-          d["episode_index"] = episodes[i];
-          d["ok"] = results[i].ok();
-          if (results[i].ok()) {
-            const UploadOutcome& o = *results[i];
-            d["session_id"] = o.session_id;
-            d["already_present"] = o.already_present;
-            d["attempts"] = o.attempts;
-            d["resumable"] = o.resumable;
-            d["deleted"] = o.deleted;
-            d["bytes"] = o.bytes;
-          } else {
-            d["code"] = StatusCodeName(results[i].status().code());
-            d["error"] = results[i].status().message();
-          }
-          out.append(d);
-        }
+        for (const Result<UploadOutcome>& r : *results) out.append(OutcomeDict(r));
         return out;
       },
-      "task"_a, "episodes"_a, "options"_a, "progress"_a = nb::none(),
-      "Uploads episodes N (every one with data when empty); one dict per episode as in "
-      "`reel upload --json`. `progress(episode_index, sent, total, attempt)` is called as bytes go "
-      "out (with the GIL; an exception it raises is reported as unraisable, the upload goes on).");
+      "task"_a, "episodes"_a, "options"_a, "progress"_a = nb::none(), "events"_a = nb::none(),
+      "Runs the task's upload outbox (`reel upload`): episodes N (every one with data when empty); one "
+      "dict per episode as in `reel upload --json`. `progress(episode_index, sent, total, attempt)` and "
+      "`events(dict)` are called with the GIL (an exception they raise is reported as unraisable).");
+  m.def(
+      "upload_status",
+      [](const std::string& task) {
+        auto st = ReadOutboxStatus(task);
+        if (!st.ok()) RaiseStatus(st.status());
+        nb::list jobs;
+        for (const OutboxEntry& e : st->entries) {
+          nb::dict d;
+          d["server"] = e.server;
+          d["project"] = e.project;
+          d["episode_index"] = e.episode_index;
+          d["state"] = e.state;
+          d["digest"] = e.digest;
+          d["bytes"] = e.bytes;
+          d["zip_bytes"] = e.zip_bytes;
+          d["sent"] = e.sent;
+          d["attempts"] = e.attempts;
+          d["last_error"] = e.last_error;
+          d["rule"] = e.rule;
+          d["session_id"] = e.session_id;
+          d["age_s"] = e.age_s;
+          d["next_try_in_s"] = e.next_try_in_s;
+          jobs.append(d);
+        }
+        nb::dict counters;
+        for (const auto& [name, value] : st->counters) counters[name.c_str()] = value;
+        nb::dict out;
+        out["jobs"] = jobs;
+        out["counters"] = counters;
+        return out;
+      },
+      "task"_a, "The task's upload outbox as `reel upload --status --json` prints it.");
 }
 
 void BindSimulate(nb::module_& m) {

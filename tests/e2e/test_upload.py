@@ -6,6 +6,7 @@ Values are compared with the client task's own files; `reel check` judges the se
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import threading
 import time
@@ -59,8 +60,15 @@ def test_upload_every_episode_then_again_is_a_noop(reel_bin, task, server):
     check_clean(reel_bin, served)
     for n in (1, 2, 3):
         assert_landed(task, served, n)
+    # Again: the outbox remembers that the server confirmed episode 2; nothing is sent.
     rc, doc, err = reel_upload(reel_bin, task, server.url, 2)
-    assert rc == 0 and doc["episodes"][0]["already_present"], (doc, err)
+    assert rc == 0 and doc["episodes"][0]["already_present"] and doc["episodes"][0]["attempts"] == 0, (doc, err)
+    posts = [l for l in server.log_lines() if l.get("path") == "/api/v1/session/upload"]
+    assert [l["status"] for l in posts] == [201, 201, 201]
+    # Without the outbox (a new rig disk, say) the server's own idempotency answers: 200.
+    shutil.rmtree(task / "meta" / ".upload-outbox")
+    rc, doc, err = reel_upload(reel_bin, task, server.url, 2)
+    assert rc == 0 and doc["episodes"][0]["attempts"] == 1, (doc, err)
     posts = [l for l in server.log_lines() if l.get("path") == "/api/v1/session/upload"]
     assert [l["status"] for l in posts] == [201, 201, 201, 200]
 
@@ -100,8 +108,15 @@ def test_delete_after_deletes_only_what_the_server_proves_it_holds(reel_bin, tas
     before = (task / data_rel(2)).read_bytes()
     rc, doc, err = reel_upload(reel_bin, task, server.url, 2, "--delete-after")
     assert rc != 0 and not doc["episodes"][0].get("deleted"), (doc, err)
-    assert "import.conflict" in doc["episodes"][0]["error"], doc
+    # The outbox knows episode 2 was confirmed, so nothing is sent again; the proof made
+    # right before the delete finds other bytes on the server and nothing is deleted.
+    err2 = doc["episodes"][0]["error"]
+    assert "not deleted" in err2 and "the server's data of episode 2" in err2, doc
     assert (task / data_rel(2)).read_bytes() == before
+    rc, status, err = reel_exec(reel_bin, "upload", task, "--status", "--json")
+    assert rc == 0, err
+    states = {j["episode_index"]: j["state"] for j in json.loads(status)["jobs"]}
+    assert states == {1: "pruned", 2: "conflict"}, states
 
 
 def test_login_cookie_and_token_from_file(reel_bin, task, server, tmp_path):

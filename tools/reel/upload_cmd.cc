@@ -8,6 +8,9 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <utility>
 
 #include "cli.h"
@@ -25,7 +28,10 @@ struct UploadArgs {
   std::string user;
   bool no_progress = false, json = false;
   std::string progress = "auto";  // auto: the bar (terminal) or a line every 5 s; json; none
-  UploadOptions options;
+  bool status = false, prometheus = false;
+  std::string delete_after = "keep";
+  std::string events_path;  // JSON lines, appended
+  OutboxOptions outbox;
 };
 
 // The first line of a secret file, without surrounding whitespace.
@@ -100,8 +106,78 @@ Json OutcomeJson(const UploadOutcome& o) {
           {"deleted", o.deleted},             {"bytes", o.bytes}};
 }
 
+// "episode N: ..." errors name their episode first (DrainOutbox's outcomes do).
+int64_t EpisodeOfError(const Status& s) {
+  const std::string& m = s.message();
+  if (m.rfind("episode ", 0) != 0) return 0;
+  return std::atoll(m.c_str() + 8);
+}
+
+Json EventJson(const UploadEvent& e) {
+  Json j{{"time", e.time}, {"event", e.event}, {"episode_index", e.episode_index}, {"state", e.state}};
+  if (e.total) j["sent"] = e.sent, j["total"] = e.total;
+  if (e.attempt) j["attempt"] = e.attempt;
+  if (!e.detail.empty()) j["detail"] = e.detail;
+  if (!e.rule.empty()) j["rule"] = e.rule;
+  return j;
+}
+
+// reel upload --status: the outbox, one line (or JSON object) per job, or Prometheus text.
+int PrintStatus(const UploadArgs& a) {
+  auto st = ReadOutboxStatus(a.task);
+  if (!st.ok()) return Fail(st.status());
+  if (a.prometheus) {
+    std::map<std::string, int64_t> by_state;
+    uint64_t pending_bytes = 0;
+    for (const OutboxEntry& e : st->entries) {
+      ++by_state[e.state];
+      if (e.state == "committed" || e.state == "packing" || e.state == "sending") pending_bytes += e.bytes - std::min(e.bytes, e.sent);
+    }
+    std::cout << "# HELP reel_upload_jobs Jobs in the task's upload outbox by state.\n# TYPE reel_upload_jobs gauge\n";
+    for (const char* s : {"committed", "packing", "sending", "imported", "confirmed", "pruned", "rejected", "conflict"})
+      std::cout << "reel_upload_jobs{state=\"" << s << "\"} " << by_state[s] << "\n";
+    std::cout << "# HELP reel_upload_pending_bytes Bytes of episodes not yet imported.\n# TYPE reel_upload_pending_bytes gauge\n"
+              << "reel_upload_pending_bytes " << pending_bytes << "\n";
+    for (const auto& [name, value] : st->counters)
+      std::cout << "# TYPE reel_upload_" << name << "_total counter\nreel_upload_" << name << "_total " << value << "\n";
+    return kExitOk;
+  }
+  if (a.json) {
+    Json list = Json::array();
+    for (const OutboxEntry& e : st->entries)
+      list.push_back({{"server", e.server}, {"project", e.project}, {"episode_index", e.episode_index},
+                      {"state", e.state}, {"digest", e.digest}, {"bytes", e.bytes}, {"zip_bytes", e.zip_bytes},
+                      {"sent", e.sent}, {"attempts", e.attempts}, {"last_error", e.last_error}, {"rule", e.rule},
+                      {"session_id", e.session_id}, {"age_s", e.age_s}, {"next_try_in_s", e.next_try_in_s}});
+    Json counters = Json::object();
+    for (const auto& [name, value] : st->counters) counters[name] = value;
+    PrintJson(Json{{"jobs", list}, {"counters", counters}});
+    return kExitOk;
+  }
+  for (const OutboxEntry& e : st->entries) {
+    std::cout << "episode " << e.episode_index << ": " << e.state;
+    if (e.state == "sending") std::cout << " " << Mib(e.sent) << " of " << Mib(e.zip_bytes);
+    if (e.attempts) std::cout << ", " << e.attempts << (e.attempts == 1 ? " failed attempt" : " failed attempts");
+    if (e.next_try_in_s > 0) std::cout << ", next try in " << static_cast<int64_t>(e.next_try_in_s + 0.5) << " s";
+    if (!e.last_error.empty()) std::cout << ", last error" << (e.rule.empty() ? "" : " (rule " + e.rule + ")") << ": " << e.last_error;
+    std::cout << " [" << e.server << " " << e.project << ", " << static_cast<int64_t>(e.age_s) << " s old]\n";
+  }
+  if (st->entries.empty()) std::cout << "the outbox is empty\n";
+  return kExitOk;
+}
+
 int RunUpload(UploadArgs a) {
-  UploadOptions& o = a.options;
+  if (a.status) {
+    if (!a.outbox.watch) return PrintStatus(a);
+    for (;;) {  // --status --watch: the table again every second, until interrupted
+      std::cout << "\033[H\033[2J";
+      if (int rc = PrintStatus(a); rc != kExitOk) return rc;
+      std::cout.flush();
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  }
+  if (a.outbox.upload.server.empty()) return UsageFail("upload needs --server (or --status)");
+  UploadOptions& o = a.outbox.upload;
   if (o.token.empty() && !a.token_file.empty()) {
     auto t = ReadSecret(a.token_file, "--token-file");
     if (!t.ok()) return Fail(t.status());
@@ -126,10 +202,17 @@ int RunUpload(UploadArgs a) {
     todo.insert(todo.end(), parsed->begin(), parsed->end());
   }
   todo = DropRepeats(todo);
-  if (todo.empty()) {
-    auto all = EpisodesToUpload(a.task);
-    if (!all.ok()) return Fail(all.status());
-    todo = *all;
+  if (a.delete_after == "confirmed") a.outbox.delete_after = DeleteAfter::kConfirmed;
+  std::unique_ptr<std::ofstream> events;
+  std::mutex events_mu;
+  if (!a.events_path.empty()) {
+    events = std::make_unique<std::ofstream>(a.events_path, std::ios::app);
+    if (!*events) return Fail(Status::IOError("--events: cannot open " + a.events_path));
+    a.outbox.events = [&events, &events_mu](const UploadEvent& e) {
+      std::lock_guard<std::mutex> g(events_mu);
+      *events << EventJson(e).dump() << "\n";
+      events->flush();
+    };
   }
   std::unique_ptr<ProgressPrinter> printer;
   if (a.no_progress) a.progress = "none";
@@ -143,15 +226,16 @@ int RunUpload(UploadArgs a) {
     printer = std::make_unique<ProgressPrinter>(::isatty(STDERR_FILENO) == 1);
     o.progress = [p = printer.get()](const UploadProgress& u) { p->Update(u); };
   }
-  // One call for the batch: one HTTP session (one login, a kept-alive connection).
-  std::vector<Result<UploadOutcome>> results;
-  if (!todo.empty()) results = UploadEpisodes(a.task, todo, o);
+  // The task's outbox: resumable, and nothing re-sent that the server confirmed.
+  auto drained = DrainOutbox(a.task, todo, a.outbox);
   if (printer) printer->EndLine();
+  if (!drained.ok()) return Fail(drained.status());
+  std::vector<Result<UploadOutcome>> results = std::move(*drained);
   Json list = Json::array();
   bool all_ok = true;
   for (size_t i = 0; i < results.size(); ++i) {
-    const int64_t n = todo[i];
     const Result<UploadOutcome>& r = results[i];
+    const int64_t n = r.ok() ? r->episode_index : EpisodeOfError(r.status());
     all_ok = all_ok && r.ok();
     if (a.json) {
       list.push_back(r.ok() ? OutcomeJson(*r)
@@ -174,7 +258,7 @@ int RunUpload(UploadArgs a) {
     }
   }
   if (a.json) PrintJson(Json{{"episodes", list}, {"all_landed", all_ok}});
-  else if (todo.empty()) std::cout << "nothing to upload\n";
+  else if (results.empty()) std::cout << "nothing to upload\n";
   return all_ok ? kExitOk : kExitUnreadable;
 }
 
@@ -182,13 +266,14 @@ int RunUpload(UploadArgs a) {
 
 void AddUploadCommand(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<UploadArgs>();
-  UploadOptions& o = a->options;
+  UploadOptions& o = a->outbox.upload;
+  OutboxOptions& ob = a->outbox;
   auto* up = app.add_subcommand("upload", "Upload episodes to an import server (one zip slice each)");
   up->add_option("task", a->task, "task directory")->required();
   up->add_option("episodes", a->episodes,
                  "global episode numbers, e.g. 7 or 1,3,5-9 (default: every one that still has data)");
   up->add_option("--episodes", a->episodes_flag, "the same as the positional episodes");
-  up->add_option("--server", o.server, "http(s)://host[:port] of the import server")->required();
+  up->add_option("--server", o.server, "http(s)://host[:port] of the import server (all but --status)");
   auto* token = up->add_option("--token", o.token, "bearer token (or --token-file, or env REEL_TOKEN)");
   up->add_option("--token-file", a->token_file, "file whose first line is the bearer token")->excludes(token);
   auto* user = up->add_option("--user", a->user, "log in with this user name (session cookie)");
@@ -196,8 +281,31 @@ void AddUploadCommand(CLI::App& app, int& exit_code) {
   up->add_option("--project-id", o.project_id, "form field project_id (default: empty)");
   up->add_option("--name", o.name, "form field name (default: the task directory's name)");
   up->add_flag("--precompress", o.precompress, "re-encode RGB video to HEVC CRF 30 before packing");
-  up->add_flag("--delete-after", o.delete_after,
-               "delete each episode's data and videos once the server confirmed it");
+  up->add_option("--delete-after", a->delete_after,
+                 "keep (default) or confirmed: delete an episode's data and videos once the server proved it "
+                 "holds the same bytes (--delete-after alone means confirmed)")
+      ->expected(0, 1)
+      ->default_str("confirmed")
+      ->check(CLI::IsMember({"keep", "confirmed"}));
+  up->add_flag("--watch", ob.watch,
+               "keep running: upload each episode as it is committed, retry forever with backoff "
+               "(with --status: show the outbox every second)");
+  up->add_flag("--status", a->status, "show the task's upload outbox (per episode: state, bytes, attempts, error)");
+  up->add_flag("--prometheus", a->prometheus, "with --status: Prometheus text (a node_exporter textfile)")
+      ->needs("--status");
+  up->add_option("--parallel", ob.parallel, "episodes sent at once, smallest first")
+      ->capture_default_str()->check(CLI::Range(1, 16));
+  up->add_option("--bwlimit", ob.bwlimit_bytes_per_s, "bytes per second for all uploads, e.g. 20M (default: none)")
+      ->transform(CLI::AsSizeValue(false));
+  up->add_option("--bwlimit-recording", ob.bwlimit_recording_bytes_per_s,
+                 "bytes per second while an episode is being recorded in the task (default: --bwlimit)")
+      ->transform(CLI::AsSizeValue(false));
+  up->add_option("--min-free", ob.min_free_bytes,
+                 "delete confirmed episodes oldest-first while the task's disk has less free space, e.g. 20G")
+      ->transform(CLI::AsSizeValue(false));
+  up->add_option("--events", a->events_path, "append one JSON line per job event to this file");
+  up->add_option("--rescan", ob.rescan_s, "with --watch: list the task at least this often (seconds)")
+      ->capture_default_str();
   up->add_option("--retries", o.max_attempts, "attempts per episode")->capture_default_str();
   up->add_option("--resumable-threshold", o.resumable_threshold,
                  "slices larger than this many bytes use the resumable protocol")

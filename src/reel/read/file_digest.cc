@@ -17,6 +17,8 @@ struct MdCtxFree {
   void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
 };
 
+}  // namespace
+
 Result<FileDigest> DigestFile(FileSystem* fs, const std::string& root, const std::string& rel,
                               const std::string& role) {
   const std::string path = JoinPath(root, rel);
@@ -41,8 +43,6 @@ Result<FileDigest> DigestFile(FileSystem* fs, const std::string& root, const std
   out.sha256 = HexOf(md, n);
   return out;
 }
-
-}  // namespace
 
 Result<std::vector<FileDigest>> DigestFileGroup(const Task& task, const EpisodeEntry& e) {
   std::vector<std::pair<std::string, std::string>> files;  // role, path

@@ -79,13 +79,6 @@ std::string RandomHex(size_t bytes) {
   return HexOf(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
 }
 
-std::string Sha256Hex(const std::string& data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(data.data(), data.size(), digest, &n, EVP_sha256(), nullptr);
-  return HexOf(digest, n);
-}
-
 std::string HashPassword(const std::string& password) {
   unsigned char salt[16];
   RAND_bytes(salt, sizeof salt);

@@ -17,6 +17,7 @@
 #include "reel/task.h"
 #include "reel/upload.h"
 #include "io/scratch_dir.h"
+#include "upload/client_internal.h"
 #include "upload/http.h"
 #include "upload/protocol.h"
 
@@ -30,12 +31,6 @@ using upload::HttpSession;
 // Retry-After values beyond this are not believed (a misconfigured proxy must not park
 // the collector for a day).
 constexpr double kMaxRetryAfterS = 3600;
-
-// The task directory's name: the last non-empty component of `root`.
-std::string TaskDirName(std::string root) {
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
-  return BaseName(root);
-}
 
 // Seconds to wait before attempt `attempt + 1`: exponential from backoff_initial_s,
 // capped at backoff_max_s, with "equal jitter" (half fixed, half random) so that many
@@ -52,60 +47,23 @@ void Sleep(double seconds) {
   if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
-upload::HttpOptions HttpOptionsOf(const UploadOptions& o) {
-  upload::HttpOptions h;
-  h.server = o.server;
-  h.token = o.token;
-  h.username = o.username;
-  h.password = o.password;
-  h.ca_cert_path = o.ca_cert_path;
-  h.connect_timeout_s = o.connect_timeout_s;
-  h.io_timeout_s = o.io_timeout_s;
-  return h;
-}
-
-// Proof before deletion (issue 28; docs/serve.md "What the server holds of an episode"):
-// the server's digests of N against this task's files that DeleteEpisode removes, the data
-// parquet and each video, by role: each must be held with the same size and SHA-256. A
-// video `precompress` re-encoded was sent as other bytes, so its size is compared with the
-// packed entry's. An import answer and the landed check judge by name and N; another rig's
-// episode N would pass them, never this. No answer, another answer, or a server without
-// the endpoint (the reference collector's): an error, and nothing is deleted.
+// Proof before deletion (issue 28): CheckHeld, retried within the attempt budget. An
+// import answer and the landed check judge by name and N; another rig's episode N would
+// pass them, never this. No answer, another answer, or a server without the endpoint (the
+// reference collector's): an error, and nothing is deleted.
 Status ProveHeld(HttpSession& http, const std::string& task_root, const upload::Slice& slice,
                  const PackResult& packed, const UploadOptions& options, FileSystem* fs) {
-  const int64_t n = slice.episode_index;
-  TaskOptions to;
-  to.fs = fs;
-  to.io_threads = 1;
-  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, to));
-  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task->FindEpisode(n));
-  REEL_ASSIGN_OR_RETURN(auto mine, DigestFileGroup(*task, e));
+  std::map<std::string, uint64_t> recompressed;
+  for (const PackedEntry& p : packed.entries)
+    if (p.recompressed) recompressed[p.arcname] = p.size;
   const std::string project = slice.project_id.empty() ? slice.name : slice.project_id;
-  upload::HeldAnswer held;
   for (int attempt = 1;; ++attempt) {
-    held = upload::FetchHeldFiles(http, project, n);
-    if (held.ok) break;
-    if (!held.failure.retryable || attempt >= std::max(1, options.max_attempts)) return held.failure.status;
-    Sleep(BackoffSeconds(options, attempt, held.failure.retry_after_s));
+    upload::Proof proof = upload::CheckHeld(http, task_root, project, slice.episode_index, recompressed, fs);
+    if (proof.kind == upload::Proof::kHeld) return Status::OK();
+    if (proof.kind != upload::Proof::kFailed) return proof.detail;
+    if (!proof.failure.retryable || attempt >= std::max(1, options.max_attempts)) return proof.failure.status;
+    Sleep(BackoffSeconds(options, attempt, proof.failure.retry_after_s));
   }
-  std::map<std::string, const FileDigest*> theirs;
-  for (const FileDigest& d : held.files) theirs[d.role] = &d;
-  for (const FileDigest& d : mine) {
-    if (d.role == "episodes_row") continue;  // a delete keeps it; a legacy shard's row is re-sliced
-    auto it = theirs.find(d.role);
-    if (it == theirs.end())
-      return Status::Invalid("the server holds no " + d.role + " of episode " + std::to_string(n) + " (" + d.path + ")");
-    auto sent = std::find_if(packed.entries.begin(), packed.entries.end(),
-                             [&](const PackedEntry& p) { return p.arcname == d.path; });
-    const bool recompressed = sent != packed.entries.end() && sent->recompressed;
-    const bool same = recompressed ? it->second->size == sent->size
-                                   : it->second->size == d.size && it->second->sha256 == d.sha256;
-    if (!same)
-      return Status::Invalid("the server's " + d.role + " of episode " + std::to_string(n) + " (" +
-                             std::to_string(it->second->size) + " bytes, sha256 " + it->second->sha256 +
-                             ") is not " + d.path + " (" + std::to_string(d.size) + " bytes, sha256 " + d.sha256 + ")");
-  }
-  return Status::OK();
 }
 
 // Packs, sends and confirms episode N through `http` (shared by the episodes of one
@@ -116,7 +74,7 @@ Result<UploadOutcome> UploadPacked(HttpSession* http, const std::string& task_ro
   // The packed slice lives in a private directory, removed whether the upload succeeded or not.
   REEL_ASSIGN_OR_RETURN(auto scratch, internal::ScratchDir::Create(".reel-upload", options.work_dir, fs));
   upload::Slice slice;
-  slice.name = options.name.empty() ? TaskDirName(task_root) : options.name;
+  slice.name = options.name.empty() ? upload::TaskDirName(task_root) : options.name;
   slice.filename = slice.name + ".zip";
   slice.episode_index = n;
   slice.project_id = options.project_id;
@@ -200,7 +158,7 @@ Result<UploadOutcome> UploadPacked(HttpSession* http, const std::string& task_ro
 // answer, a transport error included, is left to the upload itself (retried as usual).
 Status CredentialsRefused(HttpSession& http, const UploadOptions& options, const std::string& task_root,
                           int64_t first) {
-  const std::string name = options.name.empty() ? TaskDirName(task_root) : options.name;
+  const std::string name = options.name.empty() ? upload::TaskDirName(task_root) : options.name;
   upload::LandedAnswer landed = upload::CheckLanded(http, name, first);
   if (landed.ok || landed.failure.status.code() != StatusCode::kPermissionDenied) return Status::OK();
   return landed.failure.status.WithContext("credentials refused before any slice was sent");
@@ -213,7 +171,7 @@ std::vector<Result<UploadOutcome>> UploadAll(const std::string& task_root, const
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
   std::vector<Result<UploadOutcome>> out;
   out.reserve(todo.size());
-  auto http = HttpSession::Open(HttpOptionsOf(options));
+  auto http = HttpSession::Open(upload::HttpOptionsOf(options));
   Status refused = http.ok() && !todo.empty() ? CredentialsRefused(**http, options, task_root, todo.front())
                                               : http.status();
   for (int64_t n : todo) {
@@ -261,4 +219,79 @@ std::vector<Result<UploadOutcome>> UploadEpisodes(const std::string& task_root,
   return UploadAll(task_root, todo, options);
 }
 
+namespace upload {
+
+HttpOptions HttpOptionsOf(const UploadOptions& o) {
+  HttpOptions h;
+  h.server = o.server;
+  h.token = o.token;
+  h.username = o.username;
+  h.password = o.password;
+  h.ca_cert_path = o.ca_cert_path;
+  h.connect_timeout_s = o.connect_timeout_s;
+  h.io_timeout_s = o.io_timeout_s;
+  return h;
+}
+
+std::string TaskDirName(std::string root) {
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  return BaseName(root);
+}
+
+std::string ProjectOf(const UploadOptions& o, const std::string& task_root) {
+  if (!o.project_id.empty()) return o.project_id;
+  return o.name.empty() ? TaskDirName(task_root) : o.name;
+}
+
+Proof CheckHeld(HttpSession& http, const std::string& task_root, const std::string& project, int64_t n,
+                const std::map<std::string, uint64_t>& recompressed, FileSystem* fs) {
+  Proof out;
+  auto differs = [&](Status s) {
+    out.kind = Proof::kDiffers;
+    out.detail = std::move(s);
+    return out;
+  };
+  TaskOptions to;
+  to.fs = fs;
+  to.io_threads = 1;
+  auto task = Task::Open(task_root, to);
+  if (!task.ok()) return differs(task.status());
+  auto e = (*task)->FindEpisode(n);
+  if (!e.ok()) return differs(e.status());
+  auto mine = DigestFileGroup(**task, *e);
+  if (!mine.ok()) return differs(mine.status());
+  HeldAnswer held = FetchHeldFiles(http, project, n);
+  if (!held.ok) {
+    out.failure = held.failure;
+    // 404 episode.not_found: the server holds no N. Any other 404 (http.not_found, or the
+    // reference collector's framework answer): the server has no such endpoint.
+    if (held.failure.http_status == 404) {
+      out.kind = held.failure.status.rule() == "episode.not_found" ? Proof::kDiffers : Proof::kNoEndpoint;
+      out.detail = held.failure.status;
+    }
+    return out;
+  }
+  std::map<std::string, const FileDigest*> theirs;
+  for (const FileDigest& d : held.files) theirs[d.role] = &d;
+  for (const FileDigest& d : *mine) {
+    if (d.role == "episodes_row") continue;  // a delete keeps it; a legacy shard's row is re-sliced
+    auto it = theirs.find(d.role);
+    if (it == theirs.end())
+      return differs(Status::Invalid("the server holds no " + d.role + " of episode " + std::to_string(n) + " (" +
+                                     d.path + ")"));
+    auto sent = recompressed.find(d.path);
+    const bool same = sent != recompressed.end()
+                          ? it->second->size == sent->second
+                          : it->second->size == d.size && it->second->sha256 == d.sha256;
+    if (!same)
+      return differs(Status::Invalid("the server's " + d.role + " of episode " + std::to_string(n) + " (" +
+                                     std::to_string(it->second->size) + " bytes, sha256 " + it->second->sha256 +
+                                     ") is not " + d.path + " (" + std::to_string(d.size) + " bytes, sha256 " +
+                                     d.sha256 + ")"));
+  }
+  out.kind = Proof::kHeld;
+  return out;
+}
+
+}  // namespace upload
 }  // namespace reel

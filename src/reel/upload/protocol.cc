@@ -77,6 +77,7 @@ Failure JudgeAnswer(const HttpResponse& r, const std::string& request) {
     f.status = Status::IOError(what + ": no answer from the server (" + r.transport_error + ")");
     return f;
   }
+  f.http_status = r.status;
   f.retryable = r.status == 408 || r.status == 429 || r.status >= 500;
   if (r.status == 429 || r.status == 503) f.retry_after_s = RetryAfter(r);
   std::string msg = what + ": server answered " + std::to_string(r.status);

@@ -23,6 +23,7 @@ struct Failure {
   Status status;
   bool retryable = false;
   double retry_after_s = -1;  // the server's Retry-After (429/503), -1 = none
+  int http_status = 0;        // the answer's status; 0 = no answer (or not an HTTP failure)
 };
 
 // What the server said when it imported (or already had) the episode.
@@ -88,6 +89,10 @@ HeldAnswer FetchHeldFiles(HttpSession& http, const std::string& project, int64_t
 // ("/api/v1/uploads/<id>"), empty before creation or after it expired.
 struct TusState {
   std::string location;
+  // Called after the upload is created and after each acknowledged PATCH, with the
+  // location and the server's offset: the outbox persists them (a killed client then
+  // resumes at HEAD's offset instead of byte 0).
+  std::function<void(const std::string& location, uint64_t offset)> saved;
 };
 
 // One attempt of the resumable protocol: creates the upload (or asks HEAD where the

@@ -97,6 +97,7 @@ std::optional<Failure> Create(HttpSession& http, TusState& state, const Slice& s
   if (path.empty() || path[0] != '/')
     return Protocol(what, "201 without a usable Location '" + r.Header("Location") + "'");
   state.location = path;
+  if (state.saved) state.saved(path, 0);
   return std::nullopt;
 }
 
@@ -145,6 +146,7 @@ AttemptResult TusUpload(HttpSession& http, TusState& state, const Slice& slice,
                                                       "' not past " + std::to_string(offset)));
       offset = *next;
       conflicts = 0;
+      if (state.saved) state.saved(state.location, offset);
       if (sent) sent(offset);
       continue;
     }

@@ -15,28 +15,6 @@ namespace reel::internal {
 
 namespace {
 
-// Numbers of live reservations (meta/episodes/.reserved-<N>.n.reel-<host>-<pid>-<k>.tmp;
-// another host's counts as live until it is a day old, io/temp_name.h). No meta/episodes/
-// holds none; any other listing or stat error is returned: read as "none", it would hand
-// a reserved N to a second writer.
-Result<std::set<int64_t>> LiveReservations(FileSystem* fs, const std::string& root) {
-  std::set<int64_t> out;
-  const std::string dir = JoinPath(root, "meta/episodes");
-  auto entries = fs->ListDir(dir);
-  if (!entries.ok()) {
-    if (entries.status().code() == StatusCode::kNotFound) return out;
-    return entries.status();
-  }
-  for (const DirEntry& e : *entries) {
-    if (!e.name.starts_with(".reserved-")) continue;
-    REEL_ASSIGN_OR_RETURN(bool stale, IsStaleTemp(fs, dir, e.name));
-    if (stale) continue;
-    const size_t dot = e.name.find('.', 10);
-    if (dot != std::string::npos) out.insert(std::atoll(e.name.substr(10, dot - 10).c_str()));
-  }
-  return out;
-}
-
 // Highest N among data/video file groups and episodes rows (0 when none).
 Result<int64_t> HighestEpisode(FileSystem* fs, const std::string& root) {
   REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, kInfoPath)));
@@ -96,6 +74,29 @@ Result<std::string> WriteReservation(FileSystem* fs, const std::string& root, in
 }
 
 }  // namespace
+
+// Numbers of live reservations (meta/episodes/.reserved-<N>.n.reel-<host>-<pid>-<k>.tmp;
+// another host's counts as live until it is a day old, io/temp_name.h). No meta/episodes/
+// holds none; any other listing or stat error is returned: read as "none", it would hand
+// a reserved N to a second writer.
+Result<std::set<int64_t>> LiveReservations(FileSystem* fs, const std::string& root) {
+  std::set<int64_t> out;
+  const std::string dir = JoinPath(root, "meta/episodes");
+  auto entries = fs->ListDir(dir);
+  if (!entries.ok()) {
+    if (entries.status().code() == StatusCode::kNotFound) return out;
+    return entries.status();
+  }
+  for (const DirEntry& e : *entries) {
+    if (!e.name.starts_with(".reserved-")) continue;
+    REEL_ASSIGN_OR_RETURN(bool stale, IsStaleTemp(fs, dir, e.name));
+    if (stale) continue;
+    const size_t dot = e.name.find('.', 10);
+    if (dot != std::string::npos) out.insert(std::atoll(e.name.substr(10, dot - 10).c_str()));
+  }
+  return out;
+}
+
 
 // ---- TaskLock ---------------------------------------------------------------------------
 

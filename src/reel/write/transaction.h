@@ -47,6 +47,11 @@ namespace reel::internal {
 
 // The task's write lock, with interrupted commits rolled forward. Creates meta/episodes/
 // (where the lock file lives) when missing. Movable; released on destruction.
+// Numbers of live reservations (meta/episodes/.reserved-<N>.n.reel-<host>-<pid>-<k>.tmp;
+// another host's counts as live until it is a day old, io/temp_name.h): the episodes being
+// recorded now. No meta/episodes/ holds none; any other listing or stat error is returned.
+Result<std::set<int64_t>> LiveReservations(FileSystem* fs, const std::string& root);
+
 class TaskLock {
  public:
   static Result<TaskLock> Acquire(FileSystem* fs, const std::string& root);
