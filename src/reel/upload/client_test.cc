@@ -865,5 +865,104 @@ TEST_F(UploadClientTest, UploadBadServerUrlAndRefusedConnection) {
       << refused.status().message();
 }
 
+
+// ---- the outbox (DrainOutbox, docs/upload.md) ------------------------------------
+
+OutboxOptions OutboxOf(const UploadOptions& u) {
+  OutboxOptions o;
+  o.upload = u;
+  o.backoff_initial_s = 0.01;
+  o.backoff_max_s = 0.05;
+  o.parallel = 1;
+  return o;
+}
+
+// The collector's failure this replaces: success judged by name. A server that says
+// "already present" for (name, N) but holds other bytes never gets an episode deleted; the
+// job ends in conflict with the differing file named, and the local files stay.
+TEST_F(UploadClientTest, OutboxJudgesByDigestNeverByName) {
+  FakeServer server;
+  server.corrupt_role = "data";
+  const std::string root = Fresh("outbox_digest");
+  OutboxOptions o = OutboxOf(Options(server.url()));
+  o.delete_after = DeleteAfter::kConfirmed;
+  auto r = DrainOutbox(root, {1}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  ASSERT_FALSE((*r)[0].ok());
+  EXPECT_NE((*r)[0].status().message().find("the proof failed"), std::string::npos) << (*r)[0].status().ToString();
+  EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
+  auto st = ReadOutboxStatus(root);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_EQ(st->entries.size(), 1u);
+  EXPECT_EQ(st->entries[0].state, "conflict");
+  EXPECT_EQ(st->entries[0].digest.size(), 64u);
+}
+
+// A server without the digest endpoint (the reference collector's): the episode counts as
+// imported, never as confirmed, and nothing is deleted whatever --delete-after says.
+TEST_F(UploadClientTest, OutboxWithoutProofImportsButNeverDeletes) {
+  FakeServer server;
+  server.no_digests = true;
+  const std::string root = Fresh("outbox_noproof");
+  OutboxOptions o = OutboxOf(Options(server.url()));
+  auto r = DrainOutbox(root, {1, 2}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const auto& one : *r) EXPECT_TRUE(one.ok()) << one.status().ToString();
+  o.delete_after = DeleteAfter::kConfirmed;
+  r = DrainOutbox(root, {1, 2}, o);
+  ASSERT_TRUE(r.ok());
+  for (const auto& one : *r) EXPECT_FALSE(one.ok());
+  EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
+  auto st = ReadOutboxStatus(root);
+  ASSERT_TRUE(st.ok());
+  for (const OutboxEntry& e : st->entries) EXPECT_EQ(e.state, "imported") << e.episode_index;
+  EXPECT_EQ(server.posts, 2) << "the second run sends nothing again";
+}
+
+// Transient answers never end a job: with a 503 and Retry-After: 1 the run waits at least
+// that long (the full-jitter wait alone would be under 0.05 s here), then the job lands.
+TEST_F(UploadClientTest, OutboxHonoursRetryAfterAndRetriesTransients) {
+  FakeServer server;
+  server.fail_posts = 2;
+  server.fail_status = 503;
+  server.retry_after = "1";
+  const std::string root = Fresh("outbox_retry");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = DrainOutbox(root, {1}, OutboxOf(Options(server.url())));
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE((*r)[0].ok()) << (*r)[0].status().ToString();
+  EXPECT_GE(waited, 2.0) << "two Retry-After: 1 answers";
+  EXPECT_EQ(server.posts, 3);
+  auto st = ReadOutboxStatus(root);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->entries[0].state, "confirmed");
+  EXPECT_EQ(st->entries[0].attempts, 2);
+  EXPECT_EQ(st->counters["retries"], 2);
+}
+
+// One uploader per outbox: a second one is refused, naming the first's pid.
+TEST_F(UploadClientTest, OutboxHasOneUploaderAtATime) {
+  FakeServer server;
+  const std::string root = Fresh("outbox_lock");
+  std::atomic<bool> release{false};
+  OutboxOptions first = OutboxOf(Options(server.url()));
+  first.watch = true;
+  first.rescan_s = 60;
+  first.should_stop = [&] { return release.load(); };
+  std::thread t([&] { (void)DrainOutbox(root, {}, first); });
+  for (int i = 0; i < 100 && !stdfs::exists(JoinPath(root, "meta/.upload-outbox/lock")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto second = DrainOutbox(root, {}, OutboxOf(Options(server.url())));
+  release = true;
+  t.join();
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(second.status().message().find("another uploader (pid " + std::to_string(::getpid())), std::string::npos)
+      << second.status().ToString();
+}
+
 }  // namespace
 }  // namespace reel

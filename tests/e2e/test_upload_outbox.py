@@ -1,0 +1,216 @@
+"""The upload outbox (issue 28, docs/upload.md) with the real `reel upload` against the real
+`reel serve` over loopback: a killed upload resumes at the server's offset, a re-run sends
+nothing the server confirmed, `--watch` picks up new commits by itself, transient failures
+back off and never end a job, refusals and conflicts are final states with the server's rule,
+and the outbox is invisible to readers, pack and check. Expected values come from the client
+task's own files and the server's request log, never from the outbox under test."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from .fixtures import data_rel
+from .serve_common import TOKEN_ALL, ReelServer, episode_files, write_config
+from .test_recorder_common import check_clean, reel_exec, simulate
+
+
+@pytest.fixture
+def config(reel_bin, tmp_path):
+    return write_config(reel_bin, tmp_path / "serve.json", project_a="pick_cup")
+
+
+@pytest.fixture
+def server(reel_bin, tmp_path, config):
+    srv = ReelServer(reel_bin, tmp_path / "root", config, tmp_path / "serve.log").start()
+    yield srv
+    srv.stop()
+
+
+def small_task(reel_bin, root: Path, count=3) -> Path:
+    t = root / "pick_cup"
+    simulate(reel_bin, t, "--count", count, "--seconds", "1", "--video-size", "32x24")
+    return t
+
+
+def upload(reel_bin, task, url, *args, timeout=300):
+    rc, out, err = reel_exec(reel_bin, "upload", task, *args, "--server", url, "--token", TOKEN_ALL,
+                             "--no-progress", "--json", timeout=timeout)
+    return rc, (json.loads(out) if out.strip().startswith("{") else None), err
+
+
+def status(reel_bin, task) -> dict:
+    rc, out, err = reel_exec(reel_bin, "upload", task, "--status", "--json")
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def jobs_now(reel_bin, task) -> list[dict]:
+    """The outbox's jobs, or [] before the uploader created it."""
+    rc, out, _ = reel_exec(reel_bin, "upload", task, "--status", "--json")
+    return json.loads(out)["jobs"] if rc == 0 else []
+
+
+def states(reel_bin, task) -> dict[int, str]:
+    return {j["episode_index"]: j["state"] for j in status(reel_bin, task)["jobs"]}
+
+
+def start_upload(reel_bin, task, url, *args) -> subprocess.Popen:
+    return subprocess.Popen([reel_bin, "upload", str(task), *map(str, args), "--server", url, "--token", TOKEN_ALL,
+                             "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def wait_for(pred, timeout: float, what: str):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = pred()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"not within {timeout} s: {what}")
+
+
+def assert_landed(client: Path, served: Path, n: int):
+    for rel in episode_files(client, n):
+        assert (served / rel).read_bytes() == (client / rel).read_bytes(), f"N={n}: {rel} differs on the server"
+
+
+def test_the_outbox_is_invisible_to_readers_pack_and_check(reel_bin, tmp_path, server):
+    task = small_task(reel_bin, tmp_path / "client")
+    _, ls_before, _ = reel_exec(reel_bin, "ls", task, "--json")
+    rc, doc, err = upload(reel_bin, task, server.url)
+    assert rc == 0 and doc["all_landed"], (doc, err)
+    assert (task / "meta" / ".upload-outbox" / "outbox.sqlite").is_file()
+    check_clean(reel_bin, task)
+    _, ls_after, _ = reel_exec(reel_bin, "ls", task, "--json")
+    assert ls_after == ls_before
+    zip_path = tmp_path / "slice.zip"
+    rc, _, err = reel_exec(reel_bin, "pack", task, 1, "-o", zip_path)
+    assert rc == 0, err
+    assert not [n for n in zipfile.ZipFile(zip_path).namelist() if ".upload-outbox" in n]
+    # Every job confirmed by the server's digests, and the kept slices are gone.
+    assert states(reel_bin, task) == {1: "confirmed", 2: "confirmed", 3: "confirmed"}
+    assert list((task / "meta" / ".upload-outbox" / "slices").iterdir()) == []
+    for j in status(reel_bin, task)["jobs"]:
+        assert len(j["digest"]) == 64 and j["session_id"] and j["project"] == "pick_cup"
+
+
+def test_a_killed_resumable_upload_resumes_at_the_servers_offset(reel_bin, tmp_path, server):
+    task = tmp_path / "client" / "pick_cup"
+    simulate(reel_bin, task, "--count", 1, "--seconds", "3", "--video-size", "320x240")
+    chunk = 64 * 1024
+    args = ("--resumable-threshold", 1, "--chunk", chunk, "--bwlimit", "256K")
+    proc = start_upload(reel_bin, task, server.url, *args)
+    try:
+        sent = wait_for(lambda: next((j["sent"] for j in jobs_now(reel_bin, task)
+                                      if j["state"] == "sending" and j["sent"] >= 2 * chunk), None),
+                        60, "the upload to be part-way")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    job = status(reel_bin, task)["jobs"][0]
+    assert job["state"] == "sending" and job["sent"] >= sent and job["sent"] < job["zip_bytes"], job
+    rc, doc, err = upload(reel_bin, task, server.url, *args[:4])
+    assert rc == 0 and doc["all_landed"], (doc, err)
+    assert_landed(task, server.root / "pick_cup", 1)
+    # What crossed the wire in PATCH bodies, by the server's own count: the slice once, plus
+    # at most the chunk in flight when the client died and the one the persisted offset lags.
+    patched = sum(l.get("bytes_in", 0) for l in server.log_lines() if l.get("method") == "PATCH")
+    assert job["zip_bytes"] <= patched <= job["zip_bytes"] + 2 * chunk, (patched, job)
+    creations = [l for l in server.log_lines() if l.get("method") == "POST" and l.get("path") == "/api/v1/uploads"]
+    assert len(creations) == 1, "the second run must resume the first run's upload, not create another"
+    assert states(reel_bin, task) == {1: "confirmed"}
+
+
+def test_watch_uploads_each_new_commit_by_itself(reel_bin, tmp_path, server):
+    task = small_task(reel_bin, tmp_path / "client", count=1)
+    events = tmp_path / "events.jsonl"
+    proc = start_upload(reel_bin, task, server.url, "--watch", "--events", events, "--rescan", 60)
+    try:
+        served = server.root / "pick_cup"
+        wait_for(lambda: (served / data_rel(1)).is_file(), 60, "episode 1 on the server")
+        # Recorded while the uploader runs: inotify on meta/ sees the commit (the rescan is 60 s).
+        simulate(reel_bin, task, "--count", 2, "--seconds", "1", "--video-size", "32x24")
+        wait_for(lambda: {j["episode_index"]: j["state"] for j in jobs_now(reel_bin, task)}
+                 == {1: "confirmed", 2: "confirmed", 3: "confirmed"}, 60,
+                 "episodes 2 and 3 confirmed by the watcher")
+        assert proc.poll() is None, "--watch keeps running"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    for n in (1, 2, 3):
+        assert_landed(task, served, n)
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert {"enqueued", "packed", "imported", "confirmed"} <= {e["event"] for e in lines}
+    posts = [l for l in server.log_lines() if l.get("path") == "/api/v1/session/upload"]
+    assert sorted(l["status"] for l in posts) == [201, 201, 201], "each episode sent once"
+
+
+def test_transient_failures_back_off_and_never_end_a_job(reel_bin, tmp_path, config):
+    task = small_task(reel_bin, tmp_path / "client", count=2)
+    srv = ReelServer(reel_bin, tmp_path / "root", config, tmp_path / "serve.log").start()
+    url = srv.url
+    srv.stop()  # nothing listens at url now
+    rc, doc, err = upload(reel_bin, task, url, "--retries", 2)
+    assert rc == 2 and not doc["all_landed"], (doc, err)
+    jobs = status(reel_bin, task)["jobs"]
+    assert [j["state"] for j in jobs] == ["sending", "sending"], jobs
+    assert all(j["attempts"] == 2 and "no answer from the server" in j["last_error"] for j in jobs), jobs
+    port = int(url.rsplit(":", 1)[1])
+    srv = ReelServer(reel_bin, tmp_path / "root", config, tmp_path / "serve.log", port=port).start()
+    try:
+        rc, doc, err = upload(reel_bin, task, url)
+        assert rc == 0 and doc["all_landed"], (doc, err)
+        assert states(reel_bin, task) == {1: "confirmed", 2: "confirmed"}
+        check_clean(reel_bin, srv.root / "pick_cup")
+    finally:
+        srv.stop()
+
+
+def test_conflict_and_rejection_are_final_with_the_servers_rule(reel_bin, tmp_path, server):
+    # Another rig's episode 1 of the same task lands first: ours is a conflict, never "done".
+    other = small_task(reel_bin, tmp_path / "other", count=1)
+    rc, doc, err = upload(reel_bin, other, server.url)
+    assert rc == 0, err
+    task = small_task(reel_bin, tmp_path / "client", count=2)
+    rc, doc, err = upload(reel_bin, task, server.url, "--delete-after", "confirmed")
+    assert rc == 2, (doc, err)
+    jobs = {j["episode_index"]: j for j in status(reel_bin, task)["jobs"]}
+    assert jobs[1]["state"] == "conflict" and jobs[1]["rule"] == "import.conflict", jobs[1]
+    assert jobs[2]["state"] == "pruned", jobs[2]
+    assert (task / data_rel(1)).is_file(), "a conflict never deletes"
+    # A refusal (a project this token may not write) is final too, with the rule.
+    rc, doc, err = upload(reel_bin, task, server.url, 1, "--project-id", "no/such")
+    assert rc == 2, (doc, err)
+    refused = [j for j in status(reel_bin, task)["jobs"] if j["project"] == "no/such"]
+    assert refused and refused[0]["state"] == "rejected" and refused[0]["rule"], refused
+    # Re-running sends nothing for settled jobs: the request log does not grow with uploads.
+    before = len([l for l in server.log_lines() if l.get("method") in ("POST", "PATCH")])
+    upload(reel_bin, task, server.url)
+    after = len([l for l in server.log_lines() if l.get("method") in ("POST", "PATCH")])
+    assert after == before
+
+
+def test_status_formats_and_python(reel_bin, tmp_path, server):
+    reel = pytest.importorskip("reel")
+    task = small_task(reel_bin, tmp_path / "client", count=2)
+    seen = []
+    out = reel.upload(task, server=server.url, token=TOKEN_ALL, events=seen.append, parallel=1)
+    assert [r["ok"] for r in out] == [True, True] and [r["episode_index"] for r in out] == [1, 2], out
+    assert {"packed", "imported", "confirmed"} <= {e["event"] for e in seen}
+    st = reel.upload_status(task)
+    assert [j["state"] for j in st["jobs"]] == ["confirmed", "confirmed"]
+    assert st["counters"]["confirmed"] == 2
+    again = reel.upload(task, server=server.url, token=TOKEN_ALL)
+    assert all(r["already_present"] and r["attempts"] == 0 for r in again), again
+    rc, text, err = reel_exec(reel_bin, "upload", task, "--status", "--prometheus")
+    assert rc == 0, err
+    assert 'reel_upload_jobs{state="confirmed"} 2' in text and "reel_upload_confirmed_total 2" in text, text
+    with pytest.raises(reel.NotFoundError):
+        reel.upload_status(tmp_path)
