@@ -19,7 +19,7 @@ APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   clang-16 libclang-rt-16-dev llvm-16 ccache chromium time
 
 .PHONY: all demo test deps venv build python unit e2e layers bench docs clean peers \
-  asan asan-configure asan-build fuzz fuzz-build fuzz-replay soak soak-recorder soak-serve
+  asan asan-configure asan-build fuzz fuzz-build fuzz-replay soak soak-recorder soak-serve soak-upload
 
 all: build
 
@@ -156,11 +156,15 @@ fuzz: fuzz-build
 # binary instead of building build/cmake.
 SOAK_REEL := $(if $(REEL_BIN),$(abspath $(REEL_BIN)),$(abspath $(REEL)))
 SOAK_DEPS := $(if $(REEL_BIN),venv,build)
-soak: soak-recorder soak-serve
+soak: soak-recorder soak-serve soak-upload
 soak-recorder: $(SOAK_DEPS)
 	REEL_BIN=$(SOAK_REEL) $(PY) tests/soak/recorder_kill.py
 soak-serve: $(SOAK_DEPS)
 	REEL_BIN=$(SOAK_REEL) $(PY) tests/soak/serve_clients.py
+# The upload outbox (docs/upload.md): >= 200 uploader and >= 50 server kills while recording.
+soak-upload: $(SOAK_DEPS)
+	REEL_BIN=$(SOAK_REEL) $(PY) -m tests.e2e.upload_campaign --uploader-kills 200 --server-kills 50 \
+	  --work $$(mktemp -d /tmp/reel-upload-campaign.XXXXXX)
 
 # docs/check-rules.md is generated from the rule catalog (src/reel/check/rules.cc).
 docs: build

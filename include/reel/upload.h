@@ -59,7 +59,8 @@ struct UploadOptions {
   // chunk. (A server without it, the reference collector's, gets one multipart upload.)
   uint64_t resumable_threshold = 8ull << 20;
   uint64_t chunk_bytes = 8ull << 20;         // PATCH size in the resumable protocol
-  std::string work_dir;  // where slices are packed; empty = a temp directory
+  std::string work_dir;  // UploadEpisode(s): where slices are packed; empty = a temp directory
+                         // (the outbox keeps its slices in meta/.upload-outbox/slices/)
   std::string ca_cert_path;  // https: extra CA bundle; empty = the system's
   std::function<void(const UploadProgress&)> progress;  // called from the uploading thread
   FileSystem* fs = nullptr;  // null = DefaultFileSystem()

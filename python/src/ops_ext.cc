@@ -337,7 +337,6 @@ void BindUpload(nb::module_& m) {
       .def_rw("resumable_threshold", &UploadOptions::resumable_threshold,
               "Slices above this many bytes use the resumable protocol (CLI --resumable-threshold).")
       .def_rw("chunk_bytes", &UploadOptions::chunk_bytes, "PATCH size of the resumable protocol (CLI --chunk).")
-      .def_rw("work_dir", &UploadOptions::work_dir, "Where slices are packed; \"\" = a temp dir (CLI --work-dir).")
       .def_rw("ca_cert_path", &UploadOptions::ca_cert_path, "Extra CA bundle for https (CLI --ca-cert).");
   nb::enum_<DeleteAfter>(m, "DeleteAfter", "reel::DeleteAfter (include/reel/upload.h): CLI --delete-after.")
       .value("keep", DeleteAfter::kKeep)

@@ -311,7 +311,6 @@ void AddUploadCommand(CLI::App& app, int& exit_code) {
                  "slices larger than this many bytes use the resumable protocol")
       ->capture_default_str();
   up->add_option("--chunk", o.chunk_bytes, "bytes per PATCH in the resumable protocol")->capture_default_str();
-  up->add_option("--work-dir", o.work_dir, "where slices are packed (default: a temp directory)");
   up->add_option("--ca-cert", o.ca_cert_path, "extra CA bundle for https");
   up->add_flag("--no-progress", a->no_progress, "no progress on stderr (the same as --progress none)");
   AddProgressOption(up, a->progress);

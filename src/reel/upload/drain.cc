@@ -113,9 +113,18 @@ class Drain {
     while (!s.empty() && s.back() == '/') s.pop_back();
     return s;
   }
+  // The rate now: --bwlimit-recording while an episode is being recorded in the task (a live
+  // reservation in meta/episodes/, looked at no more than once a second), else --bwlimit.
+  // Called under the limiter's mutex.
   uint64_t CurrentRate() {
-    if (o_.bwlimit_recording_bytes_per_s > 0 && recording_.load()) return o_.bwlimit_recording_bytes_per_s;
-    return o_.bwlimit_bytes_per_s;
+    if (o_.bwlimit_recording_bytes_per_s == 0) return o_.bwlimit_bytes_per_s;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - recording_checked_ >= std::chrono::seconds(1)) {
+      recording_checked_ = now;
+      auto live = internal::LiveReservations(fs_, root_);
+      recording_ = live.ok() && !live->empty();
+    }
+    return recording_ ? o_.bwlimit_recording_bytes_per_s : o_.bwlimit_bytes_per_s;
   }
   Status Sync();
   void Worker();
@@ -154,7 +163,9 @@ class Drain {
   std::map<int64_t, int> run_failures_;   // failed attempts in this run
   std::map<int64_t, bool> present_before_;  // settled before this run: already there
   std::atomic<bool> stop_{false};
-  std::atomic<bool> recording_{false};
+  bool recording_ = false;  // CurrentRate's, under the limiter's mutex
+  std::chrono::steady_clock::time_point recording_checked_{};
+  std::set<int64_t> already_present_;     // job ids the server answered already_present in this run
   std::mutex events_mu_;
 };
 
@@ -178,7 +189,6 @@ Status Drain::Sync() {
   std::set<int64_t> with_data;
   for (const auto& [n, bytes] : add) with_data.insert(n);
   REEL_ASSIGN_OR_RETURN(std::vector<Job> all, box_->Jobs(server_, project_));
-  if (auto live = internal::LiveReservations(fs_, root_); live.ok()) recording_ = !live->empty();
   std::lock_guard<std::mutex> g(mu_);
   for (Job& j : all) {
     // In scope: the episodes asked for, every episode that still has data, and every job
@@ -201,9 +211,9 @@ bool Drain::PickLocked(Job* out) {
   const Job* best = nullptr;
   for (const auto& [id, j] : jobs_) {
     if (running_.count(id) || gave_up_.count(id) || j.next_try > now) continue;
-    const bool work = !upload::IsSettled(j.state) ? !(j.state == JobState::kImported && j.proof_unavailable)
-                                                  : j.state == JobState::kConfirmed &&
-                                                        o_.delete_after == DeleteAfter::kConfirmed;
+    // An imported job whose server had no proof is asked again once its wait is over.
+    const bool work = !upload::IsSettled(j.state) ||
+                      (j.state == JobState::kConfirmed && o_.delete_after == DeleteAfter::kConfirmed);
     if (!work) continue;
     if (!best || j.bytes < best->bytes || (j.bytes == best->bytes && j.episode_index < best->episode_index))
       best = &j;
@@ -357,8 +367,13 @@ void Drain::Send(upload::HttpSession& http, Job& job) {
   slice.episode_index = job.episode_index;
   slice.project_id = o_.upload.project_id;
 
-  uint64_t last_reported = 0;
+  const bool resumable = slice.size > o_.upload.resumable_threshold;
+  uint64_t last_reported = 0, resumed_from = 0;
+  bool first = true;
   auto sent = [&](uint64_t bytes) {
+    // The resumable protocol first reports the offset it resumes at: bytes sent earlier.
+    if (first && resumable) last_reported = resumed_from = bytes;
+    first = false;
     if (bytes > last_reported) limiter_.Take(bytes - last_reported);
     last_reported = std::max(last_reported, bytes);
     if (o_.upload.progress)
@@ -366,7 +381,7 @@ void Drain::Send(upload::HttpSession& http, Job& job) {
   };
   Emit(job, "sending", "");
   upload::AttemptResult r;
-  if (slice.size > o_.upload.resumable_threshold) {
+  if (resumable) {
     upload::TusState tus;
     tus.location = job.tus_location;
     auto last_save = std::chrono::steady_clock::now();
@@ -393,7 +408,7 @@ void Drain::Send(upload::HttpSession& http, Job& job) {
   } else {
     r = upload::PostMultipart(http, slice, sent);
   }
-  (void)box_->Count("bytes_sent", static_cast<int64_t>(last_reported));
+  (void)box_->Count("bytes_sent", static_cast<int64_t>(last_reported - resumed_from));
   if (!r.imported) {
     const upload::Failure& f = r.failure;
     if (f.http_status == 409) return Settle(job, JobState::kConflict, f.status.WithContext(ep));
@@ -418,6 +433,10 @@ void Drain::Send(upload::HttpSession& http, Job& job) {
   job.rule.clear();
   job.next_try = 0;
   (void)box_->Count(r.imported->already_present ? "already_present" : "imported");
+  if (r.imported->already_present) {
+    std::lock_guard<std::mutex> g(mu_);
+    already_present_.insert(job.id);
+  }
   Save(job, "imported", r.imported->already_present ? "already present" : "");
 }
 
@@ -647,7 +666,7 @@ std::vector<Result<UploadOutcome>> Drain::Outcomes() {
     UploadOutcome u;
     u.episode_index = j->episode_index;
     u.session_id = j->session_id;
-    u.already_present = present_before_.count(j->id) > 0;
+    u.already_present = present_before_.count(j->id) > 0 || already_present_.count(j->id) > 0;
     u.attempts = present_before_.count(j->id) ? 0 : run_failures_[j->id] + 1;
     u.resumable = j->zip_bytes > o_.upload.resumable_threshold;
     u.deleted = j->state == JobState::kPruned;
