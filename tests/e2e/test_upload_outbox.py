@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
+import requests
 
 from .fixtures import data_rel
 from .serve_common import TOKEN_ALL, ReelServer, episode_files, write_config
@@ -76,6 +78,14 @@ def wait_for(pred, timeout: float, what: str):
     raise AssertionError(f"not within {timeout} s: {what}")
 
 
+def metric(text: str, name: str) -> float:
+    """The value of the Prometheus sample `name` (with its labels) in `text`."""
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{name} not in /metrics:\n{text}")
+
+
 def assert_landed(client: Path, served: Path, n: int):
     for rel in episode_files(client, n):
         assert (served / rel).read_bytes() == (client / rel).read_bytes(), f"N={n}: {rel} differs on the server"
@@ -126,6 +136,10 @@ def test_a_killed_resumable_upload_resumes_at_the_servers_offset(reel_bin, tmp_p
     creations = [l for l in server.log_lines() if l.get("method") == "POST" and l.get("path") == "/api/v1/uploads"]
     assert len(creations) == 1, "the second run must resume the first run's upload, not create another"
     assert states(reel_bin, task) == {1: "confirmed"}
+    # The server's side of it in /metrics: the resume (a HEAD) and the proof.
+    metrics = requests.get(server.url + "/metrics", timeout=30).text
+    assert metric(metrics, "reel_tus_resumes_total") >= 1, metrics
+    assert metric(metrics, 'reel_episode_proofs_total{outcome="held"}') >= 1, metrics
 
 
 def test_watch_uploads_each_new_commit_by_itself(reel_bin, tmp_path, server):
@@ -214,3 +228,54 @@ def test_status_formats_and_python(reel_bin, tmp_path, server):
     assert 'reel_upload_jobs{state="confirmed"} 2' in text and "reel_upload_confirmed_total 2" in text, text
     with pytest.raises(reel.NotFoundError):
         reel.upload_status(tmp_path)
+
+
+def test_min_free_prunes_confirmed_episodes_oldest_first(reel_bin, tmp_path, server):
+    # A watermark no disk reaches (1 PiB free): every confirmed episode is pruned, each
+    # after a fresh proof, the oldest confirmation first; the episodes rows stay (§9).
+    task = small_task(reel_bin, tmp_path / "client", count=3)
+    events = tmp_path / "events.jsonl"
+    rc, doc, err = upload(reel_bin, task, server.url, "--parallel", 1, "--min-free", "1024T", "--events", events)
+    assert rc == 0, (doc, err)
+    assert states(reel_bin, task) == {1: "pruned", 2: "pruned", 3: "pruned"}
+    for n in (1, 2, 3):
+        assert not (task / data_rel(n)).exists()
+        assert_landed_on_server_only(server.root / "pick_cup", n)
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    confirmed = [e["episode_index"] for e in lines if e["event"] == "confirmed"]
+    pruned = [e["episode_index"] for e in lines if e["event"] == "pruned"]
+    assert pruned == confirmed, (confirmed, pruned)
+    proofs = [l for l in server.log_lines() if "/episodes/" in l.get("path", "") and l.get("method") == "GET"]
+    assert len(proofs) >= 6, "one proof to confirm and one more right before each delete"
+    check_clean(reel_bin, task)
+
+
+def assert_landed_on_server_only(served: Path, n: int):
+    assert (served / data_rel(n)).is_file(), f"N={n} not on the server"
+
+
+def test_a_kill_between_delete_and_its_record_ends_pruned(reel_bin, tmp_path, server):
+    # The delete happened, the "pruned" transition was lost (a kill, a power cut with
+    # synchronous=NORMAL): the next run finds confirmed + no local data and records pruned,
+    # never "proves" over no files.
+    task = small_task(reel_bin, tmp_path / "client", count=1)
+    rc, doc, err = upload(reel_bin, task, server.url, "--delete-after", "confirmed")
+    assert rc == 0 and doc["episodes"][0]["deleted"], (doc, err)
+    db = sqlite3.connect(task / "meta" / ".upload-outbox" / "outbox.sqlite")
+    db.execute("UPDATE jobs SET state = 'confirmed'")
+    db.commit()
+    db.close()
+    rc, doc, err = upload(reel_bin, task, server.url, "--delete-after", "confirmed")
+    assert rc == 0, (doc, err)
+    assert states(reel_bin, task) == {1: "pruned"}
+
+
+def test_a_linked_outbox_is_refused(reel_bin, tmp_path, server):
+    # The outbox is one of the task's files: a link must not lead its writes outside the task.
+    task = small_task(reel_bin, tmp_path / "client", count=1)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (task / "meta" / ".upload-outbox").symlink_to(outside)
+    rc, doc, err = upload(reel_bin, task, server.url)
+    assert rc == 2 and "not a directory" in err, (doc, err)
+    assert list(outside.iterdir()) == []

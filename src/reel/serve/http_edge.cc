@@ -438,6 +438,11 @@ class HttplibEdge final : public HttpEdge {
     out += "# TYPE reel_import_seconds summary\n";
     line("reel_import_seconds_sum", "", import_us_ / 1e6);
     line("reel_import_seconds_count", "", imports_created_ + imports_present_ + imports_refused_ + imports_failed_);
+    out += "# TYPE reel_episode_proofs_total counter\n";
+    line("reel_episode_proofs_total", "outcome=\"held\"", proofs_held_);
+    line("reel_episode_proofs_total", "outcome=\"not_found\"", proofs_absent_);
+    out += "# TYPE reel_tus_resumes_total counter\n";
+    line("reel_tus_resumes_total", "", tus_resumed_);
     out += "# TYPE reel_imports_in_flight gauge\n";
     line("reel_imports_in_flight", "", imports_in_flight_);
     return out;
@@ -679,6 +684,7 @@ class HttplibEdge final : public HttpEdge {
     res.set_header("Upload-Offset", std::to_string(up->offset));
     res.set_header("Upload-Length", std::to_string(up->length));
     res.set_header("Cache-Control", "no-store");
+    ++tus_resumed_;  // a client asks where an upload stands only to resume it
     Answer(res, 200, {{"id", up->id}, {"offset", up->offset}, {"length", up->length}, {"project_id", up->project}});
   }
 
@@ -867,11 +873,14 @@ class HttplibEdge final : public HttpEdge {
       }
     }();
     if (answer.ok()) {
+      ++proofs_held_;
       res.set_header("Cache-Control", "no-store");
       return Answer(res, 200, *answer);
     }
-    if (answer.status().code() == StatusCode::kNotFound)
+    if (answer.status().code() == StatusCode::kNotFound) {
+      ++proofs_absent_;
       return Error(res, 404, "episode.not_found", Scrub(answer.status().message()));
+    }
     Error(res, 409, "import.task", Scrub(answer.status().message()));
   }
 
@@ -892,6 +901,8 @@ class HttplibEdge final : public HttpEdge {
   std::atomic<uint64_t> requests_[6] = {};
   std::atomic<uint64_t> imports_created_{0}, imports_present_{0}, imports_refused_{0}, imports_failed_{0};
   std::atomic<uint64_t> bytes_received_{0}, import_us_{0};
+  // The uploader's side of the protocol (docs/upload.md): proofs asked, uploads resumed.
+  std::atomic<uint64_t> proofs_held_{0}, proofs_absent_{0}, tus_resumed_{0};
   std::atomic<int64_t> imports_in_flight_{0};
 };
 

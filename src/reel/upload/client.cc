@@ -258,6 +258,11 @@ Proof CheckHeld(HttpSession& http, const std::string& task_root, const std::stri
   if (!task.ok()) return differs(task.status());
   auto e = (*task)->FindEpisode(n);
   if (!e.ok()) return differs(e.status());
+  if (e->data_path.empty()) {  // a proof over no files would hold vacuously
+    out.kind = Proof::kNoLocalData;
+    out.detail = Status::NotFound("episode " + std::to_string(n) + " has no data here").WithRule("local.deleted");
+    return out;
+  }
   auto mine = DigestFileGroup(**task, *e);
   if (!mine.ok()) return differs(mine.status());
   HeldAnswer held = FetchHeldFiles(http, project, n);

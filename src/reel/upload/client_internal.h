@@ -29,6 +29,7 @@ struct Proof {
     kDiffers,     // the server holds other bytes (or none) for one of them: `detail`
     kNoEndpoint,  // the server has no digest endpoint (the reference collector's): no proof
     kFailed,      // the request failed: `failure` (retryable or not)
+    kNoLocalData, // N has no data parquet here (deleted): nothing to compare, nothing to delete
   };
   Kind kind = kFailed;
   Status detail;

@@ -7,7 +7,9 @@
 // an import answer (the landed check and the server's already_present find it), a proof
 // (asked again). Local files are deleted only right after a proof in the same step.
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@
 #include "upload/client_internal.h"
 #include "upload/outbox.h"
 #include "util/hex.h"
+#include "util/json_util.h"
 #include "write/transaction.h"
 
 namespace reel {
@@ -194,8 +197,15 @@ Status Drain::Sync() {
     // In scope: the episodes asked for, every episode that still has data, and every job
     // not yet settled (an episode deleted locally after it was enqueued is found in Pack).
     const bool asked = only_.empty() || only_.count(j.episode_index);
-    if (!asked || (!with_data.count(j.episode_index) && upload::IsSettled(j.state))) continue;
-    if (jobs_.count(j.id)) continue;  // a worker's copy is newer
+    if (!asked || jobs_.count(j.id)) continue;  // a worker's copy is newer
+    if (j.state == JobState::kConfirmed && !with_data.count(j.episode_index)) {
+      // Deleted after the confirmation (a kill between the delete and its record, or
+      // `reel delete`): there is nothing left to prune.
+      j.state = JobState::kPruned;
+      if (Status st = box_->Save(j); !st.ok()) return st;
+      continue;
+    }
+    if (!with_data.count(j.episode_index) && upload::IsSettled(j.state)) continue;
     if (upload::IsSettled(j.state)) present_before_[j.id] = true;
     if (j.state == JobState::kCommitted && added > 0) Emit(j, "enqueued", "");
     jobs_[j.id] = std::move(j);
@@ -291,6 +301,15 @@ void Drain::Settle(Job& job, JobState state, const Status& why) {
 
 void Drain::Pack(Job& job) {
   const std::string ep = "episode " + std::to_string(job.episode_index);
+  if (o_.upload.precompress) {
+    // Re-encoding takes the cores a recording needs: not while an episode is being recorded.
+    auto live = internal::LiveReservations(fs_, root_);
+    if (!live.ok() || !live->empty()) {
+      job.next_try = Now() + 5;
+      Save(job, nullptr);
+      return;
+    }
+  }
   job.state = JobState::kPacking;
   Save(job, nullptr);
   TaskOptions to;
@@ -443,8 +462,10 @@ void Drain::Send(upload::HttpSession& http, Job& job) {
 // The packed sizes of entries precompress re-encoded (Job::recompressed).
 std::map<std::string, uint64_t> RecompressedOf(const Job& job) {
   std::map<std::string, uint64_t> out;
-  if (auto j = nlohmann::json::parse(job.recompressed, nullptr, false); j.is_object())
-    for (auto& [k, v] : j.items())
+  if (job.recompressed.empty()) return out;
+  auto j = internal::ParseJson(job.recompressed, "upload outbox");  // bounded: a task's file
+  if (j.ok() && j->is_object())
+    for (auto& [k, v] : j->items())
       if (v.is_number_unsigned()) out[k] = v.get<uint64_t>();
   return out;
 }
@@ -461,8 +482,11 @@ void Drain::Prove(upload::HttpSession& http, Job& job) {
     case upload::Proof::kDiffers:
       return Settle(job, JobState::kConflict, p.detail.WithContext(ep + ": the proof failed"));
     case upload::Proof::kNoEndpoint:
+    case upload::Proof::kNoLocalData:
       job.proof_unavailable = true;
-      job.last_error = "the server cannot prove what it holds: " + p.detail.message();
+      job.last_error = p.kind == upload::Proof::kNoLocalData
+                           ? "deleted here before the proof: " + p.detail.message()
+                           : "the server cannot prove what it holds: " + p.detail.message();
       // Asked again now and then (a server may be upgraded); nothing is deleted meanwhile.
       job.next_try = Now() + o_.backoff_max_s;
       ::unlink(box_->SlicePath(job).c_str());
@@ -483,6 +507,10 @@ void Drain::Prove(upload::HttpSession& http, Job& job) {
 void Drain::Prune(upload::HttpSession& http, Job& job) {
   const std::string ep = "episode " + std::to_string(job.episode_index);
   upload::Proof p = upload::CheckHeld(http, root_, project_, job.episode_index, RecompressedOf(job), fs_);
+  if (p.kind == upload::Proof::kNoLocalData) {  // deleted already (a kill after the delete)
+    job.state = JobState::kPruned;
+    return Save(job, "pruned", "already deleted here");
+  }
   if (p.kind == upload::Proof::kDiffers)  // the files here or there changed since the proof
     return Settle(job, JobState::kConflict, p.detail.WithContext(ep + ": confirmed earlier, not deleted"));
   if (p.kind != upload::Proof::kHeld) {
@@ -513,7 +541,17 @@ void Drain::Step(upload::HttpSession& http, Job& job) {
   }
 }
 
+// The uploader yields to the recorder: its worker threads run at nice 10 and in the lowest
+// best-effort I/O class (Linux: both are per thread). Failure to lower is harmless.
+void LowerPriority() {
+  const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 10);
+  constexpr int kIoprioWhoProcess = 1, kIoprioClassBe = 2, kIoprioClassShift = 13;
+  (void)::syscall(SYS_ioprio_set, kIoprioWhoProcess, tid, (kIoprioClassBe << kIoprioClassShift) | 7);
+}
+
 void Drain::Worker() {
+  LowerPriority();
   auto http = upload::HttpSession::Open(upload::HttpOptionsOf(o_.upload));
   for (;;) {
     Job job;

@@ -118,9 +118,16 @@ Job ReadJob(const Stmt& s) {
   return j;
 }
 
+// Creates `path` unless it is a directory already. Anything else there, a symbolic link
+// included, is refused: the outbox is the task's own file, and a link would lead its
+// writes (the database, packed slices) outside the task.
 Status MakeDir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return Status::OK();
-  return Status::IOError("upload outbox: cannot create " + path + ": " + std::strerror(errno));
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+    return Status::IOError("upload outbox: cannot create " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Status::Invalid("upload outbox: " + path + " is not a directory (a link is refused)");
+  return Status::OK();
 }
 
 }  // namespace
@@ -159,6 +166,11 @@ Result<std::unique_ptr<Outbox>> Outbox::Open(const std::string& task_root, bool 
   }
   std::unique_ptr<Outbox> box(new Outbox(db, dir));
   sqlite3_busy_timeout(db, 10000);
+  // The database is one of the task's files, so outside input: SQLite's defences against a
+  // crafted file (no schema-defined functions or triggers run, cell sizes checked).
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  REEL_RETURN_IF_ERROR(box->Exec("PRAGMA cell_size_check=ON;"));
   REEL_RETURN_IF_ERROR(box->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
   REEL_RETURN_IF_ERROR(box->Exec(kSchema));
   return box;
