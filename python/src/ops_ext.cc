@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <functional>
+#include <future>
 #include <memory>
 
 #include <filesystem>
@@ -364,23 +365,24 @@ void BindUpload(nb::module_& m) {
         OutboxOptions o = options;
         if (!progress.is_none()) o.upload.progress = ProgressCallback(std::move(progress));
         if (!events.is_none()) o.events = EventCallback(std::move(events));
-        // Ctrl-C reaches Python only through PyErr_CheckSignals: polled by the uploader.
+        // Ctrl-C reaches Python only through PyErr_CheckSignals, which works in the main
+        // thread alone: the outbox runs on its own thread while this one polls for signals
+        // and, on one, asks the uploader to stop and waits for it.
         auto interrupted = std::make_shared<std::atomic<bool>>(false);
-        o.should_stop = [interrupted] {
-          if (interrupted->load()) return true;
-          nb::gil_scoped_acquire gil;
-          if (PyErr_CheckSignals() != 0) interrupted->store(true);
-          return interrupted->load();
-        };
-        Result<std::vector<Result<UploadOutcome>>> results = Status::IOError("the upload did not run");
-        {
-          nb::gil_scoped_release release;
-          results = DrainOutbox(task, episodes, o);
+        o.should_stop = [interrupted] { return interrupted->load(); };
+        auto run = std::async(std::launch::async, [&] { return DrainOutbox(task, episodes, o); });
+        for (;;) {
+          {
+            nb::gil_scoped_release release;
+            if (run.wait_for(std::chrono::milliseconds(200)) == std::future_status::ready) break;
+          }
+          if (!interrupted->load() && PyErr_CheckSignals() != 0) interrupted->store(true);
         }
+        Result<std::vector<Result<UploadOutcome>>> results = run.get();
         o.upload.progress = nullptr;  // drops the callables while the GIL is held
         o.events = nullptr;
         o.should_stop = nullptr;
-        if (interrupted->load()) throw nb::python_error();
+        if (interrupted->load()) throw nb::python_error();  // the signal's exception, pending
         if (!results.ok()) RaiseStatus(results.status());
         nb::list out;
         for (const Result<UploadOutcome>& r : *results) out.append(OutcomeDict(r));

@@ -169,18 +169,27 @@ class Drain {
   bool recording_ = false;  // CurrentRate's, under the limiter's mutex
   std::chrono::steady_clock::time_point recording_checked_{};
   std::set<int64_t> already_present_;     // job ids the server answered already_present in this run
+  std::set<int64_t> known_;               // every N with a job of (server, project); Sync's
+  bool loaded_ = false;                   // whether Sync read the jobs once
   std::mutex events_mu_;
 };
 
+// Makes the outbox hold a job for every episode with data (the ones asked for), and this
+// run's map every job in scope. Costs one listing of the task; only episodes without a job
+// yet are looked at further (their sizes), and the database is read again only when a job
+// was added: a rescan of an uploaded task does no per-episode work.
 Status Drain::Sync() {
   TaskOptions to;
   to.fs = fs_;
   to.io_threads = 1;
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root_, to));
   REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
+  std::set<int64_t> with_data;
   std::vector<std::pair<int64_t, uint64_t>> add;
   for (const EpisodeEntry& e : episodes) {
     if (e.data_path.empty() || (!only_.empty() && !only_.count(e.episode_index))) continue;
+    with_data.insert(e.episode_index);
+    if (known_.count(e.episode_index)) continue;
     uint64_t bytes = 0;
     auto data = fs_->Stat(task->Path(e.data_path));
     if (data.ok()) bytes += data->size;
@@ -188,27 +197,40 @@ Status Drain::Sync() {
       if (auto v = fs_->Stat(task->Path(rel)); v.ok()) bytes += v->size;
     add.emplace_back(e.episode_index, bytes);
   }
-  REEL_ASSIGN_OR_RETURN(int added, box_->Enqueue(server_, project_, add));
-  std::set<int64_t> with_data;
-  for (const auto& [n, bytes] : add) with_data.insert(n);
-  REEL_ASSIGN_OR_RETURN(std::vector<Job> all, box_->Jobs(server_, project_));
+  int added = 0;
+  if (!add.empty()) {
+    REEL_ASSIGN_OR_RETURN(added, box_->Enqueue(server_, project_, add));
+  }
+  std::vector<Job> all;
+  if (!loaded_ || added > 0) {
+    REEL_ASSIGN_OR_RETURN(all, box_->Jobs(server_, project_));
+  }
+  loaded_ = true;
   std::lock_guard<std::mutex> g(mu_);
   for (Job& j : all) {
+    known_.insert(j.episode_index);
     // In scope: the episodes asked for, every episode that still has data, and every job
     // not yet settled (an episode deleted locally after it was enqueued is found in Pack).
     const bool asked = only_.empty() || only_.count(j.episode_index);
     if (!asked || jobs_.count(j.id)) continue;  // a worker's copy is newer
-    if (j.state == JobState::kConfirmed && !with_data.count(j.episode_index)) {
+    if (!with_data.count(j.episode_index) && upload::IsSettled(j.state) && j.state != JobState::kConfirmed) continue;
+    if (upload::IsSettled(j.state)) present_before_[j.id] = true;
+    if (j.state == JobState::kCommitted) Emit(j, "enqueued", "");
+    jobs_[j.id] = std::move(j);
+  }
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    Job& j = it->second;
+    if (j.state == JobState::kConfirmed && !with_data.count(j.episode_index) && !running_.count(j.id)) {
       // Deleted after the confirmation (a kill between the delete and its record, or
       // `reel delete`): there is nothing left to prune.
       j.state = JobState::kPruned;
       if (Status st = box_->Save(j); !st.ok()) return st;
-      continue;
+      if (present_before_.count(j.id)) {  // pruned before this run: out of its scope
+        it = jobs_.erase(it);
+        continue;
+      }
     }
-    if (!with_data.count(j.episode_index) && upload::IsSettled(j.state)) continue;
-    if (upload::IsSettled(j.state)) present_before_[j.id] = true;
-    if (j.state == JobState::kCommitted && added > 0) Emit(j, "enqueued", "");
-    jobs_[j.id] = std::move(j);
+    ++it;
   }
   cv_.notify_all();
   return Status::OK();

@@ -68,6 +68,10 @@ class Stmt {
     return *this;
   }
   // SQLITE_ROW -> true, SQLITE_DONE -> false, else an error.
+  void Reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
   Result<bool> Step() {
     const int rc = sqlite3_step(s_);
     if (rc == SQLITE_ROW) return true;
@@ -212,16 +216,15 @@ Result<int> Outbox::Enqueue(const std::string& server, const std::string& projec
                             const std::vector<std::pair<int64_t, uint64_t>>& episodes) {
   std::lock_guard<std::mutex> g(mu_);
   REEL_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  Status st;
+  Stmt one(db_,
+           "INSERT INTO jobs(server, project, episode_index, state, bytes, created, updated) "
+           "SELECT ?1, ?2, ?3, 'committed', ?4, ?5, ?5 WHERE NOT EXISTS "
+           "(SELECT 1 FROM jobs WHERE server = ?1 AND project = ?2 AND episode_index = ?3)");
+  Status st = one.Prepared();
   int added = 0;
   const double now = Now();
   for (size_t i = 0; st.ok() && i < episodes.size(); ++i) {
-    Stmt one(db_,
-             "INSERT INTO jobs(server, project, episode_index, state, bytes, created, updated) "
-             "SELECT ?1, ?2, ?3, 'committed', ?4, ?5, ?5 WHERE NOT EXISTS "
-             "(SELECT 1 FROM jobs WHERE server = ?1 AND project = ?2 AND episode_index = ?3)");
-    st = one.Prepared();
-    if (!st.ok()) break;
+    one.Reset();
     one.Bind(1, server).Bind(2, project).Bind(3, episodes[i].first)
         .Bind(4, static_cast<int64_t>(episodes[i].second)).Bind(5, now);
     auto r = one.Step();
