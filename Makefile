@@ -94,6 +94,7 @@ bench: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_recorder.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_video.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_serve.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_upload_pipeline.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_loader.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_interop.py
 
