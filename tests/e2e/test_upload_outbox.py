@@ -11,6 +11,7 @@ import json
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -279,3 +280,27 @@ def test_a_linked_outbox_is_refused(reel_bin, tmp_path, server):
     rc, doc, err = upload(reel_bin, task, server.url)
     assert rc == 2 and "not a directory" in err, (doc, err)
     assert list(outside.iterdir()) == []
+
+
+def test_python_watch_stops_on_ctrl_c(reel_bin, tmp_path, server):
+    # reel.upload(watch=True) runs until interrupted; Ctrl-C (SIGINT) raises KeyboardInterrupt
+    # once the jobs in flight stopped, and what was confirmed stays confirmed.
+    pytest.importorskip("reel")
+    task = small_task(reel_bin, tmp_path / "client", count=1)
+    script = ("import sys, reel\n"
+              "try:\n"
+              f"    reel.upload({str(task)!r}, server={server.url!r}, token={TOKEN_ALL!r}, watch=True, rescan_s=1)\n"
+              "except KeyboardInterrupt:\n"
+              "    print('interrupted', flush=True)\n"
+              "    sys.exit(0)\n"
+              "sys.exit(3)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: {j["episode_index"]: j["state"] for j in jobs_now(reel_bin, task)} == {1: "confirmed"}, 60,
+                 "episode 1 confirmed by the Python watcher")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "interrupted" in out, (proc.returncode, out, err)

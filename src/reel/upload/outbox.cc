@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS jobs(
   session_id TEXT NOT NULL DEFAULT '', proof_unavailable INTEGER NOT NULL DEFAULT 0,
   created REAL NOT NULL, updated REAL NOT NULL, confirmed_at REAL NOT NULL DEFAULT 0,
   UNIQUE(server, project, episode_index, digest));
+CREATE INDEX IF NOT EXISTS jobs_by_episode ON jobs(episode_index, id);
 CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 PRAGMA user_version = 1;
 )sql";
@@ -161,7 +162,9 @@ Result<std::unique_ptr<Outbox>> Outbox::Open(const std::string& task_root, bool 
   if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     return Status::Invalid("upload outbox: " + path + " is not a regular file");
   sqlite3* db = nullptr;
-  const int flags = (create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READWRITE) |
+  // Without `create` the outbox is only read (--status): nothing is written, not even the
+  // schema, so a reader never syncs the disk of a rig that is recording.
+  const int flags = (create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
                     SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_FULLMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
     Status s = Status::IOError("upload outbox: cannot open " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
@@ -175,6 +178,7 @@ Result<std::unique_ptr<Outbox>> Outbox::Open(const std::string& task_root, bool 
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
   REEL_RETURN_IF_ERROR(box->Exec("PRAGMA cell_size_check=ON;"));
+  if (!create) return box;
   REEL_RETURN_IF_ERROR(box->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
   REEL_RETURN_IF_ERROR(box->Exec(kSchema));
   return box;
