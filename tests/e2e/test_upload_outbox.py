@@ -8,6 +8,7 @@ task's own files and the server's request log, never from the outbox under test.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -304,3 +305,28 @@ def test_python_watch_stops_on_ctrl_c(reel_bin, tmp_path, server):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0 and "interrupted" in out, (proc.returncode, out, err)
+
+
+def test_a_task_this_user_may_not_write_is_uploaded_once_without_an_outbox(reel_bin, tmp_path, server):
+    # An archive or a read-only mount: no outbox can be made there, so the upload runs once as
+    # before the outbox; --watch and deleting after upload need the outbox and are refused.
+    task = small_task(reel_bin, tmp_path / "client", count=2)
+    subprocess.run(["chmod", "-R", "a-w,a+rX", str(task)], check=True)
+    for p in [tmp_path, *tmp_path.parents]:
+        if p == Path("/"):
+            break
+        p.chmod(p.stat().st_mode | 0o005)  # the other user may reach the task
+    as_other = [] if os.geteuid() != 0 else ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    if as_other and subprocess.run([*as_other, reel_bin, "--version"], capture_output=True).returncode != 0:
+        pytest.skip("the reel binary is not runnable by another user here (its directories are private)")
+    base = [*as_other, reel_bin, "upload", str(task), "--server", server.url, "--token", TOKEN_ALL, "--no-progress",
+            "--json"]
+    p = subprocess.run(base, capture_output=True, text=True, timeout=300)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 0 and doc["all_landed"] and len(doc["episodes"]) == 2, (p.stdout, p.stderr)
+    assert not (task / "meta" / ".upload-outbox").exists()
+    for n in (1, 2):
+        assert_landed(task, server.root / "pick_cup", n)
+    p = subprocess.run([*base, "--delete-after", "confirmed"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "needs the outbox" in p.stderr, (p.stdout, p.stderr)
+    subprocess.run(["chmod", "-R", "u+w", str(task)], check=True)

@@ -763,9 +763,23 @@ Result<std::vector<Result<UploadOutcome>>> Drain::Run() {
 Result<std::vector<Result<UploadOutcome>>> DrainOutbox(const std::string& task_root,
                                                        const std::vector<int64_t>& episode_indices,
                                                        const OutboxOptions& options) {
-  REEL_ASSIGN_OR_RETURN(auto box, Outbox::Open(task_root, /*create=*/true));
-  REEL_RETURN_IF_ERROR(box->Lock());
-  Drain drain(task_root, episode_indices, options, box.get());
+  auto box = Outbox::Open(task_root, /*create=*/true);
+  if (!box.ok() && box.status().code() == StatusCode::kPermissionDenied && !options.watch) {
+    // A task this user may not write (an archive, a read-only mount) has no outbox: it is
+    // uploaded once, as before the outbox (nothing remembered, nothing deleted).
+    if (options.events) {
+      UploadEvent e;
+      e.event = "no_outbox";
+      e.detail = box.status().message();
+      options.events(e);
+    }
+    if (options.delete_after != DeleteAfter::kKeep || options.min_free_bytes > 0)
+      return box.status().WithContext("deleting after upload needs the outbox");
+    return UploadEpisodes(task_root, episode_indices, options.upload);
+  }
+  if (!box.ok()) return box.status();
+  REEL_RETURN_IF_ERROR((*box)->Lock());
+  Drain drain(task_root, episode_indices, options, box->get());
   return drain.Run();
 }
 

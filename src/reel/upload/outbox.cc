@@ -127,8 +127,11 @@ Job ReadJob(const Stmt& s) {
 // included, is refused: the outbox is the task's own file, and a link would lead its
 // writes (the database, packed slices) outside the task.
 Status MakeDir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
-    return Status::IOError("upload outbox: cannot create " + path + ": " + std::strerror(errno));
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    const std::string why = "upload outbox: cannot create " + path + ": " + std::strerror(errno);
+    if (errno == EACCES || errno == EPERM || errno == EROFS) return Status::PermissionDenied(why);
+    return Status::IOError(why);
+  }
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return Status::Invalid("upload outbox: " + path + " is not a directory (a link is refused)");
