@@ -11,12 +11,13 @@ is not in this repository):
   4. `--status` answers in <= 100 ms with 10,000 episodes in the outbox; the outbox takes
      <= 1 MiB per 1,000 episodes.
   5. The recorder beside the uploader: 0 extra dropped frames, p99 frame-append latency within
-     +10%.
+     +10% (part 5: `reel simulate`, means only; part 5b: a paced recorder, p99).
 
     make bench                                   # or:
-    REEL_BIN=build/cmake/tools/reel .venv/bin/python bench/bench_upload_pipeline.py   # ~3 min
-    REEL_BIN=... .venv/bin/python bench/bench_upload_pipeline.py --quick              # ~1 min
+    REEL_BIN=build/cmake/tools/reel .venv/bin/python bench/bench_upload_pipeline.py   # ~5 min
+    REEL_BIN=... .venv/bin/python bench/bench_upload_pipeline.py --quick              # ~1.5 min
     REEL_BIN=... .venv/bin/python bench/bench_upload_pipeline.py --only 1,4           # some goals
+    REEL_BIN=... .venv/bin/python bench/bench_upload_pipeline.py --only 5b            # the paced recorder
 
 How each is measured (every server binds 127.0.0.1; each part has its own server root):
 
@@ -61,6 +62,23 @@ How each is measured (every server binds 127.0.0.1; each part has its own server
      per-frame mean (wall / frames) is, median of the rounds. The uploader's and the server's
      CPU seconds and the rate the server received during the recording are reported; the
      server shares the machine's cores, which a rig's server would not.
+  5b. A recorder paced at the rig's frame rate, in this process: reel.TaskWriter (the C++
+     recorder; the installed Python package, not REEL_BIN) with two 640x480 RGB slots (the
+     default veryfast / crf 20, queue_drop on) and glove, gripper and IMU columns, 30 fps, one
+     8 s episode per round. Frame i is due at t0 + i/30: the loop sleeps until then, pushes both
+     slots' frames (8 camera-like frames generated beforehand) and appends the row. Per frame:
+     the append's latency (perf_counter around it; p50/p99/max over all rounds' frames), and
+     around it the thread's CPU time and its time runnable waiting for a CPU (run_delay in
+     /proc/thread-self/schedstat). Late: the append returned after the next frame was due;
+     dropped: the committed episodes row's drop_stats "queue:*". Arms, 3 rounds, each first in
+     turn, into hard-linked copies of one task holding a backlog of 6 episodes of pixel noise
+     at crf 0 (~1.9 GiB, recorded unpaced first): alone; beside `reel upload TASK --watch` (no
+     limit) sending that backlog to a fresh `reel serve` (recording starts at its first
+     `sending`); the same with the server at nice 19 (it shares the cores here; a rig's server
+     is elsewhere). Reported with them: the uploader's and server's CPU seconds, the rate the
+     server received, the machine's busy cores (/proc/stat) and for what share of the recording
+     the backlog was still being sent. Goal: p99 beside <= 1.10x alone's; late and dropped
+     frames beside <= alone's.
 
 Results: a table on stdout, bench/results/upload_pipeline.json (+ .md). Nothing here asserts on
 a time; the exit code is 1 only when an upload did not land or a step failed.
@@ -205,12 +223,13 @@ def upload_cmd(task: Path, url: str, *args) -> list:
 class Server:
     """`reel serve --root ROOT --config CFG --port 0` on 127.0.0.1; JSON-lines log on stderr."""
 
-    def __init__(self, root: Path, config: Path):
+    def __init__(self, root: Path, config: Path, nice: int = 0):
         self.root, self.config, self.log_path = root, config, root.parent / (root.name + ".serve.log")
         shutil.rmtree(root, ignore_errors=True)
         self.log_path.unlink(missing_ok=True)
         self.stderr = open(self.log_path, "ab")
-        self.proc = popen([reel_bin(), "serve", "--root", root, "--config", config, "--host", "127.0.0.1",
+        self.proc = popen([*(["nice", "-n", nice] if nice else []), reel_bin(), "serve", "--root", root,
+                           "--config", config, "--host", "127.0.0.1",
                            "--port", "0"], stdout=subprocess.DEVNULL, stderr=self.stderr)
         self.url = wait_for(self._listening, 30, "reel serve listening")
         self.port = int(self.url.rsplit(":", 1)[1])
@@ -658,6 +677,288 @@ def goal5(a, cfg: Path, big: Path) -> dict:
     return res
 
 
+# --------------------------------------------------------------------------- 5b. a paced recorder beside
+
+
+SLOTS_5B = ("cam0_rgb", "cam1_rgb")
+# arm -> the server's nice value (None: no uploader). The server shares the recorder's cores here,
+# which a rig's server would not; at nice 19 it should give way to them (it did not measurably).
+ARMS_5B = {"alone": None, "beside": 0, "beside, server at nice 19": 19}
+
+
+def writer_5b(task: Path, fps: float, **video):
+    """reel.TaskWriter with two 640x480 RGB slots (one UVC camera each)."""
+    import reel
+    return reel.TaskWriter(str(task), fps=fps, task_name=task.name,
+                           devices=[{"key": f"uvc:cam{i}", "kind": "uvc", "name": f"cam{i}", "slots": [s]}
+                                    for i, s in enumerate(SLOTS_5B)],
+                           video={"slots": [{"slot": s, "width": 640, "height": 480} for s in SLOTS_5B], **video})
+
+
+def frames_5b(rng, count: int):
+    """Camera-like frames: a moving colour gradient with +-6 of noise, generated before timing."""
+    import numpy as np
+    yy, xx = np.mgrid[0:480, 0:640]
+    out = []
+    for i in range(count):
+        f = np.empty((480, 640, 3), np.int16)
+        f[..., 0], f[..., 1], f[..., 2] = (xx + 8 * i) % 256, (yy + 4 * i) % 256, ((xx + yy) // 4 + 16 * i) % 256
+        out.append(np.clip(f + rng.integers(-6, 7, f.shape), 0, 255).astype(np.uint8))
+    return out
+
+
+def backlog_5b(a, task: Path) -> dict:
+    """The task's earlier episodes, for the uploader to send: pixel noise at crf 0 (large slices,
+    recorded unpaced in a few seconds; the queue blocks, so no frame is dropped)."""
+    import numpy as np
+    rng = np.random.default_rng(55)
+    noise = [rng.integers(0, 256, (480, 640, 3), dtype=np.uint8) for _ in range(4)]
+    t0 = time.perf_counter()
+    w = writer_5b(task, a.pace_fps, preset="ultrafast", crf=0)
+    for _ in range(a.backlog_episodes):
+        with w.episode() as ep:
+            for i in range(a.backlog_frames):
+                for k, s in enumerate(SLOTS_5B):
+                    ep.push_rgb(s, noise[(i + k) % len(noise)])
+                ep.append(timestamp=i / a.pace_fps, fixed={"observation.gripper_state": [0.0, 0.0, 1.0]})
+    del w
+    size = sum(f.stat().st_size for f in task.rglob("*") if f.is_file())
+    return {"episodes": a.backlog_episodes, "frames": a.backlog_frames, "bytes": size,
+            "record_s": time.perf_counter() - t0}
+
+
+def proc_stat() -> list[int]:
+    """The machine's CPU time (/proc/stat "cpu" line, ticks): user nice system idle iowait irq
+    softirq steal."""
+    return [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+
+
+def machine_cpu(before: list[int], after: list[int], wall: float) -> dict:
+    """Cores busy (everything but idle and iowait), of which stolen by the hypervisor, over wall seconds."""
+    d = [b - a for a, b in zip(before, after)]
+    tick = os.sysconf("SC_CLK_TCK")
+    return {"busy_cores": (sum(d) - d[3] - d[4]) / tick / wall, "steal_cores": d[7] / tick / wall}
+
+
+def link_task(src: Path, dst: Path) -> Path:
+    """A copy of a task without its outbox; the committed data and video files (never written
+    again) are hard links, so the copy takes no time and writes nothing."""
+    def link_or_copy(s, d):
+        rel = Path(s).relative_to(src).parts[0]
+        if rel in ("data", "videos"):
+            os.link(s, d)
+        else:
+            shutil.copy2(s, d)
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".upload-outbox"), copy_function=link_or_copy)
+    return dst
+
+
+def paced_episode(w, fps: float, seconds: float, frames, numeric) -> dict:
+    """One episode recorded at the rig's frame rate: frame i is due at t0 + i/fps; the loop
+    sleeps until then, pushes both slots' frames and appends the row. Timed per frame:
+    the append (perf_counter before/after; the goal's "frame-append latency"), the pushes, the
+    wake-up (start - due), and around the append the thread's CPU time (thread_time) and its
+    time runnable but waiting for a CPU (run_delay, /proc/thread-self/schedstat; its first
+    field, the time on a CPU, is only brought up to date at a tick or a switch, so not used).
+    The rest of the latency is time asleep (a lock, a full queue). Late: the append returned
+    after the next frame was due."""
+    n, period = int(round(seconds * fps)), 1.0 / fps
+    sched = open("/proc/thread-self/schedstat", "rb", buffering=0)
+
+    def run_delay():
+        sched.seek(0)
+        return int(sched.read().split()[1])
+
+    ep = w.episode()
+    append_s, push_s, wake_s, cpu_s_, runq_s, late, late_frames = [], [], [], [], [], 0, []
+    wall0 = time.time()
+    t0 = time.perf_counter() + 0.05
+    for i in range(n):
+        due = t0 + i * period
+        d = due - time.perf_counter()
+        if d > 0:
+            time.sleep(d)
+        t_a = time.perf_counter()
+        for k, s in enumerate(SLOTS_5B):
+            ep.push_rgb(s, frames[(i + 3 * k) % len(frames)])
+        g, grip, imu = numeric[i % len(numeric)]
+        q_b, c_b = run_delay(), time.thread_time()
+        t_b = time.perf_counter()
+        ep.append(timestamp=i * period, wall_time=wall0 + i * period, hardware_ns=10**9 + i * 33_333_333,
+                  fixed={"observation.left_glove": g, "observation.gripper_state": grip},
+                  imu=(imu[0] + i * 33_333_333, imu[1]))
+        t_c = time.perf_counter()
+        c_c, q_c = time.thread_time(), run_delay()
+        append_s.append(t_c - t_b)
+        push_s.append(t_b - t_a)
+        wake_s.append(t_a - due)
+        cpu_s_.append(c_c - c_b)
+        runq_s.append((q_c - q_b) / 1e9)
+        if t_c > due + period:
+            late += 1
+            if len(late_frames) < 20:
+                late_frames.append({"frame": i, "wake_ms": wake_s[-1] * 1e3, "push_ms": push_s[-1] * 1e3,
+                                    "append_ms": append_s[-1] * 1e3})
+    t_end = time.time()
+    worst = sorted(range(n), key=lambda i: -append_s[i])[:5]
+    worst = [{"frame": i, "append_ms": append_s[i] * 1e3, "wake_ms": wake_s[i] * 1e3, "cpu_ms": cpu_s_[i] * 1e3,
+              "runq_ms": runq_s[i] * 1e3} for i in worst]
+    tc = time.perf_counter()
+    committed = ep.commit()
+    commit_s = time.perf_counter() - tc
+    sched.close()
+    return {"n": committed["episode_index"], "frames": n, "append_s": append_s, "push_s": push_s, "wake_s": wake_s,
+            "append_cpu_s": cpu_s_, "append_runq_s": runq_s, "late": late, "late_frames": late_frames, "worst": worst,
+            "commit_s": commit_s, "t0": wall0, "t1": t_end}
+
+
+def record_paced(a, task: Path, frames, numeric) -> list[dict]:
+    import pyarrow.parquet as pq
+    w = writer_5b(task, a.pace_fps, queue_drop=True)  # the rig's settings: veryfast, crf 20 (defaults)
+    eps = []
+    for _ in range(a.pace_episodes):
+        e = paced_episode(w, a.pace_fps, a.pace_seconds, frames, numeric)
+        d = json.loads(pq.read_table(task / row_rel(e["n"])).to_pylist()[0]["drop_stats"] or "{}")
+        e["drop_stats"] = d
+        e["queue_drops"] = sum(v for k, v in d.items() if k.startswith("queue:"))
+        eps.append(e)
+    del w
+    return eps
+
+
+def beside_5b(a, task: Path, cfg: Path, tag: str, frames, numeric, server_nice: int) -> dict:
+    """The paced recording into the task `reel upload TASK --watch` (no limit) is sending: its
+    backlog, then each episode committed meanwhile; a fresh server each time (see
+    record_beside)."""
+    work = WORK / "g5b"
+    srv = Server(work / f"root_{tag}", cfg, nice=server_nice)
+    ev = work / f"events_{tag}.jsonl"
+    up = popen(upload_cmd(task, srv.url, "--watch", "--events", ev), stdout=subprocess.DEVNULL,
+               stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: first(read_events(ev), "sending"), 120, "the uploader sending")
+        c_up, c_srv, t0, st0 = cpu_s(up.pid), cpu_s(srv.proc.pid), time.time(), proc_stat()
+        eps = record_paced(a, task, frames, numeric)
+        t1 = time.time()
+        out = {"episodes": eps, "uploader_cpu_s": cpu_s(up.pid) - c_up, "server_cpu_s": cpu_s(srv.proc.pid) - c_srv,
+               "machine": machine_cpu(st0, proc_stat(), t1 - t0)}
+    finally:
+        stop(up)
+        time.sleep(0.2)  # the server logs the PATCH the uploader's exit cut short
+        srv.close()
+    events = read_events(ev)
+    backlog_imported = [t for n, t in first(events, "imported").items() if n <= a.backlog_episodes]
+    out["sent_mib_s"] = bytes_in_window(srv.log_lines(), t0, t1) / (t1 - t0) / MIB
+    out["record_s"] = t1 - t0
+    # Was the uploader still busy with the backlog when the recording ended? If not, for what
+    # share of the recording was it (until its last backlog slice was imported)?
+    out["backlog_busy_to_end"] = len(backlog_imported) < a.backlog_episodes or max(backlog_imported) >= t1
+    out["backlog_busy_share"] = 1.0 if out["backlog_busy_to_end"] else (max(backlog_imported) - t0) / (t1 - t0)
+    out["retries"] = sum(1 for e in events if e["event"] == "retry")
+    shutil.rmtree(srv.root, ignore_errors=True)  # up to 2 GiB a round
+    return out
+
+
+def goal5b(a, cfg: Path) -> dict:
+    import numpy as np
+    work = WORK / "g5b"
+    work.mkdir(parents=True)
+    base = work / "paced_task"
+    print(f"  backlog: {a.backlog_episodes} x {a.backlog_frames} frames of 2 x 640x480 noise at crf 0...", flush=True)
+    backlog = backlog_5b(a, base)
+    rng = np.random.default_rng(5)
+    frames = frames_5b(rng, 8)
+    numeric = [(rng.uniform(0, 60, 256).astype(np.float32), rng.uniform(0, 1, 3).astype(np.float32),
+                (np.arange(3, dtype=np.int64) * 10_000_000, rng.normal(size=(3, 6)).astype(np.float32)))
+               for _ in range(16)]
+    arms = list(ARMS_5B)
+    runs: dict[str, list] = {k: [] for k in arms}
+    for r in range(a.pace_rounds):
+        for arm in arms[r % len(arms):] + arms[:r % len(arms)]:  # each arm first in turn
+            tag = f"{r}_{arms.index(arm)}"
+            task = link_task(base, work / f"rec_{tag}")
+            os.sync()  # no writeback of the copy during the recording
+            if ARMS_5B[arm] is None:
+                t0, st0 = time.time(), proc_stat()
+                one = {"episodes": record_paced(a, task, frames, numeric)}
+                one["record_s"] = time.time() - t0
+                one["machine"] = machine_cpu(st0, proc_stat(), one["record_s"])
+            else:
+                one = beside_5b(a, task, cfg, tag, frames, numeric, ARMS_5B[arm])
+            runs[arm].append(one)
+            lat = [x for e in one["episodes"] for x in e["append_s"]]
+            print(f"    round {r + 1} {arm} (busy cores {one['machine']['busy_cores']:.2f}): append p50 "
+                  f"{percentile(lat, 50) * 1e3:.2f} ms, p99 {percentile(lat, 99) * 1e3:.2f} ms, max "
+                  f"{max(lat) * 1e3:.2f} ms; late "
+                  f"{sum(e['late'] for e in one['episodes'])}, queue drops "
+                  f"{sum(e['queue_drops'] for e in one['episodes'])}"
+                  + (f"; server received {one['sent_mib_s']:.0f} MiB/s, backlog busy for "
+                     f"{one['backlog_busy_share']:.0%} of it" if ARMS_5B[arm] is not None else ""), flush=True)
+            shutil.rmtree(task, ignore_errors=True)
+    return summarize5b(a, runs, backlog)
+
+
+def tail(lat, cpu, runq) -> dict:
+    """What the appends at or above the p99 are made of: their summed time on a CPU, runnable
+    waiting for one, and the rest (asleep), as shares of the three's sum (the CPU and run_delay
+    brackets are a few microseconds wider than perf_counter's, so the rest is clipped at 0 per
+    frame)."""
+    p99 = percentile(lat, 99)
+    idx = [i for i, v in enumerate(lat) if v >= p99]
+    on, wait = sum(cpu[i] for i in idx), sum(runq[i] for i in idx)
+    asleep = sum(max(0.0, lat[i] - cpu[i] - runq[i]) for i in idx)
+    total = on + wait + asleep
+    return {"frames": len(idx), "on_cpu": on / total, "runq": wait / total, "asleep": asleep / total}
+
+
+def summarize5b(a, runs: dict[str, list], backlog: dict) -> dict:
+    def pool(arm, key):
+        return [x for run in runs[arm] for e in run["episodes"] for x in e[key]]
+
+    def dist(v):
+        return {"p50_ms": percentile(v, 50) * 1e3, "p99_ms": percentile(v, 99) * 1e3, "max_ms": max(v) * 1e3}
+
+    res: dict = {"backlog": backlog, "fps": a.pace_fps, "seconds": a.pace_seconds, "rounds": a.pace_rounds,
+                 "episodes_per_round": a.pace_episodes, "arms": {}}
+    for arm in runs:
+        eps = [e for run in runs[arm] for e in run["episodes"]]
+        x = {"frames": sum(e["frames"] for e in eps), "append": dist(pool(arm, "append_s")),
+             "push": dist(pool(arm, "push_s")), "wake": dist(pool(arm, "wake_s")),
+             "append_cpu": dist(pool(arm, "append_cpu_s")), "append_runq": dist(pool(arm, "append_runq_s")),
+             "append_slept": dist([t - c - q for t, c, q in zip(pool(arm, "append_s"), pool(arm, "append_cpu_s"),
+                                                                pool(arm, "append_runq_s"))]),
+             "tail": tail(pool(arm, "append_s"), pool(arm, "append_cpu_s"), pool(arm, "append_runq_s")),
+             "append_p99_ms_per_round": [percentile([v for e in run["episodes"] for v in e["append_s"]], 99) * 1e3
+                                         for run in runs[arm]],
+             "late": sum(e["late"] for e in eps), "late_per_round": [sum(e["late"] for e in run["episodes"])
+                                                                     for run in runs[arm]],
+             "queue_drops": sum(e["queue_drops"] for e in eps),
+             "drop_stats": [e["drop_stats"] for e in eps],
+             "commit_s": [e["commit_s"] for e in eps],
+             "busy_cores": [run["machine"]["busy_cores"] for run in runs[arm]],
+             "steal_cores": [run["machine"]["steal_cores"] for run in runs[arm]]}
+        if ARMS_5B[arm] is not None:
+            for k in ("uploader_cpu_s", "server_cpu_s", "sent_mib_s", "record_s"):
+                x[k] = [run[k] for run in runs[arm]]
+            x["backlog_busy_to_end"] = [run["backlog_busy_to_end"] for run in runs[arm]]
+            x["backlog_busy_share"] = [run["backlog_busy_share"] for run in runs[arm]]
+            x["retries"] = sum(run["retries"] for run in runs[arm])
+        res["arms"][arm] = x
+    al = res["arms"]["alone"]
+    for arm, be in res["arms"].items():
+        if ARMS_5B[arm] is not None:
+            be["p99_ratio"] = be["append"]["p99_ms"] / al["append"]["p99_ms"]
+            be["met_p99"] = be["p99_ratio"] <= 1.10
+            be["met_drops"] = be["late"] <= al["late"] and be["queue_drops"] <= al["queue_drops"]
+    res["met"] = all(x.get("met_p99", True) and x.get("met_drops", True) for x in res["arms"].values())
+    # trimmed: the per-frame lists stay out of the JSON, their distributions are above
+    res["runs"] = {arm: [{k: v for k, v in run.items() if k != "episodes"} |
+                         {"episodes": [{k: v for k, v in e.items() if not k.endswith("_s") or k == "commit_s"}
+                                       for e in run["episodes"]]} for run in runs[arm]] for arm in runs}
+    return res
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -731,6 +1032,43 @@ def render(r: dict) -> str:
                            f"{x['uploader_cpu_s_median'][arm]:.2f} CPU s, the server "
                            f"{x['server_cpu_s_median'][arm]:.2f} and it received {x['sent_mib_s_median'][arm]:.1f} MiB/s "
                            f"({x['retries'][arm]} retries) | {met(ok)} |")
+    if "5b" in g:
+        x = g["5b"]
+        al = x["arms"]["alone"]
+        rec = (f"paced recorder (2 x 640x480 RGB + glove/gripper/IMU, {x['fps']:g} fps, "
+               f"{x['rounds'] * x['episodes_per_round']} x {x['seconds']:g} s per arm)")
+        ms = lambda d: f"{d['p50_ms']:.2f} / {d['p99_ms']:.2f} / {d['max_ms']:.2f} ms"  # noqa: E731
+        rounds = lambda v: ", ".join(f"{u:.2f}" for u in v)  # noqa: E731
+        cores = lambda y: (f"{min(y['busy_cores']):.2f}-{max(y['busy_cores']):.2f} (steal "  # noqa: E731
+                           f"{max(y['steal_cores']):.2f} at most)")
+        shares = lambda y: (f"the appends >= p99: {y['tail']['on_cpu']:.0%} on a CPU, "  # noqa: E731
+                            f"{y['tail']['runq']:.0%} "
+                            f"runnable waiting for one, {y['tail']['asleep']:.0%} asleep")
+        out.append(f"| 5b | {rec} alone | append p50 / p99 / max {ms(al['append'])} (p99 per round "
+                   f"{rounds(al['append_p99_ms_per_round'])}; {shares(al)}; wake-up after the due time p99 "
+                   f"{al['wake']['p99_ms']:.2f} ms); late **{al['late']}** of "
+                   f"{al['frames']} frames, `queue:*` drops **{al['queue_drops']}**; commit "
+                   f"{statistics.median(al['commit_s']):.2f} s (median); the machine's busy cores during the "
+                   f"recordings {cores(al)} | baseline |")
+        for arm, be in x["arms"].items():
+            if ARMS_5B[arm] is None:
+                continue
+            out.append(f"| 5b | the same beside `reel upload --watch` (no limit; {arm.replace('beside, ', '')}): "
+                       f"p99 frame-append latency within +10% | append {ms(be['append'])}: p99 "
+                       f"**{be['p99_ratio']:.2f}x** alone's (p99 per round {rounds(be['append_p99_ms_per_round'])}; "
+                       f"{shares(be)}; wake-up p99 {be['wake']['p99_ms']:.2f} ms) | {met(be['met_p99'])} |")
+            out.append(f"| 5b | the same ({arm.replace('beside, ', '')}): 0 extra dropped frames | late (the append "
+                       f"returned after the next frame was due) **{be['late']}** of {be['frames']} (alone "
+                       f"{al['late']}), `queue:*` drops **{be['queue_drops']}** (alone {al['queue_drops']}). "
+                       f"During the recordings the server received {min(be['sent_mib_s']):.0f}-"
+                       f"{max(be['sent_mib_s']):.0f} MiB/s; CPU s: uploader {min(be['uploader_cpu_s']):.1f}-"
+                       f"{max(be['uploader_cpu_s']):.1f}, server {min(be['server_cpu_s']):.1f}-"
+                       f"{max(be['server_cpu_s']):.1f} in {min(be['record_s']):.1f}-{max(be['record_s']):.1f} s; "
+                       f"the machine's busy cores {cores(be)}; commit {statistics.median(be['commit_s']):.2f} s; "
+                       f"the backlog ({fmt_mib(x['backlog']['bytes'])}) still sending at the end in "
+                       f"{sum(be['backlog_busy_to_end'])} of {len(be['backlog_busy_to_end'])} rounds (busy for "
+                       f"{min(be['backlog_busy_share']):.0%} of the recording at least); "
+                       f"{be['retries']} retries | {met(be['met_drops'])} |")
     if r["failures"]:
         out += ["", "Failures: " + "; ".join(r["failures"])]
     return "\n".join(out)
@@ -738,8 +1076,9 @@ def render(r: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="a smaller run (~90 s)")
-    ap.add_argument("--only", default="1,2,3,4,5", help="goals to measure, e.g. 1,4")
+    ap.add_argument("--quick", action="store_true", help="a smaller run (~1.5 min)")
+    ap.add_argument("--only", default="1,2,3,4,5", help="goals to measure, e.g. 1,4 (5 includes 5b; 5b alone: "
+                    "the paced recorder only)")
     a = ap.parse_args()
     if "REEL_BIN" not in os.environ:
         sys.exit("set REEL_BIN to the built reel CLI (make bench does)")
@@ -753,6 +1092,8 @@ def main() -> int:
     a.rounds = 1 if q else 3
     a.status_rows, a.status_reps = 10000, 5
     a.rec_rounds, a.rec_seconds, a.rec_video_seconds = (1, 10.0, 2.0) if q else (5, 20.0, 5.0)
+    a.pace_fps, a.pace_episodes = 30.0, 1
+    a.pace_rounds, a.pace_seconds, a.backlog_episodes, a.backlog_frames = (1, 4.0, 6, 150) if q else (3, 8.0, 6, 300)
     goals = set(a.only.split(","))
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
@@ -790,6 +1131,9 @@ def main() -> int:
         if "5" in goals:
             print("5. the recorder alone and beside the uploader...", flush=True)
             res["5"] = goal5(a, cfg, big)
+        if goals & {"5", "5b"}:
+            print("5b. a paced recorder alone and beside the uploader...", flush=True)
+            res["5b"] = goal5b(a, cfg)
     finally:
         cleanup()
     out = {"machine": m, "load_end": " / ".join(f"{x:.2f}" for x in os.getloadavg()), "quick": q,
