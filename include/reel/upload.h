@@ -143,12 +143,18 @@ struct OutboxOptions {
   std::function<bool()> should_stop;                // polled about every 0.2 s; true = stop
 };
 
+// One episode's result of a DrainOutbox run: N, and its outcome or the error.
+struct EpisodeUploadResult {
+  int64_t episode_index = 0;
+  Result<UploadOutcome> outcome = Status::Invalid("not run");
+};
+
 // Syncs the outbox with the task (a job for every committed episode with data; only
 // `episode_indices` when given), then sends until every job of this server and project
-// has settled (or, without `watch`, has used its attempts). Returns one Result per job
+// has settled (or, without `watch`, has used its attempts). Returns one result per job
 // in scope, by N, when it stops. Errors: another uploader holds the outbox; the task
 // cannot be opened.
-Result<std::vector<Result<UploadOutcome>>> DrainOutbox(const std::string& task_root,
+Result<std::vector<EpisodeUploadResult>> DrainOutbox(const std::string& task_root,
                                                        const std::vector<int64_t>& episode_indices,
                                                        const OutboxOptions& options);
 

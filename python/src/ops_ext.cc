@@ -297,11 +297,12 @@ std::function<void(const UploadEvent&)> EventCallback(nb::object fn) {
 }
 
 // One episode's result as `reel upload --json` prints it.
-nb::dict OutcomeDict(const Result<UploadOutcome>& r) {
+nb::dict OutcomeDict(const EpisodeUploadResult& one) {
+  const Result<UploadOutcome>& r = one.outcome;
   nb::dict d;
+  d["episode_index"] = one.episode_index;
   d["ok"] = r.ok();
   if (r.ok()) {
-    d["episode_index"] = r->episode_index;
     d["session_id"] = r->session_id;
     d["already_present"] = r->already_present;
     d["attempts"] = r->attempts;
@@ -309,10 +310,8 @@ nb::dict OutcomeDict(const Result<UploadOutcome>& r) {
     d["deleted"] = r->deleted;
     d["bytes"] = r->bytes;
   } else {
-    const std::string& m = r.status().message();
-    d["episode_index"] = m.rfind("episode ", 0) == 0 ? std::atoll(m.c_str() + 8) : 0;
     d["code"] = StatusCodeName(r.status().code());
-    d["error"] = m;
+    d["error"] = r.status().message();
     d["rule"] = r.status().rule();
   }
   return d;
@@ -378,14 +377,14 @@ void BindUpload(nb::module_& m) {
           }
           if (!interrupted->load() && PyErr_CheckSignals() != 0) interrupted->store(true);
         }
-        Result<std::vector<Result<UploadOutcome>>> results = run.get();
+        Result<std::vector<EpisodeUploadResult>> results = run.get();
         o.upload.progress = nullptr;  // drops the callables while the GIL is held
         o.events = nullptr;
         o.should_stop = nullptr;
         if (interrupted->load()) throw nb::python_error();  // the signal's exception, pending
         if (!results.ok()) RaiseStatus(results.status());
         nb::list out;
-        for (const Result<UploadOutcome>& r : *results) out.append(OutcomeDict(r));
+        for (const EpisodeUploadResult& r : *results) out.append(OutcomeDict(r));
         return out;
       },
       "task"_a, "episodes"_a, "options"_a, "progress"_a = nb::none(), "events"_a = nb::none(),

@@ -106,13 +106,6 @@ Json OutcomeJson(const UploadOutcome& o) {
           {"deleted", o.deleted},             {"bytes", o.bytes}};
 }
 
-// "episode N: ..." errors name their episode first (DrainOutbox's outcomes do).
-int64_t EpisodeOfError(const Status& s) {
-  const std::string& m = s.message();
-  if (m.rfind("episode ", 0) != 0) return 0;
-  return std::atoll(m.c_str() + 8);
-}
-
 Json EventJson(const UploadEvent& e) {
   Json j{{"time", e.time}, {"event", e.event}, {"episode_index", e.episode_index}, {"state", e.state}};
   if (e.total) j["sent"] = e.sent, j["total"] = e.total;
@@ -241,12 +234,12 @@ int RunUpload(UploadArgs a) {
   auto drained = DrainOutbox(a.task, todo, a.outbox);
   if (printer) printer->EndLine();
   if (!drained.ok()) return Fail(drained.status());
-  std::vector<Result<UploadOutcome>> results = std::move(*drained);
+  std::vector<EpisodeUploadResult> results = std::move(*drained);
   Json list = Json::array();
   bool all_ok = true;
   for (size_t i = 0; i < results.size(); ++i) {
-    const Result<UploadOutcome>& r = results[i];
-    const int64_t n = r.ok() ? r->episode_index : EpisodeOfError(r.status());
+    const Result<UploadOutcome>& r = results[i].outcome;
+    const int64_t n = results[i].episode_index;
     all_ok = all_ok && r.ok();
     if (a.json) {
       list.push_back(r.ok() ? OutcomeJson(*r)

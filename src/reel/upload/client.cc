@@ -243,28 +243,35 @@ std::string ProjectOf(const UploadOptions& o, const std::string& task_root) {
   return o.name.empty() ? TaskDirName(task_root) : o.name;
 }
 
+Result<std::vector<FileDigest>> LocalDigests(const std::string& task_root, int64_t n, FileSystem* fs) {
+  TaskOptions to;
+  to.fs = fs;
+  to.io_threads = 1;
+  REEL_ASSIGN_OR_RETURN(auto task, Task::Open(task_root, to));
+  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task->FindEpisode(n));
+  if (e.data_path.empty())  // a proof over no files would hold vacuously
+    return Status::NotFound("episode " + std::to_string(n) + " has no data here").WithRule("local.deleted");
+  return DigestFileGroup(*task, e);
+}
+
 Proof CheckHeld(HttpSession& http, const std::string& task_root, const std::string& project, int64_t n,
                 const std::map<std::string, uint64_t>& recompressed, FileSystem* fs) {
+  auto mine = LocalDigests(task_root, n, fs);
+  if (mine.ok()) return CompareHeld(http, project, n, *mine, recompressed);
+  Proof out;
+  out.kind = mine.status().rule() == "local.deleted" ? Proof::kNoLocalData : Proof::kDiffers;
+  out.detail = mine.status();
+  return out;
+}
+
+Proof CompareHeld(HttpSession& http, const std::string& project, int64_t n, const std::vector<FileDigest>& mine,
+                  const std::map<std::string, uint64_t>& recompressed) {
   Proof out;
   auto differs = [&](Status s) {
     out.kind = Proof::kDiffers;
     out.detail = std::move(s);
     return out;
   };
-  TaskOptions to;
-  to.fs = fs;
-  to.io_threads = 1;
-  auto task = Task::Open(task_root, to);
-  if (!task.ok()) return differs(task.status());
-  auto e = (*task)->FindEpisode(n);
-  if (!e.ok()) return differs(e.status());
-  if (e->data_path.empty()) {  // a proof over no files would hold vacuously
-    out.kind = Proof::kNoLocalData;
-    out.detail = Status::NotFound("episode " + std::to_string(n) + " has no data here").WithRule("local.deleted");
-    return out;
-  }
-  auto mine = DigestFileGroup(**task, *e);
-  if (!mine.ok()) return differs(mine.status());
   HeldAnswer held = FetchHeldFiles(http, project, n);
   if (!held.ok) {
     out.failure = held.failure;
@@ -278,7 +285,7 @@ Proof CheckHeld(HttpSession& http, const std::string& task_root, const std::stri
   }
   std::map<std::string, const FileDigest*> theirs;
   for (const FileDigest& d : held.files) theirs[d.role] = &d;
-  for (const FileDigest& d : *mine) {
+  for (const FileDigest& d : mine) {
     if (d.role == "episodes_row") continue;  // a delete keeps it; a legacy shard's row is re-sliced
     auto it = theirs.find(d.role);
     if (it == theirs.end())

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "reel/fs.h"
 #include "reel/upload.h"
@@ -43,5 +44,14 @@ struct Proof {
 // files) are kDiffers with the error: nothing may be deleted on them.
 Proof CheckHeld(HttpSession& http, const std::string& task_root, const std::string& project, int64_t n,
                 const std::map<std::string, uint64_t>& recompressed, FileSystem* fs);
+
+// The digests of N's local files (DigestFileGroup); NotFound with rule local.deleted when
+// N has no data parquet here.
+Result<std::vector<FileDigest>> LocalDigests(const std::string& task_root, int64_t n, FileSystem* fs);
+
+// CheckHeld's comparison against given digests `mine` (those of the bytes sent: the outbox
+// records them when it packs, so confirming a slice reads no local file again).
+Proof CompareHeld(HttpSession& http, const std::string& project, int64_t n, const std::vector<FileDigest>& mine,
+                  const std::map<std::string, uint64_t>& recompressed);
 
 }  // namespace reel::upload

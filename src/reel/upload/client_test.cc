@@ -889,8 +889,10 @@ TEST_F(UploadClientTest, OutboxJudgesByDigestNeverByName) {
   auto r = DrainOutbox(root, {1}, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->size(), 1u);
-  ASSERT_FALSE((*r)[0].ok());
-  EXPECT_NE((*r)[0].status().message().find("the proof failed"), std::string::npos) << (*r)[0].status().ToString();
+  EXPECT_EQ((*r)[0].episode_index, 1);
+  ASSERT_FALSE((*r)[0].outcome.ok());
+  EXPECT_NE((*r)[0].outcome.status().message().find("the proof failed"), std::string::npos)
+      << (*r)[0].outcome.status().ToString();
   EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
   auto st = ReadOutboxStatus(root);
   ASSERT_TRUE(st.ok()) << st.status().ToString();
@@ -908,11 +910,11 @@ TEST_F(UploadClientTest, OutboxWithoutProofImportsButNeverDeletes) {
   OutboxOptions o = OutboxOf(Options(server.url()));
   auto r = DrainOutbox(root, {1, 2}, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  for (const auto& one : *r) EXPECT_TRUE(one.ok()) << one.status().ToString();
+  for (const auto& one : *r) EXPECT_TRUE(one.outcome.ok()) << one.outcome.status().ToString();
   o.delete_after = DeleteAfter::kConfirmed;
   r = DrainOutbox(root, {1, 2}, o);
   ASSERT_TRUE(r.ok());
-  for (const auto& one : *r) EXPECT_FALSE(one.ok());
+  for (const auto& one : *r) EXPECT_FALSE(one.outcome.ok()) << one.episode_index;
   EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
   auto st = ReadOutboxStatus(root);
   ASSERT_TRUE(st.ok());
@@ -932,7 +934,7 @@ TEST_F(UploadClientTest, OutboxHonoursRetryAfterAndRetriesTransients) {
   auto r = DrainOutbox(root, {1}, OutboxOf(Options(server.url())));
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_TRUE((*r)[0].ok()) << (*r)[0].status().ToString();
+  ASSERT_TRUE((*r)[0].outcome.ok()) << (*r)[0].outcome.status().ToString();
   EXPECT_GE(waited, 2.0) << "two Retry-After: 1 answers";
   EXPECT_EQ(server.posts, 3);
   auto st = ReadOutboxStatus(root);

@@ -109,7 +109,7 @@ class Drain {
         project_(upload::ProjectOf(o.upload, root_)),
         limiter_([this] { return CurrentRate(); }) {}
 
-  Result<std::vector<Result<UploadOutcome>>> Run();
+  Result<std::vector<EpisodeUploadResult>> Run();
 
  private:
   static std::string ServerKey(std::string s) {
@@ -148,7 +148,7 @@ class Drain {
   void SweepSlices();
   Status CredentialsRefused();
   bool Stopping() { return stop_.load() || (o_.should_stop && o_.should_stop()); }
-  std::vector<Result<UploadOutcome>> Outcomes();
+  std::vector<EpisodeUploadResult> Outcomes();
 
   const std::string root_;
   const std::set<int64_t> only_;
@@ -363,6 +363,9 @@ void Drain::Pack(Job& job) {
   for (const PackedEntry& p : packed->entries)
     if (p.recompressed) recompressed[p.arcname] = p.size;
   job.digest = GroupDigest(*group);
+  nlohmann::json files = nlohmann::json::array();
+  for (const FileDigest& d : *group) files.push_back({d.role, d.path, d.size, d.sha256});
+  job.files = files.dump();
   job.zip_bytes = sum->size;
   job.zip_sha256 = sum->sha256;
   job.recompressed = recompressed.dump();
@@ -493,8 +496,27 @@ std::map<std::string, uint64_t> RecompressedOf(const Job& job) {
   return out;
 }
 
+// The digests recorded when the job was packed (Job::files); empty when unreadable.
+std::vector<FileDigest> PackedDigests(const Job& job) {
+  std::vector<FileDigest> out;
+  if (job.files.empty()) return out;
+  auto j = internal::ParseJson(job.files, "upload outbox");  // bounded: a task's file
+  if (!j.ok() || !j->is_array()) return {};
+  for (const auto& f : *j) {
+    if (!f.is_array() || f.size() != 4 || !f[0].is_string() || !f[1].is_string() || !f[2].is_number_unsigned() ||
+        !f[3].is_string())
+      return {};
+    out.push_back({f[0].get<std::string>(), f[1].get<std::string>(), f[2].get<uint64_t>(), f[3].get<std::string>()});
+  }
+  return out;
+}
+
+// imported -> confirmed: the server's digests against those of the bytes sent.
 void Drain::Prove(upload::HttpSession& http, Job& job) {
-  upload::Proof p = upload::CheckHeld(http, root_, project_, job.episode_index, RecompressedOf(job), fs_);
+  const std::vector<FileDigest> packed = PackedDigests(job);
+  upload::Proof p = packed.empty()
+                        ? upload::CheckHeld(http, root_, project_, job.episode_index, RecompressedOf(job), fs_)
+                        : upload::CompareHeld(http, project_, job.episode_index, packed, RecompressedOf(job));
   const std::string ep = "episode " + std::to_string(job.episode_index);
   switch (p.kind) {
     case upload::Proof::kHeld:
@@ -633,9 +655,15 @@ void Drain::PruneForSpace(upload::HttpSession& http) {
 // --watch: wakes on changes in meta/ (every commit renames info.json into it), at the
 // latest every rescan_s, and syncs the outbox with the task.
 void Drain::WatchLoop() {
-  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fd >= 0)
-    (void)::inotify_add_watch(fd, JoinPath(root_, "meta").c_str(), IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE);
+  int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd >= 0 &&
+      ::inotify_add_watch(fd, JoinPath(root_, "meta").c_str(), IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE) < 0) {
+    ::close(fd);
+    fd = -1;
+  }
+  // Without inotify (a network file system, the watch limit reached) only the rescan finds
+  // new episodes: said, so that a slow pick-up has a visible reason.
+  if (fd < 0) Emit(Job{}, "no_inotify", std::string("only a rescan every ") + std::to_string(o_.rescan_s) + " s");
   auto http = upload::HttpSession::Open(upload::HttpOptionsOf(o_.upload));
   auto next_rescan = std::chrono::steady_clock::now();
   while (!Stopping()) {
@@ -697,31 +725,32 @@ Status Drain::CredentialsRefused() {
   return landed.failure.status.WithContext("credentials refused before any slice was sent");
 }
 
-std::vector<Result<UploadOutcome>> Drain::Outcomes() {
-  std::vector<Result<UploadOutcome>> out;
+std::vector<EpisodeUploadResult> Drain::Outcomes() {
+  std::vector<EpisodeUploadResult> out;
   std::vector<const Job*> by_n;
   for (const auto& [id, j] : jobs_) by_n.push_back(&j);
   std::sort(by_n.begin(), by_n.end(), [](const Job* a, const Job* b) { return a->episode_index < b->episode_index; });
   for (const Job* j : by_n) {
     const std::string ep = "episode " + std::to_string(j->episode_index);
     if (auto g = gave_up_.find(j->id); g != gave_up_.end()) {
-      out.push_back(g->second);
+      out.push_back({j->episode_index, g->second});
       continue;
     }
     const bool done = j->state == JobState::kConfirmed || j->state == JobState::kPruned ||
                       (j->state == JobState::kImported && j->proof_unavailable);
     if (j->state == JobState::kRejected || j->state == JobState::kConflict) {
-      out.push_back(Status::Invalid(j->last_error).WithRule(j->rule));
+      out.push_back({j->episode_index, Status::Invalid(j->last_error).WithRule(j->rule)});
       continue;
     }
     if (!done) {
-      out.push_back(Status::IOError(ep + ": not uploaded yet (" + upload::JobStateName(j->state) + ")" +
-                                    (j->last_error.empty() ? "" : ": " + j->last_error)));
+      out.push_back({j->episode_index, Status::IOError(ep + ": not uploaded yet (" + upload::JobStateName(j->state) +
+                                                       ")" + (j->last_error.empty() ? "" : ": " + j->last_error))});
       continue;
     }
     if (o_.delete_after == DeleteAfter::kConfirmed && j->state != JobState::kPruned) {
-      out.push_back(Status::Invalid(ep + ": uploaded as session " + j->session_id + " but not deleted: " +
-                                    (j->last_error.empty() ? "no proof yet" : j->last_error)));
+      out.push_back({j->episode_index, Status::Invalid(ep + ": uploaded as session " + j->session_id +
+                                                       " but not deleted: " +
+                                                       (j->last_error.empty() ? "no proof yet" : j->last_error))});
       continue;
     }
     UploadOutcome u;
@@ -732,12 +761,12 @@ std::vector<Result<UploadOutcome>> Drain::Outcomes() {
     u.resumable = j->zip_bytes > o_.upload.resumable_threshold;
     u.deleted = j->state == JobState::kPruned;
     u.bytes = j->zip_bytes;
-    out.push_back(u);
+    out.push_back({j->episode_index, u});
   }
   return out;
 }
 
-Result<std::vector<Result<UploadOutcome>>> Drain::Run() {
+Result<std::vector<EpisodeUploadResult>> Drain::Run() {
   REEL_RETURN_IF_ERROR(Sync());
   SweepSlices();
   if (Status refused = CredentialsRefused(); !refused.ok()) {
@@ -761,7 +790,7 @@ Result<std::vector<Result<UploadOutcome>>> Drain::Run() {
 
 }  // namespace
 
-Result<std::vector<Result<UploadOutcome>>> DrainOutbox(const std::string& task_root,
+Result<std::vector<EpisodeUploadResult>> DrainOutbox(const std::string& task_root,
                                                        const std::vector<int64_t>& episode_indices,
                                                        const OutboxOptions& options) {
   auto box = Outbox::Open(task_root, /*create=*/true);
@@ -776,7 +805,14 @@ Result<std::vector<Result<UploadOutcome>>> DrainOutbox(const std::string& task_r
     }
     if (options.delete_after != DeleteAfter::kKeep || options.min_free_bytes > 0)
       return box.status().WithContext("deleting after upload needs the outbox");
-    return UploadEpisodes(task_root, episode_indices, options.upload);
+    std::vector<int64_t> todo = episode_indices;
+    if (todo.empty()) {
+      REEL_ASSIGN_OR_RETURN(todo, EpisodesToUpload(task_root, options.upload.fs));
+    }
+    std::vector<Result<UploadOutcome>> once = UploadEpisodes(task_root, todo, options.upload);
+    std::vector<EpisodeUploadResult> out;
+    for (size_t i = 0; i < todo.size() && i < once.size(); ++i) out.push_back({todo[i], std::move(once[i])});
+    return out;
   }
   if (!box.ok()) return box.status();
   REEL_RETURN_IF_ERROR((*box)->Lock());

@@ -33,16 +33,16 @@ CREATE TABLE IF NOT EXISTS jobs(
   last_error TEXT NOT NULL DEFAULT '', rule TEXT NOT NULL DEFAULT '',
   session_id TEXT NOT NULL DEFAULT '', proof_unavailable INTEGER NOT NULL DEFAULT 0,
   created REAL NOT NULL, updated REAL NOT NULL, confirmed_at REAL NOT NULL DEFAULT 0,
+  files TEXT NOT NULL DEFAULT '',
   UNIQUE(server, project, episode_index, digest));
 CREATE INDEX IF NOT EXISTS jobs_by_episode ON jobs(episode_index, id);
 CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-PRAGMA user_version = 1;
 )sql";
 
 constexpr const char* kColumns =
     "id, server, project, episode_index, digest, state, bytes, zip_bytes, zip_sha256, recompressed, "
     "tus_location, sent, attempts, next_try, last_error, rule, session_id, proof_unavailable, created, "
-    "updated, confirmed_at";
+    "updated, confirmed_at, files";
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -120,6 +120,7 @@ Job ReadJob(const Stmt& s) {
   j.created = s.Real(18);
   j.updated = s.Real(19);
   j.confirmed_at = s.Real(20);
+  j.files = s.Text(21);
   return j;
 }
 
@@ -184,12 +185,27 @@ Result<std::unique_ptr<Outbox>> Outbox::Open(const std::string& task_root, bool 
   if (!create) return box;
   REEL_RETURN_IF_ERROR(box->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
   REEL_RETURN_IF_ERROR(box->Exec(kSchema));
+  REEL_RETURN_IF_ERROR(box->Migrate());
   return box;
 }
 
 Outbox::~Outbox() {
   sqlite3_close(db_);
   if (lock_fd_ >= 0) ::close(lock_fd_);  // after the database: its own locks are fcntl's
+}
+
+// Version 1 (the first outboxes) lacks jobs.files; version 2 has it.
+Status Outbox::Migrate() {
+  int64_t version = 0;
+  {
+    Stmt v(db_, "PRAGMA user_version");
+    REEL_RETURN_IF_ERROR(v.Prepared());
+    REEL_ASSIGN_OR_RETURN(bool row, v.Step());
+    if (row) version = v.Int(0);
+  }
+  if (version == 1) REEL_RETURN_IF_ERROR(Exec("ALTER TABLE jobs ADD COLUMN files TEXT NOT NULL DEFAULT ''"));
+  if (version < 2) REEL_RETURN_IF_ERROR(Exec("PRAGMA user_version = 2"));
+  return Status::OK();
 }
 
 Status Outbox::Exec(const std::string& sql) {
@@ -269,14 +285,14 @@ Status Outbox::Save(Job& j) {
   Stmt s(db_,
          "UPDATE jobs SET digest=?2, state=?3, bytes=?4, zip_bytes=?5, zip_sha256=?6, recompressed=?7, "
          "tus_location=?8, sent=?9, attempts=?10, next_try=?11, last_error=?12, rule=?13, session_id=?14, "
-         "proof_unavailable=?15, updated=?16, confirmed_at=?17 WHERE id=?1");
+         "proof_unavailable=?15, updated=?16, confirmed_at=?17, files=?18 WHERE id=?1");
   REEL_RETURN_IF_ERROR(s.Prepared());
   s.Bind(1, j.id).Bind(2, j.digest).Bind(3, std::string(JobStateName(j.state)))
       .Bind(4, static_cast<int64_t>(j.bytes)).Bind(5, static_cast<int64_t>(j.zip_bytes)).Bind(6, j.zip_sha256)
       .Bind(7, j.recompressed).Bind(8, j.tus_location).Bind(9, static_cast<int64_t>(j.sent))
       .Bind(10, static_cast<int64_t>(j.attempts)).Bind(11, j.next_try).Bind(12, j.last_error).Bind(13, j.rule)
       .Bind(14, j.session_id).Bind(15, static_cast<int64_t>(j.proof_unavailable ? 1 : 0)).Bind(16, j.updated)
-      .Bind(17, j.confirmed_at);
+      .Bind(17, j.confirmed_at).Bind(18, j.files);
   REEL_ASSIGN_OR_RETURN(bool row, s.Step());
   (void)row;
   return Status::OK();

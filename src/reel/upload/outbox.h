@@ -61,6 +61,10 @@ struct Job {
   double created = 0;
   double updated = 0;
   double confirmed_at = 0;
+  // JSON [[role, path, size, sha256], ...]: the digests of the data and videos packed, so
+  // that confirming the slice compares the server's with what was sent, reading nothing
+  // again (a prune reads the local files afresh).
+  std::string files;
 };
 
 class Outbox {
@@ -94,6 +98,7 @@ class Outbox {
  private:
   Outbox(sqlite3* db, std::string dir) : db_(db), dir_(std::move(dir)) {}
   Status Exec(const std::string& sql);
+  Status Migrate();  // an older schema brought to the current one
   sqlite3* db_;
   std::string dir_;
   int lock_fd_ = -1;
