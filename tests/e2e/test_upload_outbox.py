@@ -330,3 +330,22 @@ def test_a_task_this_user_may_not_write_is_uploaded_once_without_an_outbox(reel_
     p = subprocess.run([*base, "--delete-after", "confirmed"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "needs the outbox" in p.stderr, (p.stdout, p.stderr)
     subprocess.run(["chmod", "-R", "u+w", str(task)], check=True)
+
+
+def test_an_outbox_of_the_first_schema_is_migrated(reel_bin, tmp_path, server):
+    # Version 1 outboxes have no jobs.files: the next uploader adds it and goes on.
+    task = small_task(reel_bin, tmp_path / "client", count=2)
+    rc, doc, err = upload(reel_bin, task, server.url, 1)
+    assert rc == 0, (doc, err)
+    db = sqlite3.connect(task / "meta" / ".upload-outbox" / "outbox.sqlite")
+    db.execute("ALTER TABLE jobs DROP COLUMN files")
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    rc, doc, err = upload(reel_bin, task, server.url)
+    assert rc == 0 and [e["episode_index"] for e in doc["episodes"]] == [1, 2], (doc, err)
+    assert states(reel_bin, task) == {1: "confirmed", 2: "confirmed"}
+    db = sqlite3.connect(task / "meta" / ".upload-outbox" / "outbox.sqlite")
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    files = dict(db.execute("SELECT episode_index, files FROM jobs").fetchall())
+    assert files[1] == "" and json.loads(files[2])[0][0] == "data", files
