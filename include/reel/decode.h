@@ -1,7 +1,7 @@
 // Decoders for the column families whose values need more than a cast:
 // force matrices (contract §7.2.1), IMU samples (§7.2), SLAM trajectories
-// (multi-device §4.6/§5.3) and the pairing of `_ns` streams to frames
-// (multi-device §8.2.4).
+// (multi-device §4.6/§5.3) and glove pressure frames (§4.5). Pairing them with
+// frames by time is reel/align.h.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -105,11 +105,16 @@ struct SlamPoint {
 Result<std::vector<SlamPoint>> DecodeSlam(const arrow::ChunkedArray& points,
                                           const arrow::ChunkedArray* ns);
 
-// ---- Pairing -------------------------------------------------------------------
-// For each sample stamp, the frame row whose hardware_ns is nearest
-// (searchsorted on the sorted stamps; ties go to the earlier frame). Stamps of
-// 0 mean "no stamp" on either side and pair with -1.
-std::vector<int64_t> PairToFrames(const std::vector<int64_t>& frame_hardware_ns,
-                                  const std::vector<int64_t>& sample_ns);
+// ---- Glove pressure frames ---------------------------------------------------------
+// observation.<sensor>: a 16x16 pressure frame flattened, in the firmware's channel order.
+inline constexpr int kGloveSide = 16;
+// True for a left-hand glove column: "left" in its name, case-insensitive (the
+// reference's glove_side_of; a right glove is the default).
+bool IsLeftGlove(const std::string& column);
+// The canonical [x, y] order of a left glove's frame (multi-device §4.5, the reference's
+// canonical_pressure_matrix): the firmware stores the left hand as the anti-transpose of
+// the canonical frame, so out[i][j] = in[15-j][15-i]. Its own inverse; `in` and `out`
+// hold 256 values and must not overlap. A right glove's frame is already canonical.
+void CanonicalLeftGlove(const float* in, float* out);
 
 }  // namespace reel

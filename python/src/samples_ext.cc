@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "binding.h"
+#include "reel/align.h"
 #include "reel/decode.h"
 #include "reel/task.h"
 
@@ -99,9 +100,9 @@ nb::dict Slam(const Task& task, int64_t n, const std::string& column) {
       if (!decoded.ok()) return decoded.status().WithContext(c.where + ": column \"" + column + "\"");
       points = std::move(*decoded);
       REEL_ASSIGN_OR_RETURN(auto frame_ns, FrameNs(*c.table, c.where));
-      std::vector<int64_t> sample_ns;
-      for (const SlamPoint& p : points) sample_ns.push_back(p.ns);
-      frames = PairToFrames(frame_ns, sample_ns);
+      std::vector<int64_t> sample_ns, sample_row;
+      for (const SlamPoint& p : points) sample_ns.push_back(p.ns), sample_row.push_back(p.row);
+      frames = NearestFrames(frame_ns, sample_ns, sample_row);
       return Status::OK();
     }();
   }

@@ -1,7 +1,8 @@
-// IMU samples, SLAM points and nearest-stamp pairing.
+// IMU samples, SLAM points and glove frames.
 #include <arrow/api.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "reel/decode.h"
 
@@ -140,30 +141,16 @@ Result<std::vector<SlamPoint>> DecodeSlam(const arrow::ChunkedArray& points,
   return out;
 }
 
-std::vector<int64_t> PairToFrames(const std::vector<int64_t>& frame_hardware_ns,
-                                  const std::vector<int64_t>& sample_ns) {
-  std::vector<std::pair<int64_t, int64_t>> frames;  // (stamp, row), stamped frames only
-  for (size_t r = 0; r < frame_hardware_ns.size(); ++r)
-    if (frame_hardware_ns[r] != 0) frames.emplace_back(frame_hardware_ns[r], static_cast<int64_t>(r));
-  std::sort(frames.begin(), frames.end());
-  std::vector<int64_t> out(sample_ns.size(), -1);
-  for (size_t s = 0; s < sample_ns.size(); ++s) {
-    const int64_t t = sample_ns[s];
-    if (t == 0 || frames.empty()) continue;
-    auto it = std::lower_bound(frames.begin(), frames.end(), std::make_pair(t, int64_t{-1}));
-    if (it == frames.end()) {
-      out[s] = frames.back().second;
-    } else if (it == frames.begin()) {
-      out[s] = it->second;
-    } else {
-      auto prev = std::prev(it);
-      // Unsigned distance avoids overflow on far-apart stamps; ties go to the earlier frame.
-      const uint64_t after = static_cast<uint64_t>(it->first) - static_cast<uint64_t>(t);
-      const uint64_t before = static_cast<uint64_t>(t) - static_cast<uint64_t>(prev->first);
-      out[s] = before <= after ? prev->second : it->second;
-    }
-  }
-  return out;
+bool IsLeftGlove(const std::string& column) {
+  std::string lower = column;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("left") != std::string::npos;
+}
+
+void CanonicalLeftGlove(const float* in, float* out) {
+  for (int i = 0; i < kGloveSide; ++i)
+    for (int j = 0; j < kGloveSide; ++j)
+      out[i * kGloveSide + j] = in[(kGloveSide - 1 - j) * kGloveSide + (kGloveSide - 1 - i)];
 }
 
 }  // namespace reel

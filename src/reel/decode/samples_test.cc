@@ -155,33 +155,5 @@ TEST(DecodeSlam, StampLengthMismatchIsInvalid) {
   }
 }
 
-// ---- Pairing ------------------------------------------------------------------
-
-TEST(PairToFrames, NearestFrameTiesGoEarlier) {
-  const std::vector<int64_t> frames = {100, 200, 300};
-  EXPECT_EQ(PairToFrames(frames, {90, 100, 149, 150, 151, 250, 251, 300, 1000}),
-            (std::vector<int64_t>{0, 0, 0, 0, 1, 1, 2, 2, 2}));
-}
-
-TEST(PairToFrames, ZeroStampsPairWithMinusOne) {
-  // A sample without a stamp pairs with nothing; unstamped frames are never chosen.
-  const std::vector<int64_t> frames = {0, 200, 0, 400};
-  EXPECT_EQ(PairToFrames(frames, {0, 10, 299, 300, 301, 5000}),
-            (std::vector<int64_t>{-1, 1, 1, 1, 3, 3}));
-  EXPECT_EQ(PairToFrames({0, 0}, {10, 20}), (std::vector<int64_t>{-1, -1}));
-  EXPECT_EQ(PairToFrames({}, {10}), (std::vector<int64_t>{-1}));
-  EXPECT_TRUE(PairToFrames({100}, {}).empty());
-}
-
-TEST(PairToFrames, UnsortedFrameStamps) {
-  const std::vector<int64_t> frames = {300, 100, 200};
-  EXPECT_EQ(PairToFrames(frames, {110, 190, 260, 1000, 1}),
-            (std::vector<int64_t>{1, 2, 0, 0, 1}));
-}
-
-TEST(PairToFrames, ExactMatchOfDuplicateStampsPicksTheEarlierRow) {
-  EXPECT_EQ(PairToFrames({100, 100, 200}, {100}), (std::vector<int64_t>{0}));
-}
-
 }  // namespace
 }  // namespace reel
