@@ -217,8 +217,62 @@ class Task:
         """A SLAM trajectory column of episode N: ``points`` float64 (k, 8) [t, x, y, z, qx,
         qy, qz, qw], ``ns`` int64 (k,) host stamps (0 = none), ``row`` int64 (k,) the row each
         point hangs on, ``frame`` int64 (k,) the frame whose hardware_ns is nearest to ns
-        (multi-device §8.2.4; -1 without a stamp)."""
+        (multi-device §8.2.4; -1 without a stamp), within the point's clock segment (no pairing
+        across a backward step of hardware_ns)."""
         return self._core.slam(int(episode_index), str(column))
+
+    def align(self, episode_index: int, columns: str | Iterable[str] | None = None, *,
+              tolerance_s: float | None = None, method: str = "nearest", canonical_gloves: bool = True):
+        """Episode N's streams paired with its frames by time, as a ``pyarrow.Table`` with one
+        row per data row (docs/python.md "Aligned samples"; multi-device §5.3-§5.5, §8.2.4).
+
+        Columns: ``frame_index``, ``hardware_ns`` (the frame's time; null where 0), then per
+        aligned column X: ``X`` (the paired value, null where no sample is within tolerance),
+        and for a stream with a clock ``X_ns`` (the sample's time on the frame clock) and
+        ``X_dt_ns`` (``X_ns - hardware_ns``), null where unpaired. Clocks: a column with a
+        scalar ``X_ns`` (force, force matrix) by that stamp; a trajectory by its ``X_ns`` list
+        (value ``[t, x, y, z, qx, qy, qz, qw]``); ``observation.imu`` by ``imu_ts_ns`` on the
+        device clock, mapped through ``raw_hw_ns`` (the metadata's ``reel.imu_clock`` says how);
+        any other fixed-size column (gloves, gripper state, hand pose) is its row's, all-zero
+        rows null (no sample), the left glove in canonical order unless ``canonical_gloves`` is
+        False. A stamp of 0 is "no stamp". ``columns``: default every observation.* stream.
+
+        ``tolerance_s``: the largest |sample - frame| paired (default half a frame period).
+        ``method``: "nearest" (ties go to the earlier sample) or "interpolate" (linear between
+        the samples either side when at most 2 x tolerance apart, slerp for a pose's
+        quaternion, else nearest; force matrices are always nearest). No sample is paired
+        across a backward step of hardware_ns (metadata ``reel.clock_resets`` lists the rows).
+        Raises NotFoundError for an unknown episode or column, InvalidError for a column that
+        is not a stream."""
+        import pyarrow as pa  # noqa: PLC0415 - pyarrow is a dependency; kept out of import time
+
+        n = int(episode_index)
+        cols = _column_names(columns) or []
+        tol = 0.0 if tolerance_s is None else float(tolerance_s)
+        if tolerance_s is not None and not tol > 0:
+            raise InvalidError(f"tolerance_s must be a positive number of seconds, got {tolerance_s!r}")
+        capsule = self._core.align_table(n, cols, tol, str(method), bool(canonical_gloves))
+        return pa.table(ArrowStream(lambda: capsule, f"aligned episode {n} of {self.root}"))
+
+    def imu_table(self, episode_index: int):
+        """One row per IMU sample of episode N as a ``pyarrow.Table``: ``row`` (the data row it
+        hangs on), ``imu_ts_ns`` (device clock), ``ns`` (on the frame clock, null where it
+        cannot be mapped), ``frame`` (the nearest frame by time, null without stamps),
+        ``dt_ns`` (``ns`` minus that frame's hardware_ns) and ``imu`` (6 float32 values). The
+        schema metadata ``reel.imu_clock`` says how device time was mapped: "raw_hw_ns",
+        "hardware_ns" or "row_offset" (an estimate; docs/python.md)."""
+        import pyarrow as pa  # noqa: PLC0415 - pyarrow is a dependency; kept out of import time
+
+        n = int(episode_index)
+        capsule = self._core.imu_table(n)
+        return pa.table(ArrowStream(lambda: capsule, f"IMU samples of episode {n} of {self.root}"))
+
+    def glove(self, episode_index: int, column: str, *, canonical: bool = True) -> np.ndarray:
+        """Every row of a glove column (``observation.<sensor>``) as (rows, 16, 16) float32.
+        The left glove (a column whose name holds "left") is stored in the firmware's channel
+        order; ``canonical=True`` returns it in the canonical [x, y] order the right glove
+        already has (multi-device §4.5: ``values[::-1, ::-1].T``), False as stored."""
+        return self._core.glove(int(episode_index), str(column), bool(canonical))
 
     def force_matrix(self, episode_index: int, row: int, column: str) -> np.ndarray | None:
         """Decoded (250, 250, 3) float32 force matrix in mN at ``row`` of ``column``, using the

@@ -3,6 +3,7 @@
 #include <arrow/api.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstring>
 
@@ -124,6 +125,66 @@ nb::dict Slam(const Task& task, int64_t n, const std::string& column) {
   return d;
 }
 
+// Task.align / Task.imu_table: reel/align.h's tables as Arrow C stream capsules.
+nb::object AlignTable(const Task& task, int64_t n, const std::vector<std::string>& columns, double tolerance_s,
+                      const std::string& method, bool canonical_gloves) {
+  AlignOptions options;
+  options.columns = columns;
+  options.tolerance_s = tolerance_s;
+  options.method = Unwrap(ParseAlignMethod(method));
+  options.canonical_gloves = canonical_gloves;
+  Result<std::shared_ptr<arrow::Table>> table = NotRunYet();
+  {
+    nb::gil_scoped_release release;
+    table = AlignEpisode(task, n, options);
+  }
+  return StreamCapsule(std::make_shared<arrow::TableBatchReader>(Unwrap(std::move(table))));
+}
+
+nb::object ImuTableCapsule(const Task& task, int64_t n) {
+  Result<std::shared_ptr<arrow::Table>> table = NotRunYet();
+  {
+    nb::gil_scoped_release release;
+    table = ImuTable(task, n);
+  }
+  return StreamCapsule(std::make_shared<arrow::TableBatchReader>(Unwrap(std::move(table))));
+}
+
+// Every row of a glove column as (rows, 16, 16) float32, the left glove canonical on request.
+nb::object Glove(const Task& task, int64_t n, const std::string& column, bool canonical) {
+  std::vector<float> values;
+  int64_t rows = 0;
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    st = [&]() -> Status {
+      REEL_ASSIGN_OR_RETURN(EpisodeColumns c, ReadEpisodeColumns(task, n, {column}, ""));
+      const auto& col = *c.table->GetColumnByName(column);
+      const auto* type = dynamic_cast<const arrow::FixedSizeListType*>(col.type().get());
+      constexpr int kCells = kGloveSide * kGloveSide;
+      if (!type || type->list_size() != kCells || type->value_type()->id() != arrow::Type::FLOAT)
+        return Status::Invalid(c.where + ": column \"" + column + "\" is " + col.type()->ToString() +
+                               ", not a glove frame (fixed_size_list<float32>[256])");
+      rows = col.length();
+      values.assign(static_cast<size_t>(rows) * kCells, 0.0f);
+      int64_t r = 0;
+      for (const auto& chunk : col.chunks()) {
+        const auto& l = static_cast<const arrow::FixedSizeListArray&>(*chunk);
+        const float* v = static_cast<const arrow::FloatArray&>(*l.values()).raw_values();
+        for (int64_t i = 0; i < l.length(); ++i, ++r) {
+          if (l.IsNull(i)) continue;
+          float* out = &values[r * kCells];
+          if (canonical && IsLeftGlove(column)) CanonicalLeftGlove(v + l.value_offset(i), out);
+          else std::memcpy(out, v + l.value_offset(i), sizeof(float) * kCells);
+        }
+      }
+      return Status::OK();
+    }();
+  }
+  if (!st.ok()) RaiseStatus(st);
+  return ToNumpy(values.data(), values.size(), nb::make_tuple(rows, kGloveSide, kGloveSide), "float32");
+}
+
 }  // namespace
 
 void BindSamples(nb::class_<Task>& task) {
@@ -132,7 +193,13 @@ void BindSamples(nb::class_<Task>& task) {
       .def("slam", &Slam, "episode_index"_a, "column"_a,
            "A SLAM trajectory column of episode N: {points (k, 8) float64 [t,x,y,z,qx,qy,qz,qw], "
            "ns (k,), row (k,) the row it hangs on, frame (k,) the row whose hardware_ns is nearest "
-           "to ns (-1 without a stamp)}.");
+           "to ns within its clock segment (-1 without a stamp)}.")
+      .def("align_table", &AlignTable, "episode_index"_a, "columns"_a, "tolerance_s"_a, "method"_a,
+           "canonical_gloves"_a, "reel/align.h AlignEpisode as an arrow_array_stream capsule.")
+      .def("imu_table", &ImuTableCapsule, "episode_index"_a,
+           "reel/align.h ImuTable as an arrow_array_stream capsule.")
+      .def("glove", &Glove, "episode_index"_a, "column"_a, "canonical"_a,
+           "A glove column as (rows, 16, 16) float32; the left glove canonical when asked.");
 }
 
 }  // namespace py

@@ -9,6 +9,10 @@
 #include "reel/metadata.h"
 #include "reel/task.h"
 
+namespace arrow {
+class Table;
+}
+
 namespace reel::internal {
 
 // Findings of one unit of work (the task, or one episode), later merged in order.
@@ -40,6 +44,10 @@ bool IsDepthSlot(const std::string& slot);
 // columns, retired names (observation.images.*, gripper_1_*, slam_pose). Also add-columns'
 // name rule, so it refuses what the checker reports.
 void CheckColumnName(const std::string& name, const std::string& where, FindingSink& sink);
+
+// time.clock_reset, time.repeated_stamp, time.stream_gap over an episode's data table
+// (check/time_rules.cc; the events are reel/align.h's).
+void CheckStreamTimes(const arrow::Table& t, const EpisodeEntry& e, FindingSink& sink);
 
 // True for the data parquet key columns of contract §7.1 / multi-device §3.
 bool IsKeyColumn(const std::string& name);

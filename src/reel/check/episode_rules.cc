@@ -510,6 +510,7 @@ void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink, bo
   CheckCompression(*data, e, sink);
   CheckKeyColumns(t, e, task.info(), sink);
   CheckKeyValues(t, e, sink);
+  CheckStreamTimes(t, e, sink);
   CheckColumns(*data, e, task.info(), sink);
   CheckColumnValues(*data, e, sink);
   CheckLockstep(t, e, sink);

@@ -102,6 +102,15 @@ const std::vector<RuleInfo> kRules = {
       {"data.time_order", S::kError, "contract §7.1; multi-device §3.1",
        "timestamp and wall_time are finite and never decrease within an episode (rows are "
        "written in time order)"},
+      {"time.clock_reset", S::kWarning, "multi-device §3.1, §5.4, §8.2.4",
+       "hardware_ns, a sample's _ns, a trajectory's _ns and imu_ts_ns never step back within an "
+       "episode (a wrap or a device reset); reel pairs samples with frames within each stretch"},
+      {"time.repeated_stamp", S::kWarning, "multi-device §5.3, §5.5",
+       "no row repeats the previous stamp of a stream (the same frame or sample twice; a row "
+       "without a new sample holds 0)"},
+      {"time.stream_gap", S::kWarning, "multi-device §5.5",
+       "no stream is silent for longer than max(1 s, 10 x its median interval), from the first "
+       "frame to the last (a stream that stopped or was disconnected)"},
       {"data.column_type", S::kError, "contract §7.2; multi-device App. C",
        "each column family has its Arrow type: fixed_size_list for list<T, N>, variable list "
        "for force matrices, SLAM, IMU samples"},

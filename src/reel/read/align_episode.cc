@@ -124,7 +124,10 @@ std::vector<T> Blend(const std::vector<T>& samples, int32_t width, const std::ve
     if (p[r].a < 0) continue;
     const T* a = &samples[p[r].a * width];
     const T* b = p[r].b >= 0 ? &samples[p[r].b * width] : a;
-    for (int32_t k = 0; k < width; ++k) out[r * width + k] = static_cast<T>(a[k] + p[r].w * (b[k] - a[k]));
+    for (int32_t k = 0; k < width; ++k) {  // in double, then rounded once to T
+      const double x = a[k], y = b[k];
+      out[r * width + k] = static_cast<T>(x + p[r].w * (y - x));
+    }
   }
   return out;
 }

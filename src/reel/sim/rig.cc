@@ -238,7 +238,9 @@ Status SimulateRows(const SimulateOptions& options, int64_t episode,
     row.timestamp = t;
     row.wall_time = wall0 + t;
     row.hardware_ns = hw;
-    row.raw_hw_ns = hw + static_cast<int64_t>(200'000 * noise(rng));
+    // The head camera's SDK stamp before normalisation (multi-device §3.1, §4.4): the IMU's
+    // device clock, with 0.2 ms of jitter; hardware_ns is the normalised host-time sequence.
+    row.raw_hw_ns = device0 + i * period_ns + static_cast<int64_t>(200'000 * noise(rng));
     // Grippers: a press with matching force sensor, state and force matrix.
     for (int rig = 1; rig <= 2; ++rig) {
       const std::string p = rig == 1 ? "observation." : "observation.gripper_2_";
