@@ -152,4 +152,17 @@ Result<std::shared_ptr<arrow::Table>> AlignEpisode(const Task& task, int64_t epi
 // imu (fixed_size_list<float32>[6]). Metadata reel.imu_clock names the mapping.
 Result<std::shared_ptr<arrow::Table>> ImuTable(const Task& task, int64_t episode_index);
 
+// A causal window of IMU samples per frame: the `window` newest samples whose time on the
+// frame clock is at or before the frame's (and, when max_age_s > 0, not older than that),
+// oldest first, from the frame's own clock segment. Slots without a sample are zeros with
+// valid = 0 (padding comes first). Frames without a stamp get an empty window.
+struct ImuWindows {
+  int64_t window = 0;
+  std::vector<float> values;     // rows x window x 6
+  std::vector<int64_t> ns;       // rows x window, on the frame clock (0 in padding)
+  std::vector<uint8_t> valid;    // rows x window
+  std::string clock;             // ImuClockMap::source
+};
+Result<ImuWindows> ImuWindowsOf(const Task& task, int64_t episode_index, int64_t window, double max_age_s = 0);
+
 }  // namespace reel

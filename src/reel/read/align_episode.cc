@@ -2,6 +2,7 @@
 // table, AlignEpisode and ImuTable (Arrow tables built from the pairing core).
 #include <arrow/api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -469,6 +470,57 @@ Result<std::shared_ptr<arrow::Table>> ImuTable(const Task& task, int64_t n) {
   return arrow::Table::Make(
       arrow::schema(fields, arrow::key_value_metadata({"reel.imu_clock"}, {imu->clock.source})),
       {rows, device, ns, frames, dts, values});
+}
+
+Result<ImuWindows> ImuWindowsOf(const Task& task, int64_t n, int64_t window, double max_age_s) {
+  if (window < 1 || window > 4096)
+    return Status::Invalid("an IMU window holds 1 to 4096 samples, got " + std::to_string(window));
+  std::string where;
+  REEL_ASSIGN_OR_RETURN(auto schema, SchemaOf(task, n, &where));
+  if (!schema->GetFieldByName("observation.imu"))
+    return Status::NotFound(where + ": no observation.imu column (this episode has no IMU samples)");
+  std::vector<std::string> read = {"frame_index", "hardware_ns", "observation.imu"};
+  for (const char* optional : {"imu_ts_ns", "raw_hw_ns"})
+    if (schema->GetFieldByName(optional)) read.push_back(optional);
+  REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, read));
+  auto imu = ImuOnClock(*ep.table, ep.frame_ns);
+  if (!imu.ok()) return imu.status().WithContext(where);
+  const size_t rows = ep.frame_ns.size();
+  ImuWindows out;
+  out.window = window;
+  out.clock = imu->clock.source;
+  out.values.assign(rows * window * 6, 0.0f);
+  out.ns.assign(rows * window, 0);
+  out.valid.assign(rows * window, 0);
+  const int64_t max_age = max_age_s > 0 ? static_cast<int64_t>(std::llround(max_age_s * 1e9)) : 0;
+  const std::vector<int32_t> segment = ClockSegments(ep.frame_ns);
+  // Samples per segment sorted by time (a repeated stamp once), as PairFrames sees them.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> by(segment.empty() ? 1 : segment.back() + 1);
+  for (size_t i = 0; i < imu->rows.size(); ++i) {
+    if (imu->clock.ns[i] == 0 || rows == 0) continue;
+    const int32_t s = segment[std::min<size_t>(imu->rows[i], rows - 1)];
+    by[s].push_back({imu->clock.ns[i], static_cast<int64_t>(i)});
+  }
+  for (auto& v : by) {
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    v.erase(std::unique(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first == b.first; }), v.end());
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    const int64_t t = ep.frame_ns[r];
+    if (t == 0) continue;
+    const auto& v = by[segment[r]];
+    auto end = std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const auto& s) { return x < s.first; });
+    int64_t slot = window - 1;
+    for (auto it = end; it != v.begin() && slot >= 0; --slot) {
+      --it;
+      if (max_age > 0 && t - it->first > max_age) break;
+      const size_t cell = r * window + slot;
+      out.valid[cell] = 1;
+      out.ns[cell] = it->first;
+      std::memcpy(&out.values[cell * 6], imu->samples.values[it->second].data(), 6 * sizeof(float));
+    }
+  }
+  return out;
 }
 
 }  // namespace reel
