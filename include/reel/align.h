@@ -165,4 +165,20 @@ struct ImuWindows {
 };
 Result<ImuWindows> ImuWindowsOf(const Task& task, int64_t episode_index, int64_t window, double max_age_s = 0);
 
+// A force-matrix column of episode N paired with each frame by its scalar _ns (nearest
+// within tolerance_s, 0 = half a frame period), decoded with the episode's own scale
+// (ResolveForceMatrixSpec's authority order) to mN: per frame (height, width, channels)
+// float32, where plane kFz keeps channel 2 (fz) only and `downsample` (a divisor of 250)
+// averages downsample x downsample cells. Frames without a paired sample are zeros with
+// valid = 0.
+enum class ForcePlane { kFull, kFz };
+struct AlignedForceMatrices {
+  int64_t height = 0, width = 0, channels = 0;
+  std::vector<float> values;   // rows x height x width x channels
+  std::vector<uint8_t> valid;  // rows
+  std::vector<int64_t> dt_ns;  // rows: sample stamp - frame stamp (0 where not valid)
+};
+Result<AlignedForceMatrices> AlignForceMatrices(const Task& task, int64_t episode_index, const std::string& column,
+                                                ForcePlane plane, int downsample, double tolerance_s = 0);
+
 }  // namespace reel

@@ -267,6 +267,25 @@ class Task:
         capsule = self._core.imu_table(n)
         return pa.table(ArrowStream(lambda: capsule, f"IMU samples of episode {n} of {self.root}"))
 
+    def imu_windows(self, episode_index: int, window: int = 16, *, max_age_s: float | None = None) -> dict[str, Any]:
+        """For every frame of episode N, the ``window`` newest IMU samples at or before the
+        frame's time on the frame clock (as :meth:`imu_table` maps them; none across a reset
+        of hardware_ns), oldest first: ``values`` float32 (rows, K, 6), ``ns`` int64 (rows, K),
+        ``valid`` bool (rows, K) (False = padding, which comes first), ``clock`` (the mapping,
+        as ``reel.imu_clock``). ``max_age_s`` drops samples older than that before the frame."""
+        return self._core.imu_windows(int(episode_index), int(window), float(max_age_s or 0.0))
+
+    def force_matrices(self, episode_index: int, column: str, *, plane: str = "full", downsample: int = 1,
+                       tolerance_s: float | None = None) -> dict[str, np.ndarray]:
+        """A force-matrix column of episode N paired with every frame by its ``_ns`` (nearest
+        within ``tolerance_s``, default half a frame period) and decoded to mN with the
+        episode's own scale: ``values`` float32 (rows, 250/d, 250/d, 3), or (rows, 250/d,
+        250/d) for ``plane="fz"``, averaged over d x d cells with ``downsample=d`` (a divisor
+        of 250); ``valid`` bool (rows,) (False: no sample near that frame, values 0);
+        ``dt_ns`` int64 (rows,) the sample's stamp minus the frame's."""
+        return self._core.force_matrices(int(episode_index), str(column), str(plane), int(downsample),
+                                         float(tolerance_s or 0.0))
+
     def glove(self, episode_index: int, column: str, *, canonical: bool = True) -> np.ndarray:
         """Every row of a glove column (``observation.<sensor>``) as (rows, 16, 16) float32.
         The left glove (a column whose name holds "left") is stored in the firmware's channel

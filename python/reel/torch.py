@@ -208,9 +208,20 @@ class FrameDataset(torch.utils.data.Dataset):
                  episodes: Mapping[int, Iterable[int]] | None = None, cache_episodes: int = 8,
                  image_transforms: Callable[[torch.Tensor], torch.Tensor] | None = None,
                  tolerance_s: float = 1e-4, image_dtype: str = "float32",
-                 storage_options: dict[str, Any] | None = None, decode_threads: int = 0):
+                 storage_options: dict[str, Any] | None = None, decode_threads: int = 0,
+                 imu_window: int = 16, force_matrix: str = "fz", force_matrix_downsample: int = 1,
+                 align_tolerance_s: float | None = None, canonical_gloves: bool = True):
         if image_dtype not in ("float32", "uint8"):
             raise TypeError(f"image_dtype must be 'float32' or 'uint8', got {image_dtype!r}")
+        if force_matrix not in ("fz", "full"):
+            raise TypeError(f"force_matrix must be 'fz' or 'full', got {force_matrix!r}")
+        if int(imu_window) < 1:
+            raise TypeError(f"imu_window must be at least 1, got {imu_window!r}")
+        self.imu_window = int(imu_window)
+        self.force_matrix = force_matrix
+        self.force_matrix_downsample = int(force_matrix_downsample)
+        self.align_tolerance_s = None if align_tolerance_s is None else float(align_tolerance_s)
+        self.canonical_gloves = bool(canonical_gloves)
         self.tasks = [str(tasks)] if isinstance(tasks, (str, bytes)) or hasattr(tasks, "__fspath__") else [
             str(t) for t in tasks]
         self.image_transforms = image_transforms
@@ -268,6 +279,11 @@ class FrameDataset(torch.utils.data.Dataset):
             self.columns = [f.name for f in schema if f.name not in _BOOKKEEPING and _numeric(f.type)]
         else:
             self.columns = [str(c) for c in columns]
+        sensors = set(sources[0].info.get("sensors") or []) if sources else set()
+        # How each column is read (docs/python.md "Aligned samples"): "plain" (its row's
+        # value, as stored) or one of the streams paired with the frame by time.
+        self._kinds = {name: (_stream_kind(name, schema, sensors) if sources and sources[0].pooled else "plain")
+                       for name in self.columns}
         self.delta_timestamps = {k: [float(d) for d in v] for k, v in (delta_timestamps or {}).items()}
         known = set(self.columns) | set(self.cameras)
         fps = sources[0].fps if sources else 0.0
@@ -281,9 +297,15 @@ class FrameDataset(torch.utils.data.Dataset):
                                             f"at {fps:g} fps within tolerance_s={self.tolerance_s:g}")
 
         features: dict[str, dict[str, Any]] = {}
+        side = 250 // max(1, self.force_matrix_downsample)
+        stream_shapes = {"imu": [self.imu_window, 6], "slam": [8],
+                         "force_matrix": [side, side] if self.force_matrix == "fz" else [side, side, 3]}
         for name in self.columns:
             f = schema.field(name) if name in schema.names else None
-            if f is not None and pa.types.is_fixed_size_list(f.type):
+            kind = self._kinds.get(name)
+            if kind in stream_shapes:
+                features[name] = {"dtype": "float32", "shape": stream_shapes[kind], "names": None}
+            elif f is not None and pa.types.is_fixed_size_list(f.type):
                 features[name] = {"dtype": "float32", "shape": [f.type.list_size], "names": None}
             elif f is not None:
                 features[name] = {"dtype": _dtype_name(f.type), "shape": [1], "names": None}
@@ -337,16 +359,61 @@ class FrameDataset(torch.utils.data.Dataset):
         if key in self._decoded:
             self._decoded.move_to_end(key)
             return self._decoded[key]
-        names = ["timestamp", "frame_index", *[c for c in self.columns if c not in ("timestamp", "frame_index")]]
+        plain = [c for c in self.columns if self._kinds.get(c, "plain") == "plain"]
+        names = ["timestamp", "frame_index", *[c for c in plain if c not in ("timestamp", "frame_index")]]
+        streams = [c for c in self.columns if self._kinds.get(c, "plain") != "plain"]
+        if streams and "hardware_ns" not in names:
+            names.append("hardware_ns")
         if all(name in self._fields for name in names):
             table = read_filling(self._source(si), n, [self._fields[name] for name in names])
         else:
             table = pa.table(self._source(si).data(n, names))
         out = {name: _to_numpy(table.column(name), name, self.tasks[si], n) for name in table.column_names}
+        if streams:
+            out.update(self._stream_columns(si, n, streams, len(out["frame_index"])))
         self._decoded[key] = out
         while len(self._decoded) > self.cache_episodes:
             self._decoded.popitem(last=False)
         return out
+
+    def _stream_columns(self, si: int, n: int, streams: list[str], rows: int) -> dict[str, np.ndarray]:
+        """Each stream column of episode N paired with its frames by time, and its
+        ``_is_pad`` (True: no sample of it near the frame), through the reel.Task calls."""
+        task = self._source(si)
+        if not isinstance(task, reel.Task):
+            raise reel.InvalidError(f"{self.tasks[si]}: column(s) {streams} are time-stamped streams of a pooled "
+                                    f"task; this source is a {type(task).__name__}")
+        present = set(pa.RecordBatchReader.from_stream(task.data(n)).schema.names)
+        out: dict[str, np.ndarray] = {}
+        tol = self.align_tolerance_s
+        simple = [c for c in streams if self._kinds[c] in ("stamped", "slam", "glove") and c in present]
+        aligned = task.align(n, simple, tolerance_s=tol, canonical_gloves=self.canonical_gloves) if simple else None
+        for name in streams:
+            kind = self._kinds[name]
+            if name not in present:  # a sparse column this episode never supplied: no sample anywhere
+                shape = self.meta_shape(name)
+                out[name] = np.zeros((rows, *shape), dtype=np.float32)
+                out[f"{name}_is_pad"] = np.ones((rows, *shape[:1]) if kind == "imu" else rows, dtype=bool)
+            elif kind == "imu":
+                w = task.imu_windows(n, self.imu_window)
+                out[name], out[f"{name}_is_pad"] = w["values"], ~w["valid"]
+            elif kind == "force_matrix":
+                m = task.force_matrices(n, name, plane=self.force_matrix, downsample=self.force_matrix_downsample,
+                                        tolerance_s=tol)
+                out[name], out[f"{name}_is_pad"] = m["values"], ~m["valid"]
+            else:
+                column = aligned.column(name).combine_chunks()
+                pad = column.is_null().to_numpy(zero_copy_only=False)
+                width = column.type.list_size
+                # The child array holds every slot, zeros under a null (reel writes them so).
+                flat = column.values.to_numpy(zero_copy_only=False)[column.offset * width:(column.offset + rows) * width]
+                out[name] = flat.astype(np.float32, copy=False).reshape(rows, width)
+                if kind != "glove":
+                    out[f"{name}_is_pad"] = pad
+        return out
+
+    def meta_shape(self, name: str) -> tuple:
+        return tuple(self.meta.features[name]["shape"]) if hasattr(self, "meta") else ()
 
     def _video_path(self, si: int, n: int, camera: str) -> str | None:
         """The pooled episode's video file of `camera` (None for a LeRobot source, whose frames
@@ -426,18 +493,30 @@ class FrameDataset(torch.utils.data.Dataset):
         return samples
 
     def _batch_column(self, name: str, where: list[tuple[int, int, int]], cols: dict, batch: dict) -> None:
-        """Column `name` of every sample into batch[name] (and its ``_is_pad`` with deltas)."""
+        """Column `name` of every sample into batch[name], and its ``_is_pad`` with deltas or
+        for a stream (True where no sample of it is near the frame; with deltas also where the
+        offset falls outside the episode). A stream's offsets are taken on hardware_ns, the
+        frames' capture clock, its row's timestamp otherwise."""
+        pad_key = f"{name}_is_pad"
         if name not in self.delta_timestamps:
             batch[name] = torch.from_numpy(np.stack([cols[(si, n)][name][r] for si, n, r in where]))
+            if pad_key in cols[(where[0][0], where[0][1])]:
+                batch[pad_key] = torch.from_numpy(np.stack([cols[(si, n)][pad_key][r] for si, n, r in where]))
             return
         picked, pads = [], []
         for si, n, r in where:
             c = cols[(si, n)]
-            rows, pad = self._rows_for(name, c["timestamp"], r)
+            clock = c["hardware_ns"].astype(np.float64) / 1e9 if pad_key in c else c["timestamp"]
+            rows, pad = self._rows_for(name, clock, r)
             picked.append(c[name][rows])
+            stream_pad = c[pad_key][rows] if pad_key in c else None
+            if stream_pad is not None and stream_pad.ndim > 1:  # an IMU window: per slot
+                pad = stream_pad | pad[:, None]
+            elif stream_pad is not None:
+                pad = pad | stream_pad
             pads.append(pad)
         batch[name] = torch.from_numpy(np.stack(picked))
-        batch[f"{name}_is_pad"] = torch.from_numpy(np.stack(pads))
+        batch[pad_key] = torch.from_numpy(np.stack(pads))
 
     def _batch_frames(self, where: list[tuple[int, int, int]], cols: dict, batch: dict) -> None:
         """Every camera's frames of the samples into one (B, [T,] C, H, W) tensor per camera,
@@ -593,6 +672,29 @@ def _rows_of(base: torch.Tensor, values: list) -> bool:
     offset = base.storage_offset()
     return all(isinstance(v, torch.Tensor) and v._base is base and v.shape == base.shape[1:] and v.is_contiguous()
                and v.storage_offset() == offset + i * step for i, v in enumerate(values))
+
+
+def _stream_kind(name: str, schema: pa.Schema, sensors: set) -> str:
+    """How FrameDataset reads column `name` of a pooled task (docs/python.md "Aligned
+    samples"): "imu" (a window of samples), "force_matrix" (decoded, paired by its _ns),
+    "slam" (the pose paired by its _ns), "stamped" (a vector paired by its scalar _ns),
+    "glove" (its row's, the left one canonical) or "plain" (its row's value)."""
+    if name not in schema.names or not name.startswith("observation."):
+        return "plain"
+    t = schema.field(name).type
+    stamps = schema.field(name + "_ns").type if name + "_ns" in schema.names else None
+    if name == "observation.imu":
+        return "imu" if "imu_ts_ns" in schema.names else "plain"
+    if name.endswith("slam_trajectory") and stamps is not None and pa.types.is_list(stamps):
+        return "slam"
+    if name.endswith("_force_matrix") and stamps is not None and pa.types.is_int64(stamps):
+        return "force_matrix"
+    if pa.types.is_fixed_size_list(t) and stamps is not None and pa.types.is_int64(stamps):
+        return "stamped"
+    glove = name[len("observation."):] in sensors or name.endswith("_glove")
+    if glove and pa.types.is_fixed_size_list(t) and t.list_size == 256:
+        return "glove"
+    return "plain"
 
 
 def _dtype_name(t: pa.DataType) -> str:

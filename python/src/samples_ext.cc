@@ -185,6 +185,43 @@ nb::object Glove(const Task& task, int64_t n, const std::string& column, bool ca
   return ToNumpy(values.data(), values.size(), nb::make_tuple(rows, kGloveSide, kGloveSide), "float32");
 }
 
+nb::dict ImuWindowsDict(const Task& task, int64_t n, int64_t window, double max_age_s) {
+  Result<ImuWindows> w = NotRunYet();
+  {
+    nb::gil_scoped_release release;
+    w = ImuWindowsOf(task, n, window, max_age_s);
+  }
+  ImuWindows v = Unwrap(std::move(w));
+  const size_t rows = v.window ? v.valid.size() / v.window : 0;
+  nb::dict d;
+  d["values"] = ToNumpy(v.values.data(), v.values.size(), nb::make_tuple(rows, v.window, 6), "float32");
+  d["ns"] = ToNumpy(v.ns.data(), v.ns.size(), nb::make_tuple(rows, v.window), "int64");
+  d["valid"] = ToNumpy(reinterpret_cast<const bool*>(v.valid.data()), v.valid.size(),
+                       nb::make_tuple(rows, v.window), "bool");
+  d["clock"] = v.clock;
+  return d;
+}
+
+nb::dict ForceMatricesDict(const Task& task, int64_t n, const std::string& column, const std::string& plane,
+                           int downsample, double tolerance_s) {
+  if (plane != "full" && plane != "fz") RaiseStatus(Status::Invalid("plane must be \"full\" or \"fz\", got \"" + plane + "\""));
+  Result<AlignedForceMatrices> m = NotRunYet();
+  {
+    nb::gil_scoped_release release;
+    m = AlignForceMatrices(task, n, column, plane == "fz" ? ForcePlane::kFz : ForcePlane::kFull, downsample,
+                           tolerance_s);
+  }
+  AlignedForceMatrices v = Unwrap(std::move(m));
+  const size_t rows = v.valid.size();
+  nb::dict d;
+  d["values"] = plane == "fz"
+                    ? ToNumpy(v.values.data(), v.values.size(), nb::make_tuple(rows, v.height, v.width), "float32")
+                    : ToNumpy(v.values.data(), v.values.size(), nb::make_tuple(rows, v.height, v.width, 3), "float32");
+  d["valid"] = ToNumpy(reinterpret_cast<const bool*>(v.valid.data()), rows, nb::make_tuple(rows), "bool");
+  d["dt_ns"] = ToNumpy(v.dt_ns.data(), rows, nb::make_tuple(rows), "int64");
+  return d;
+}
+
 }  // namespace
 
 void BindSamples(nb::class_<Task>& task) {
@@ -198,6 +235,10 @@ void BindSamples(nb::class_<Task>& task) {
            "canonical_gloves"_a, "reel/align.h AlignEpisode as an arrow_array_stream capsule.")
       .def("imu_table", &ImuTableCapsule, "episode_index"_a,
            "reel/align.h ImuTable as an arrow_array_stream capsule.")
+      .def("imu_windows", &ImuWindowsDict, "episode_index"_a, "window"_a, "max_age_s"_a,
+           "reel/align.h ImuWindowsOf: {values (rows, K, 6), ns (rows, K), valid (rows, K), clock}.")
+      .def("force_matrices", &ForceMatricesDict, "episode_index"_a, "column"_a, "plane"_a, "downsample"_a,
+           "tolerance_s"_a, "reel/align.h AlignForceMatrices: {values, valid (rows,), dt_ns (rows,)}.")
       .def("glove", &Glove, "episode_index"_a, "column"_a, "canonical"_a,
            "A glove column as (rows, 16, 16) float32; the left glove canonical when asked.");
 }

@@ -523,4 +523,66 @@ Result<ImuWindows> ImuWindowsOf(const Task& task, int64_t n, int64_t window, dou
   return out;
 }
 
+namespace {
+
+// One decoded frame (250 x 250 x 3, mN) into its (height, width, channels) cell of `out`.
+void PoolFrame(const float* frame, const AlignedForceMatrices& m, int downsample, float* out) {
+  const float inv = 1.0f / static_cast<float>(downsample * downsample);
+  for (int64_t y = 0; y < m.height; ++y)
+    for (int64_t x = 0; x < m.width; ++x)
+      for (int64_t c = 0; c < m.channels; ++c) {
+        const int64_t source_c = m.channels == 1 ? 2 : c;  // kFz: the fz channel
+        float sum = 0.0f;
+        for (int dy = 0; dy < downsample; ++dy)
+          for (int dx = 0; dx < downsample; ++dx)
+            sum += frame[((y * downsample + dy) * kForceMatrixSide + x * downsample + dx) * 3 + source_c];
+        out[(y * m.width + x) * m.channels + c] = downsample == 1 ? sum : sum * inv;
+      }
+}
+
+Result<ResolvedForceMatrixSpec> SpecOf(const Task& task, int64_t n, const std::string& column,
+                                       const arrow::DataType& type) {
+  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
+  EpisodeRow row;
+  row.episode_index = n;
+  if (auto read = task.ReadEpisodeRow(e); read.ok()) row = *read;
+  const auto* list = dynamic_cast<const arrow::ListType*>(&type);
+  const bool int16 = list && list->value_type()->id() == arrow::Type::INT16;
+  return ResolveForceMatrixSpec(column, row, task.info(), int16 ? "int16" : "float32");
+}
+
+}  // namespace
+
+Result<AlignedForceMatrices> AlignForceMatrices(const Task& task, int64_t n, const std::string& column,
+                                                ForcePlane plane, int downsample, double tolerance_s) {
+  if (downsample < 1 || kForceMatrixSide % downsample != 0)
+    return Status::Invalid("force-matrix downsample must divide 250, got " + std::to_string(downsample));
+  AlignOptions options;
+  options.columns = {column};
+  options.tolerance_s = tolerance_s;
+  REEL_ASSIGN_OR_RETURN(auto table, AlignEpisode(task, n, options));
+  const auto values = table->GetColumnByName(column);
+  const auto dts = table->GetColumnByName(column + "_dt_ns");
+  if (!dts || values->type()->id() != arrow::Type::LIST)
+    return Status::Invalid("column \"" + column + "\" is not a force-matrix column stamped by " + column + "_ns");
+  REEL_ASSIGN_OR_RETURN(auto spec, SpecOf(task, n, column, *values->type()));
+  REEL_ASSIGN_OR_RETURN(auto dt, Int64Values(*dts, column + "_dt_ns"));
+  AlignedForceMatrices out;
+  out.height = out.width = kForceMatrixSide / downsample;
+  out.channels = plane == ForcePlane::kFz ? 1 : 3;
+  const int64_t cell = out.height * out.width * out.channels, rows = table->num_rows();
+  out.values.assign(static_cast<size_t>(rows * cell), 0.0f);
+  out.valid.assign(rows, 0);
+  out.dt_ns.assign(rows, 0);
+  std::vector<float> frame(kForceMatrixValues);
+  for (int64_t r = 0; r < rows; ++r) {
+    REEL_ASSIGN_OR_RETURN(bool present, DecodeForceMatrixCell(*values, r, spec.spec, frame.data()));
+    if (!present) continue;
+    PoolFrame(frame.data(), out, downsample, &out.values[r * cell]);
+    out.valid[r] = 1;
+    out.dt_ns[r] = dt[r];
+  }
+  return out;
+}
+
 }  // namespace reel
