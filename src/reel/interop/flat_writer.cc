@@ -169,29 +169,44 @@ Result<std::shared_ptr<arrow::Array>> SignalColumn(const arrow::Table& pooled, c
   for (size_t i = 0; i < samples.row.size(); ++i) sample_target[i] = of_row.empty() ? 0 : of_row[samples.row[i]];
   const auto p = PairFrames(t.ns, samples.ns, sample_target, tolerance_ns, AlignMethod::kInterpolate);
   const bool pose = s.clock == StreamClock::kSlamNs;
-  std::unique_ptr<arrow::ArrayBuilder> values;
-  auto type = arrow::fixed_size_list(pose ? arrow::float64() : arrow::float32(), s.width);
-  if (!arrow::MakeBuilder(arrow::default_memory_pool(), type, &values).ok()) return Status::IOError("flat builder");
-  auto* list = static_cast<arrow::FixedSizeListBuilder*>(values.get());
-  std::vector<double> x(s.width);
-  for (const FramePairing& fp : p) {
-    if (fp.a < 0) {
-      (void)list->AppendNull();
-      continue;
-    }
+  const size_t k = p.size();
+  std::vector<double> x(k * s.width, 0.0);
+  std::vector<uint8_t> ok(k, 0);
+  for (size_t j = 0; j < k; ++j) {
+    const FramePairing& fp = p[j];
+    if (fp.a < 0) continue;
+    ok[j] = 1;
     const double* a = &samples.values[fp.a * s.width];
     const double* b = fp.b >= 0 ? &samples.values[fp.b * s.width] : a;
-    for (int32_t k = 0; k < s.width; ++k) x[k] = a[k] + fp.w * (b[k] - a[k]);
-    if (pose && fp.b >= 0) Slerp(a + 4, b + 4, fp.w, &x[4]);
-    (void)list->Append();
-    for (int32_t k = 0; k < s.width; ++k) {
-      if (pose) (void)static_cast<arrow::DoubleBuilder*>(list->value_builder())->Append(x[k]);
-      else (void)static_cast<arrow::FloatBuilder*>(list->value_builder())->Append(static_cast<float>(x[k]));
-    }
+    double* out = &x[j * s.width];
+    for (int32_t c = 0; c < s.width; ++c) out[c] = a[c] + fp.w * (b[c] - a[c]);
+    if (pose && fp.b >= 0) Slerp(a + 4, b + 4, fp.w, out + 4);
   }
-  std::shared_ptr<arrow::Array> out;
-  if (!list->Finish(&out).ok()) return Status::IOError("finishing " + s.column);
-  return out;
+  // list<T> with `width` values a row, null rows empty: a parquet round trip of a
+  // fixed_size_list with null rows fails in pyarrow ("Expected all lists to be of size=3").
+  std::vector<double> kept;
+  std::vector<int32_t> offsets = {0};
+  for (size_t j = 0; j < k; ++j) {
+    if (ok[j]) kept.insert(kept.end(), x.begin() + j * s.width, x.begin() + (j + 1) * s.width);
+    offsets.push_back(static_cast<int32_t>(kept.size()));
+  }
+  const auto length = static_cast<int64_t>(kept.size());  // before the vector is moved away
+  std::shared_ptr<arrow::Array> flat;
+  if (pose) {
+    flat = std::make_shared<arrow::DoubleArray>(length, arrow::Buffer::FromVector(std::move(kept)));
+  } else {
+    flat = std::make_shared<arrow::FloatArray>(length, arrow::Buffer::FromVector(std::vector<float>(kept.begin(), kept.end())));
+  }
+  auto bitmap = arrow::AllocateEmptyBitmap(static_cast<int64_t>(k));
+  if (!bitmap.ok()) return Status::IOError("flat bitmap: " + bitmap.status().ToString());
+  int64_t nulls = 0;
+  for (size_t j = 0; j < k; ++j) {
+    if (ok[j]) arrow::bit_util::SetBit((*bitmap)->mutable_data(), static_cast<int64_t>(j));
+    else ++nulls;
+  }
+  return std::shared_ptr<arrow::Array>(std::make_shared<arrow::ListArray>(
+      arrow::list(flat->type()), static_cast<int64_t>(k), arrow::Buffer::FromVector(std::move(offsets)), flat,
+      std::shared_ptr<arrow::Buffer>(std::move(*bitmap)), nulls));
 }
 
 Result<std::shared_ptr<arrow::Array>> Int64Nullable(const std::vector<int64_t>& v, const std::vector<uint8_t>& ok) {
