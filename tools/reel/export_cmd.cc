@@ -123,7 +123,7 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("out", a->positional_output, "output directory or URI (the same as -o)");
   cmd->add_option("-o,--output", a->output,
                   "output directory, or URI (s3://bucket/path: staged locally, then uploaded with "
-                  "meta/info.json or manifest.json last); must not exist, unless --force");
+                  "meta/info.json, manifest.json or flat.json last); must not exist, unless --force");
   cmd->add_flag("--force", a->options.replace_existing,
                 "replace an existing output (a dataset or an empty directory) once the export succeeded; "
                 "on a URI not atomically: the old marker file, then the old files are deleted, then "

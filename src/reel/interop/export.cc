@@ -454,9 +454,11 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
   REEL_ASSIGN_OR_RETURN(auto source, internal::PrepareExport(task, options));
   ExportReport report;
   report.warnings = source.warnings;
-  for (const auto& w : source.plan.warnings) report.warnings.push_back(w);
-  for (const auto& f : source.plan.features) report.features.push_back(f.key);
-  for (const auto& c : source.plan.cameras) report.features.push_back(c.key);
+  if (options.format != ExportFormat::kFlat) {  // the flat table has its own columns (WriteFlat)
+    for (const auto& w : source.plan.warnings) report.warnings.push_back(w);
+    for (const auto& f : source.plan.features) report.features.push_back(f.key);
+    for (const auto& c : source.plan.cameras) report.features.push_back(c.key);
+  }
   if (options.publish == ExportPublish::kUpload) {
     REEL_RETURN_IF_ERROR(ExportByUpload(std::move(source), fs, out_dir, exists, options, &report));
   } else {

@@ -219,10 +219,11 @@ Result<std::shared_ptr<arrow::Array>> Int64Nullable(const std::vector<int64_t>& 
 
 // Exported episode i's flat table.
 Result<std::shared_ptr<arrow::Table>> FlatEpisode(const ExportSource& src, size_t i, const std::vector<Signal>& signals,
-                                                  int64_t tolerance_ns, std::string* clock) {
+                                                  int64_t tolerance_ns, std::string* clock, int64_t* frames_read) {
   std::vector<std::string> warnings;  // of the feature table, which the flat table does not use
   REEL_ASSIGN_OR_RETURN(auto frames, ReadEpisodeFrames(src, i, &warnings));
   const arrow::Table& pooled = *frames.pooled;
+  *frames_read = pooled.num_rows();
   const std::vector<int64_t> frame_ns = Int64ColumnValues(pooled, "hardware_ns");
   const int64_t n_ep = src.episodes[i].episode_index;
   REEL_ASSIGN_OR_RETURN(Targets t, TargetsOf(*src.task, n_ep, frame_ns));
@@ -273,8 +274,10 @@ Status WriteFlat(const ExportSource& src, const std::string& dir, const ExportOp
   for (size_t i = 0; i < src.episodes.size(); ++i) {
     ReportExported(options, src, i);
     std::string clock;
-    REEL_ASSIGN_OR_RETURN(auto table, FlatEpisode(src, i, signals, tolerance_ns, &clock));
+    int64_t frames = 0;
+    REEL_ASSIGN_OR_RETURN(auto table, FlatEpisode(src, i, signals, tolerance_ns, &clock, &frames));
     if (!writer) {
+      report->features = table->schema()->field_names();
       const ParquetWriteOptions o;
       auto w = parquet::arrow::FileWriter::Open(*table->schema(), arrow::default_memory_pool(), sink,
                                                 ParquetWriterProperties(o), ParquetArrowProperties(o));
@@ -284,9 +287,9 @@ Status WriteFlat(const ExportSource& src, const std::string& dir, const ExportOp
     arrow::Status st = writer->WriteTable(*table, 64 * 1024);
     if (!st.ok()) return Status::IOError(path + ": " + st.ToString());
     episodes.push_back(
-        {{"episode_index", src.episodes[i].episode_index}, {"rows", table->num_rows()}, {"imu_clock", clock}});
+        {{"episode_index", src.episodes[i].episode_index}, {"frames", frames}, {"rows", table->num_rows()}, {"imu_clock", clock}});
     rows += table->num_rows();
-    report->frames += table->num_rows();
+    report->frames += frames;
   }
   if (writer) {
     arrow::Status st = writer->Close();
