@@ -185,3 +185,25 @@ def test_imu_window_and_tolerance_options(reel_bin, task, tmp_path):
     reel(reel_bin, "export", task, root2, "--align-tolerance", 0.035, "--no-depth")
     t2 = pq.read_table(sorted((root2 / "data").rglob("*.parquet"))[0])
     assert set(t2.column(MATRICES[1] + "_valid").to_pylist()) == {1.0}
+
+
+def test_sparse_streams_give_empty_masks(reel_bin, tmp_path):
+    """Episode 1 has IMU samples and a trajectory; episode 2 has neither, and episode 3 has
+    trajectory points without their _ns list (an unstamped episode, multi-device §8.1.3): the
+    export fills the missing columns, and their frames are unpaired (masks 0), not an error."""
+    from .fixtures import EpisodeSpec, write_task
+
+    slam = "observation.slam_trajectory"
+    eps = [EpisodeSpec(1, length=4, imu=[2, 1, 0, 3], slam={slam: [1, 0, 1, 1]}),
+           EpisodeSpec(2, length=3),
+           EpisodeSpec(3, length=3, slam={slam: [1, 1, 1]}, drop_columns=(slam + "_ns",))]
+    task = write_task(tmp_path, "sparse", eps)
+    root = tmp_path / "ds"
+    reel(reel_bin, "export", task.path, root, "--no-depth", "--imu-window", 2)
+    t = pq.read_table(next((root / "data").rglob("*.parquet"))).to_pydict()
+    assert t["episode_index"] == [0] * 4 + [1] * 3 + [2] * 3
+    mask = np.array(t["observation.imu_mask"], np.float32)
+    assert mask[:4].sum() > 0 and not mask[4:].any()
+    valid = t[slam + "_valid"]
+    assert valid[4:] == [0.0] * 6
+    assert np.array(t["observation.imu"][4:], np.float32).shape == (6, 2, 6)

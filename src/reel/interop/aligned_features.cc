@@ -79,11 +79,26 @@ Status ForceMatrixColumns(const ExportSource& src, size_t i, const arrow::Table&
   return Status::OK();
 }
 
+// The number of values in a list column's rows together.
+int64_t ListValues(const arrow::ChunkedArray& column) {
+  int64_t total = 0;
+  if (column.type()->id() != arrow::Type::LIST) return 0;
+  for (const auto& chunk : column.chunks()) {
+    const auto& l = static_cast<const arrow::ListArray&>(*chunk);
+    if (l.length() > 0) total += l.value_offset(l.length()) - l.value_offset(0);
+  }
+  return total;
+}
+
 // Trajectory X: the point of X (stamped by the list X_ns) nearest each frame.
 Status TrajectoryColumns(const arrow::Table& pooled, const ExportFeature& f, const std::vector<int64_t>& frame_ns,
                          int64_t tolerance_ns, Columns* out) {
   const std::string& name = f.columns[0];
-  REEL_ASSIGN_OR_RETURN(auto points, DecodeSlam(*pooled.GetColumnByName(name), pooled.GetColumnByName(name + "_ns").get()));
+  // An unstamped episode has no _ns list (multi-device §8.1.3; the export fills it with []):
+  // its points have no time, so no frame gets one (§8.2.4: no stamp, no pairing).
+  auto stamps = pooled.GetColumnByName(name + "_ns");
+  if (stamps && ListValues(*stamps) == 0) stamps = nullptr;
+  REEL_ASSIGN_OR_RETURN(auto points, DecodeSlam(*pooled.GetColumnByName(name), stamps.get()));
   std::vector<int64_t> ns, rows;
   for (const SlamPoint& pt : points) ns.push_back(pt.ns), rows.push_back(pt.row);
   const auto p = PairFrames(frame_ns, ns, rows, tolerance_ns, AlignMethod::kNearest);
@@ -103,10 +118,16 @@ Status TrajectoryColumns(const arrow::Table& pooled, const ExportFeature& f, con
 
 // observation.imu: ImuWindowsOf's causal window and its mask; an episode without IMU
 // samples gets empty windows (every slot masked).
-Status ImuColumns(const ExportSource& src, size_t i, int64_t n, const ExportFeature& f, Columns* out) {
+Status ImuColumns(const ExportSource& src, size_t i, const arrow::Table& pooled, const ExportFeature& f,
+                  Columns* out) {
+  const int64_t n = pooled.num_rows();
   const int64_t k = f.shape[0];
   std::vector<float> values(static_cast<size_t>(n * k * 6), 0.0f), mask(static_cast<size_t>(n * k), 0.0f);
-  auto windows = ImuWindowsOf(*src.task, src.episodes[i].episode_index, k);
+  // An episode without IMU samples (or without the columns, which the export fills with [])
+  // gets empty windows without reading it again.
+  auto stamps = pooled.GetColumnByName("imu_ts_ns");
+  Result<ImuWindows> windows = Status::NotFound("no IMU samples");
+  if (stamps && ListValues(*stamps) > 0) windows = ImuWindowsOf(*src.task, src.episodes[i].episode_index, k);
   if (windows.ok()) {
     if (static_cast<int64_t>(windows->valid.size()) != n * k)
       return Status::Invalid("IMU windows of " + std::to_string(windows->valid.size() / k) + " frames, the episode has " +
@@ -166,7 +187,7 @@ Result<Columns> BuildAlignedColumns(const ExportSource& src, size_t i, const arr
     switch (f.aligned) {
       case AlignedKind::kForceMatrix: st = ForceMatrixColumns(src, i, pooled, f, frame_ns, tolerance, &out); break;
       case AlignedKind::kTrajectory: st = TrajectoryColumns(pooled, f, frame_ns, tolerance, &out); break;
-      case AlignedKind::kImuWindow: st = ImuColumns(src, i, pooled.num_rows(), f, &out); break;
+      case AlignedKind::kImuWindow: st = ImuColumns(src, i, pooled, f, &out); break;
       case AlignedKind::kGlove: st = GloveColumn(pooled, f, &out); break;
       case AlignedKind::kValid:
       case AlignedKind::kImuMask: break;  // made with the feature they qualify
