@@ -17,7 +17,10 @@
 // lists) are sampled per frame ("last": the newest sample at or before the frame,
 // held over frames that have none) or dropped; force matrices are dropped (a
 // decoded matrix is 187,500 floats per frame); every other fixed-size or scalar
-// column is kept as its own feature, flattened to one axis; RGB slots become
+// column is kept as its own feature, flattened to one axis. In LeRobot exports
+// (ExportMapping::streams) force matrices, trajectories and the IMU are instead paired
+// with each frame by time on their own clocks (reel/align.h), with validity masks, and
+// the left glove is in canonical order. RGB slots become
 // `observation.images.<slot>` video features and depth slots
 // `observation.depth.<slot>` (12-bit log-code HEVC, `video.is_depth_map`).
 // Pooled columns no feature holds exactly (list columns, force matrices) go
@@ -49,8 +52,8 @@ namespace reel {
 
 class Task;
 
-enum class ExportFormat { kLeRobotV30, kLeRobotV21, kBundle };
-// "lerobot-v3" | "lerobot-v2.1" | "bundle"
+enum class ExportFormat { kLeRobotV30, kLeRobotV21, kBundle, kFlat };
+// "lerobot-v3" | "lerobot-v2.1" | "bundle" | "flat"
 Result<ExportFormat> ParseExportFormat(const std::string& name);
 const char* ExportFormatName(ExportFormat format);
 
@@ -75,6 +78,38 @@ enum class ExportPublish {
   kUpload,
 };
 
+// How a force-matrix column becomes a LeRobot feature (docs/interop.md "Aligned streams").
+enum class ForceMatrixFeature {
+  kNone,  // no feature (the sidecar keeps the column, as before)
+  kFz,    // the normal plane: float32 [250, 250] in mN
+  kFull,  // fx, fy, fz: float32 [250, 250, 3] in mN
+};
+// "none" | "fz" | "full"
+Result<ForceMatrixFeature> ParseForceMatrixFeature(const std::string& name);
+const char* ForceMatrixFeatureName(ForceMatrixFeature mode);
+
+// The time-aligned streams of a LeRobot export (reel/align.h: each stream paired with
+// each frame on its own clock). Used by the LeRobot formats; the bundle format keeps the
+// row mapping; the flat format uses tolerance_s.
+struct StreamFeatures {
+  // false: the row mapping of earlier releases (list columns by list_rules, force matrices
+  // only in the sidecar, the left glove in firmware order). The other fields are then unused.
+  bool align = true;
+  // Each force-matrix column X stamped by a scalar X_ns: the sample nearest each frame
+  // within the tolerance, decoded, plus X_valid (float32 [1], 1 = paired).
+  ForceMatrixFeature force_matrix = ForceMatrixFeature::kFz;
+  // observation.imu: the window newest IMU samples at or before each frame on the frame
+  // clock (ImuWindowsOf), float32 [K, 6] oldest first, with observation.imu_mask float32
+  // [K]. 0 = the list rule instead (the newest sample, held).
+  int64_t imu_window = 16;
+  // Largest |sample - frame| a pairing may have, seconds; 0 = half a frame period
+  // (LeRobot), one frame period (flat, where it bounds an interpolation's neighbours).
+  double tolerance_s = 0;
+  // The left glove's frames in canonical order (multi-device §4.5); the firmware order
+  // stays in the sidecar so that `reel import` restores it.
+  bool canonical_gloves = true;
+};
+
 struct ExportMapping {
   // Fixed-size float columns joined, in this order, into observation.state.
   // Unset = every fixed-size float32 `observation.*` column whose name ends in
@@ -90,6 +125,8 @@ struct ExportMapping {
   // Exported camera keys: "observation.images.<slot>" / "observation.depth.<slot>".
   std::string image_prefix = "observation.images.";
   std::string depth_prefix = "observation.depth.";
+  // Trajectories, force matrices, the IMU and the left glove paired by time (LeRobot).
+  StreamFeatures streams;
 };
 
 struct ExportOptions {

@@ -45,14 +45,16 @@ def options_repr(o) -> str:
 
 def export(task: str | os.PathLike, out_dir: str | os.PathLike, storage_options: dict | None = None,
            **kwargs: Any) -> dict[str, Any]:
-    """Exports a pooled task to LeRobot v3.0 (default), v2.1 or bundles (``reel export``).
+    """Exports a pooled task to LeRobot v3.0 (default), v2.1, bundles or the flat per-sample table
+    (``reel export``).
 
     ``task`` and ``out_dir`` are paths or URIs (``s3://bucket/prefix``); ``storage_options`` (as
     for :func:`reel.open`) reaches both. A URI output is staged locally and uploaded with its
     ``meta/info.json`` (bundles: ``manifest.json``) last (docs/storage.md "Export to a URI").
     Keywords are the fields of :class:`reel.ExportOptions`: format ("lerobot-v3",
-    "lerobot-v2.1", "bundle"), state_columns, action_columns, list_rules ({column: "last" |
-    "drop"}), drop_columns, include_depth, image_prefix, depth_prefix, robot_type,
+    "lerobot-v2.1", "bundle", "flat"), state_columns, action_columns, list_rules ({column: "last" |
+    "drop"}), drop_columns, include_depth, image_prefix, depth_prefix, align, force_matrix
+    ("full" | "fz" | "none"), imu_window, align_tolerance_s, canonical_gloves, robot_type,
     data_files_size_in_mb, video_files_size_in_mb, chunks_size, episodes, replace_existing
     (``--force``: without it an existing ``out_dir`` is refused). Returns {out_dir, format,
     episodes, frames, videos_copied, videos_reencoded, features, warnings}."""

@@ -102,6 +102,30 @@ void BindExport(nb::module_& m) {
           "depth_prefix", [](const ExportOptions& o) { return o.mapping.depth_prefix; },
           [](ExportOptions& o, std::string v) { o.mapping.depth_prefix = std::move(v); },
           "Key prefix of exported depth slots (default \"observation.depth.\").")
+      .def_prop_rw(
+          "align", [](const ExportOptions& o) { return o.mapping.streams.align; },
+          [](ExportOptions& o, bool v) { o.mapping.streams.align = v; },
+          "LeRobot: time-aligned force matrices, IMU window, trajectory pose and canonical left glove "
+          "(CLI: on unless --no-align).")
+      .def_prop_rw(
+          "force_matrix",
+          [](const ExportOptions& o) { return std::string(ForceMatrixFeatureName(o.mapping.streams.force_matrix)); },
+          [](ExportOptions& o, const std::string& v) { o.mapping.streams.force_matrix = Unwrap(ParseForceMatrixFeature(v)); },
+          "LeRobot: each force-matrix column as \"full\" [250,250,3], \"fz\" [250,250] or \"none\" "
+          "(CLI --force-matrix).")
+      .def_prop_rw(
+          "imu_window", [](const ExportOptions& o) { return o.mapping.streams.imu_window; },
+          [](ExportOptions& o, int64_t v) { o.mapping.streams.imu_window = v; },
+          "LeRobot: IMU samples per frame in observation.imu [K,6]; 0 = the newest, held (CLI --imu-window).")
+      .def_prop_rw(
+          "align_tolerance_s", [](const ExportOptions& o) { return o.mapping.streams.tolerance_s; },
+          [](ExportOptions& o, double v) { o.mapping.streams.tolerance_s = v; },
+          "Seconds a paired sample may be from its frame; 0 = half a frame (flat: one frame) "
+          "(CLI --align-tolerance).")
+      .def_prop_rw(
+          "canonical_gloves", [](const ExportOptions& o) { return o.mapping.streams.canonical_gloves; },
+          [](ExportOptions& o, bool v) { o.mapping.streams.canonical_gloves = v; },
+          "LeRobot: the left glove in canonical order (CLI --glove-order).")
       .def_rw("robot_type", &ExportOptions::robot_type, "info.json robot_type (CLI --robot-type).")
       .def_rw("data_files_size_in_mb", &ExportOptions::data_files_size_in_mb,
               "LeRobot v3 data file rollover size (CLI --data-file-mb).")

@@ -111,20 +111,15 @@ def test_v3_data_values_equal_pooled(v3, task):
         np.testing.assert_array_equal(np.array(data["observation.state"][sl], np.float32), state)
         np.testing.assert_array_equal(np.array(data["pooled.timestamp"][sl], np.float32),
                                       np.array(rows["timestamp"], np.float32))
+        # the left glove in canonical order (multi-device §4.5: raw[::-1, ::-1].T)
+        left = np.array(rows["observation.left_glove"], np.float32).reshape(-1, 16, 16)
         np.testing.assert_array_equal(np.array(data["observation.left_glove"][sl], np.float32),
-                                      np.array(rows["observation.left_glove"], np.float32))
-        # IMU: the newest sample at or before each frame, held over empty frames.
-        imu = rows["observation.imu"]
-        held, expect = None, []
-        for samples in imu:
-            if samples:
-                held = samples[-1]
-            expect.append(held)
-        first = next(e for e in expect if e is not None)
-        expect = [first if e is None else e for e in expect]
-        np.testing.assert_array_equal(np.array(data["observation.imu"][sl], np.float32),
-                                      np.array(expect, np.float32))
-        assert "observation.gripper_left_force_matrix" not in data  # dropped by default
+                                      np.stack([m[::-1, ::-1].T.reshape(-1) for m in left]))
+        # IMU, force matrices, trajectories: paired by time (values: test_export_aligned.py)
+        assert np.array(data["observation.imu"][sl], np.float32).shape == (n, 16, 6)
+        assert np.array(data["observation.imu_mask"][sl], np.float32).shape == (n, 16)
+        assert np.array(data["observation.gripper_left_force_matrix"][sl], np.float32).shape == (n, 250, 250)
+        assert "imu_ts_ns" not in data
         # ... and kept, with every list column, unchanged in the sidecar
         side = pq.read_table(v3 / f"reel/sidecar/chunk-000/episode_{ep:06d}.parquet").to_pydict()
         for col in ("observation.imu", "imu_ts_ns", "observation.slam_trajectory",

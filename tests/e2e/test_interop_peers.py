@@ -67,7 +67,9 @@ def expected_columns(pooled):
     ep = np.concatenate([np.full(len(r["frame_index"]), e) for e, (r, _) in enumerate(pooled)])
     fi = np.concatenate([np.arange(len(r["frame_index"])) for r, _ in pooled])
     state = np.concatenate([np.concatenate([np.array(r[c], np.float32) for c in STATE], axis=1) for r, _ in pooled])
+    # the export's left glove is in canonical order (multi-device §4.5: raw[::-1, ::-1].T)
     glove = np.concatenate([np.array(r["observation.left_glove"], np.float32) for r, _ in pooled])
+    glove = np.stack([m.reshape(16, 16)[::-1, ::-1].T.reshape(-1) for m in glove])
     wall = np.concatenate([np.array(r["wall_time"], np.float64) for r, _ in pooled])
     return ep, fi, state, glove, wall
 

@@ -19,6 +19,9 @@ struct ExportArgs {
   std::string action;  // comma-separated
   std::vector<std::string> drop, last, list_drop;
   bool no_depth = false;
+  bool no_align = false;
+  std::string force_matrix;  // "" = the StreamFeatures default
+  std::string glove_order = "canonical";
   bool json = false;
   std::string progress = "auto";
   ExportOptions options;
@@ -59,6 +62,18 @@ int RunExport(ExportArgs& a) {
   for (const auto& c : a.last) o.mapping.list_rules[c] = ListRule::kLast;
   for (const auto& c : a.list_drop) o.mapping.list_rules[c] = ListRule::kDrop;
   o.mapping.include_depth = !a.no_depth;
+  o.mapping.streams.align = !a.no_align;
+  if (!a.force_matrix.empty()) {
+    auto mode = ParseForceMatrixFeature(a.force_matrix);
+    if (!mode.ok()) return UsageFail("--force-matrix: " + mode.status().message());
+    o.mapping.streams.force_matrix = *mode;
+  }
+  if (a.glove_order != "canonical" && a.glove_order != "raw")
+    return UsageFail("--glove-order: canonical or raw, got \"" + a.glove_order + "\"");
+  o.mapping.streams.canonical_gloves = a.glove_order == "canonical";
+  if (o.mapping.streams.imu_window < 0 || o.mapping.streams.imu_window > 4096)
+    return UsageFail("--imu-window: 0 to 4096 samples");
+  if (!(o.mapping.streams.tolerance_s >= 0)) return UsageFail("--align-tolerance: seconds, 0 or more");
   o.progress = MakeProgress(a.progress);
   auto loc = OpenInput(a.task, a.store);
   if (!loc.ok()) return Fail(loc.status());
@@ -101,14 +116,14 @@ int RunExport(ExportArgs& a) {
 
 void AddExportCommand(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ExportArgs>();
-  auto* cmd = app.add_subcommand("export", "Export a task to LeRobot v3.0 / v2.1 or bundles");
-  cmd->add_option("--to", a->to, "lerobot-v3, lerobot-v2.1 or bundle")->capture_default_str();
+  auto* cmd = app.add_subcommand("export", "Export a task to LeRobot v3.0 / v2.1, bundles or the flat per-sample table");
+  cmd->add_option("--to", a->to, "lerobot-v3, lerobot-v2.1, bundle or flat")->capture_default_str();
   cmd->add_option("task", a->task, "pooled task directory or URI (s3://bucket/path)")->required();
   AddStoreOptions(cmd, a->store);
   cmd->add_option("out", a->positional_output, "output directory or URI (the same as -o)");
   cmd->add_option("-o,--output", a->output,
                   "output directory, or URI (s3://bucket/path: staged locally, then uploaded with "
-                  "meta/info.json or manifest.json last); must not exist, unless --force");
+                  "meta/info.json, manifest.json or flat.json last); must not exist, unless --force");
   cmd->add_flag("--force", a->options.replace_existing,
                 "replace an existing output (a dataset or an empty directory) once the export succeeded; "
                 "on a URI not atomically: the old marker file, then the old files are deleted, then "
@@ -122,6 +137,23 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--last", a->last, "list column sampled per frame: newest sample, held (default)");
   cmd->add_option("--drop-list", a->list_drop, "list column left out");
   cmd->add_flag("--no-depth", a->no_depth, "leave depth slots out");
+  cmd->add_flag("--no-align", a->no_align,
+                "LeRobot: the row mapping of earlier releases (no time-aligned force matrices, IMU window or "
+                "trajectory pose; the left glove in firmware order)");
+  cmd->add_option("--force-matrix", a->force_matrix,
+                  "LeRobot: each force-matrix column as full (float32 [250,250,3] mN), fz ([250,250]) or none; "
+                  "paired by its _ns, with <column>_valid (default: fz)");
+  cmd->add_option("--imu-window", a->options.mapping.streams.imu_window,
+                  "LeRobot: observation.imu as the K newest IMU samples at or before each frame, [K,6], with "
+                  "observation.imu_mask [K]; 0 = the newest sample, held")
+      ->capture_default_str();
+  cmd->add_option("--align-tolerance", a->options.mapping.streams.tolerance_s,
+                  "seconds a paired sample may be from its frame (0 = half a frame period; flat: one frame "
+                  "period, the reach of an interpolation)")
+      ->capture_default_str();
+  cmd->add_option("--glove-order", a->glove_order,
+                  "LeRobot: the left glove's frame in canonical or raw (firmware) order")
+      ->capture_default_str();
   cmd->add_option("--episodes", a->episodes, "pooled episode numbers to export, e.g. 1,3,5-9 (default: all)");
   cmd->add_option("--robot-type", a->options.robot_type, "info.json robot_type")->capture_default_str();
   cmd->add_option("--data-file-mb", a->options.data_files_size_in_mb, "v3 data file rollover size")

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
 
+#include "interop/aligned_features.h"
 #include "interop/export_internal.h"
 #include "reel/dataset.h"
 #include "video/video_concat.h"
@@ -24,7 +26,8 @@ Result<ExportFormat> ParseExportFormat(const std::string& name) {
   if (name == "lerobot-v3" || name == "lerobot-v3.0") return ExportFormat::kLeRobotV30;
   if (name == "lerobot-v2.1") return ExportFormat::kLeRobotV21;
   if (name == "bundle") return ExportFormat::kBundle;
-  return Status::Invalid("unknown export format '" + name + "' (lerobot-v3, lerobot-v2.1, bundle)");
+  if (name == "flat") return ExportFormat::kFlat;
+  return Status::Invalid("unknown export format '" + name + "' (lerobot-v3, lerobot-v2.1, bundle, flat)");
 }
 
 const char* ExportFormatName(ExportFormat format) {
@@ -32,6 +35,23 @@ const char* ExportFormatName(ExportFormat format) {
     case ExportFormat::kLeRobotV30: return "lerobot-v3";
     case ExportFormat::kLeRobotV21: return "lerobot-v2.1";
     case ExportFormat::kBundle: return "bundle";
+    case ExportFormat::kFlat: return "flat";
+  }
+  return "?";
+}
+
+Result<ForceMatrixFeature> ParseForceMatrixFeature(const std::string& name) {
+  if (name == "none") return ForceMatrixFeature::kNone;
+  if (name == "fz") return ForceMatrixFeature::kFz;
+  if (name == "full") return ForceMatrixFeature::kFull;
+  return Status::Invalid("unknown force-matrix feature '" + name + "' (full, fz, none)");
+}
+
+const char* ForceMatrixFeatureName(ForceMatrixFeature mode) {
+  switch (mode) {
+    case ForceMatrixFeature::kNone: return "none";
+    case ForceMatrixFeature::kFz: return "fz";
+    case ForceMatrixFeature::kFull: return "full";
   }
   return "?";
 }
@@ -85,7 +105,9 @@ Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& option
   const auto& first = src.episodes.front();
   std::vector<std::pair<std::string, bool>> slots;
   std::vector<VideoInfo> infos;
+  const bool flat = options.format == ExportFormat::kFlat;  // no videos, any cameras
   for (const auto& [slot, path] : first.videos) {
+    if (flat) break;
     VideoReaderOptions read_options;
     read_options.fs = task.fs();
     REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(task.Path(path), read_options));
@@ -93,6 +115,7 @@ Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& option
     infos.push_back(reader->info());
   }
   for (const auto& e : src.episodes) {
+    if (flat) break;
     for (const auto& [slot, depth] : slots) {
       if (!Lookup(e.videos, slot)) {
         return Status::Invalid(task.root() + ": episode " + std::to_string(e.episode_index) +
@@ -109,7 +132,16 @@ Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& option
     }
   }
   src.schema = arrow::schema(fields);
-  REEL_ASSIGN_OR_RETURN(src.plan, PlanFeatures(task.info(), *src.schema, slots, options.mapping));
+  // Time-aligned streams are a LeRobot feature; a bundle keeps the row mapping.
+  ExportMapping mapping = options.mapping;
+  const bool lerobot = options.format == ExportFormat::kLeRobotV30 || options.format == ExportFormat::kLeRobotV21;
+  if (!lerobot) mapping.streams.align = false;
+  if (mapping.streams.align && (mapping.streams.imu_window < 0 || mapping.streams.imu_window > 4096))
+    return Status::Invalid("imu window: 0 to 4096 samples, got " + std::to_string(mapping.streams.imu_window));
+  if (!(mapping.streams.tolerance_s >= 0) || !std::isfinite(mapping.streams.tolerance_s))
+    return Status::Invalid("align tolerance: a non-negative number of seconds");
+  src.streams = mapping.streams;
+  REEL_ASSIGN_OR_RETURN(src.plan, PlanFeatures(task.info(), *src.schema, slots, mapping));
   for (size_t k = 0; k < slots.size(); ++k) {
     if (slots[k].second && !options.mapping.include_depth) continue;
     src.cameras.push_back(infos[k]);
@@ -168,8 +200,9 @@ Result<EpisodeFrames> ReadEpisodeFrames(const ExportSource& source, size_t i,
   const auto& entry = source.episodes[i];
   REEL_ASSIGN_OR_RETURN(out.pooled, source.task->ReadData(entry));
   REEL_ASSIGN_OR_RETURN(out.pooled, WithEveryColumn(*source.schema, out.pooled));
+  REEL_ASSIGN_OR_RETURN(auto aligned, BuildAlignedColumns(source, i, *out.pooled));
   REEL_ASSIGN_OR_RETURN(out.features, BuildFrameTable(source.plan, *out.pooled,
-                                                      source.task->Path(entry.data_path), warnings));
+                                                      source.task->Path(entry.data_path), warnings, aligned));
   return out;
 }
 
@@ -231,9 +264,10 @@ nlohmann::ordered_json ReelBlock(const ExportSource& src) {
   j["pooled_episode_index"] = numbers;
   nlohmann::ordered_json features = nlohmann::ordered_json::array();
   for (const auto& f : src.plan.features) {
-    static const char* kSource[] = {"concat", "column", "last", "string"};
+    static const char* kSource[] = {"concat", "column", "last", "string", "aligned"};
     nlohmann::ordered_json fj{{"key", f.key}, {"source", kSource[static_cast<int>(f.source)]}, {"columns", f.columns},
                                {"widths", f.widths}, {"pooled_types", f.pooled_types}};
+    if (!f.shape.empty()) fj["shape"] = f.shape;
     if (!f.pooled_shape.empty()) fj["pooled_shape"] = f.pooled_shape;
     features.push_back(fj);
   }
@@ -308,6 +342,7 @@ Status CheckOutput(FileSystem* fs, const std::string& out_dir, bool replace, boo
                                  " dataset; --force replaces only a LeRobot or bundle export");
   REEL_ASSIGN_OR_RETURN(auto entries, fs->ListDir(out_dir));
   if (entries.empty()) return Status::OK();
+  if (fs->Stat(JoinPath(out_dir, "flat.json")).ValueOr(FileInfo{}).type == FileType::kFile) return Status::OK();
   return Status::AlreadyExists(out_dir + ": exists and is neither a LeRobot or bundle export nor empty (" +
                                format.status().message() + "); export does not replace it");
 }
@@ -357,7 +392,9 @@ Status CheckNotTheTask(const Task& task, const std::string& out_dir, bool exists
 // Writes the export of `source` into the existing empty directory `dir` on source.out_fs.
 Status WriteExport(const internal::ExportSource& source, const std::string& dir, const ExportOptions& options,
                    ExportReport* report) {
-  if (options.format == ExportFormat::kBundle) {
+  if (options.format == ExportFormat::kFlat) {
+    REEL_RETURN_IF_ERROR(internal::WriteFlat(source, dir, options, report));
+  } else if (options.format == ExportFormat::kBundle) {
     REEL_RETURN_IF_ERROR(internal::WriteBundles(source, dir, options, report));
   } else {
     REEL_RETURN_IF_ERROR(internal::WriteLeRobot(source, dir, options, report));
@@ -417,9 +454,11 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
   REEL_ASSIGN_OR_RETURN(auto source, internal::PrepareExport(task, options));
   ExportReport report;
   report.warnings = source.warnings;
-  for (const auto& w : source.plan.warnings) report.warnings.push_back(w);
-  for (const auto& f : source.plan.features) report.features.push_back(f.key);
-  for (const auto& c : source.plan.cameras) report.features.push_back(c.key);
+  if (options.format != ExportFormat::kFlat) {  // the flat table has its own columns (WriteFlat)
+    for (const auto& w : source.plan.warnings) report.warnings.push_back(w);
+    for (const auto& f : source.plan.features) report.features.push_back(f.key);
+    for (const auto& c : source.plan.cameras) report.features.push_back(c.key);
+  }
   if (options.publish == ExportPublish::kUpload) {
     REEL_RETURN_IF_ERROR(ExportByUpload(std::move(source), fs, out_dir, exists, options, &report));
   } else {

@@ -36,6 +36,7 @@ struct ExportSource {
   std::vector<EpisodeRow> rows;        // rows[i] is episodes[i]'s
   std::vector<TaskEntry> tasks;        // the task's tasks.jsonl
   FramePlan plan;
+  StreamFeatures streams;              // ExportMapping::streams (align false unless LeRobot)
   // The union of the exported episodes' data schemas (first appearance wins): an episode
   // lacking one of these sparse columns reads it as "no sample" (ReadEpisodeFrames).
   std::shared_ptr<arrow::Schema> schema;
@@ -112,5 +113,8 @@ Status WriteLeRobot(const ExportSource& source, const std::string& dir, const Ex
                     ExportReport* report);
 Status WriteBundles(const ExportSource& source, const std::string& dir, const ExportOptions& options,
                     ExportReport* report);
+// The flat per-sample table (flat_writer.cc): flat.parquet, then flat.json.
+Status WriteFlat(const ExportSource& source, const std::string& dir, const ExportOptions& options,
+                 ExportReport* report);
 
 }  // namespace reel::internal

@@ -12,7 +12,7 @@ namespace reel::internal {
 
 namespace {
 
-constexpr const char* kMarkers[] = {"meta/info.json", "manifest.json"};
+constexpr const char* kMarkers[] = {"meta/info.json", "manifest.json", "flat.json"};
 
 // The regular files under `dir` (relative to `root`), depth first in name order.
 Status ListFiles(FileSystem* fs, const std::string& root, const std::string& rel, std::vector<std::string>* out) {
@@ -33,6 +33,7 @@ Status ListFiles(FileSystem* fs, const std::string& root, const std::string& rel
 }  // namespace
 
 const char* DatasetMarker(ExportFormat format) {
+  if (format == ExportFormat::kFlat) return "flat.json";
   return format == ExportFormat::kBundle ? "manifest.json" : "meta/info.json";
 }
 

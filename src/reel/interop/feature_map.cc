@@ -6,6 +6,9 @@
 #include <cstring>
 #include <set>
 
+#include "reel/columns.h"
+#include "reel/decode.h"
+
 namespace reel::internal {
 namespace {
 
@@ -135,6 +138,68 @@ Result<ExportFeature> ConcatFeature(const std::string& key, const std::vector<st
   return f;
 }
 
+
+ExportFeature AlignedFeature(const std::string& key, AlignedKind kind, const std::string& dtype,
+                             std::vector<int64_t> shape, const std::string& column, int64_t stats_channels) {
+  ExportFeature f;
+  f.key = key;
+  f.source = FeatureSource::kAligned;
+  f.aligned = kind;
+  f.dtype = dtype;
+  f.width = 1;
+  for (int64_t d : shape) f.width *= d;
+  f.shape = shape.size() > 1 ? std::move(shape) : std::vector<int64_t>{};
+  f.columns = {column};
+  f.widths = {f.width};
+  f.stats_channels = stats_channels;
+  return f;
+}
+
+ExportFeature ValidFeature(const std::string& key, const std::string& column) {
+  return AlignedFeature(key, AlignedKind::kValid, "float32", {1}, column, 0);
+}
+
+bool IsInt64Field(const arrow::Schema& schema, const std::string& name, bool list) {
+  auto f = schema.GetFieldByName(name);
+  if (!f) return false;
+  if (!list) return f->type()->id() == arrow::Type::INT64;
+  return f->type()->id() == arrow::Type::LIST &&
+         static_cast<const arrow::ListType&>(*f->type()).value_type()->id() == arrow::Type::INT64;
+}
+
+// The aligned features that replace list column `name` (StreamFeatures), appended to
+// `out`; false when the column keeps its list rule. A stamp list whose stream is aligned
+// is left out (the sidecar keeps it): its newest-held value would contradict the pairing.
+bool PlanAlignedList(const std::string& name, const FeatureSpec* spec, const arrow::Schema& schema,
+                     const StreamFeatures& streams, std::vector<ExportFeature>* out) {
+  if (!streams.align) return false;
+  if (IsForceMatrix(name, spec)) {
+    if (streams.force_matrix == ForceMatrixFeature::kNone || !IsInt64Field(schema, name + "_ns", false)) return false;
+    const bool full = streams.force_matrix == ForceMatrixFeature::kFull;
+    out->push_back(AlignedFeature(name, AlignedKind::kForceMatrix, "float32",
+                                  full ? std::vector<int64_t>{250, 250, 3} : std::vector<int64_t>{250, 250}, name,
+                                  full ? 3 : 1));
+    out->push_back(ValidFeature(name + "_valid", name));
+    return true;
+  }
+  const bool imu = streams.imu_window > 0 && IsInt64Field(schema, "imu_ts_ns", true);
+  if (name == "observation.imu" && imu) {
+    out->push_back(AlignedFeature(name, AlignedKind::kImuWindow, "float32", {streams.imu_window, 6}, name, 6));
+    out->push_back(AlignedFeature("observation.imu_mask", AlignedKind::kImuMask, "float32", {streams.imu_window},
+                                  name, 0));
+    return true;
+  }
+  if (name == "imu_ts_ns" && imu && schema.GetFieldByName("observation.imu")) return true;
+  if (name.starts_with("observation.") && EndsWith(name, "slam_trajectory") &&
+      IsInt64Field(schema, name + "_ns", true)) {
+    out->push_back(AlignedFeature(name, AlignedKind::kTrajectory, "float64", {8}, name, 0));
+    out->push_back(ValidFeature(name + "_valid", name));
+    return true;
+  }
+  if (EndsWith(name, "slam_trajectory_ns") && schema.GetFieldByName(name.substr(0, name.size() - 3))) return true;
+  return false;
+}
+
 }  // namespace
 
 bool IsBookkeepingColumn(const std::string& column) {
@@ -145,6 +210,11 @@ bool IsBookkeepingColumn(const std::string& column) {
 std::shared_ptr<arrow::DataType> FeatureArrowType(const ExportFeature& feature) {
   auto element = ArrowOfNumpy(feature.dtype);
   if (feature.source == FeatureSource::kString || feature.width == 1) return element;
+  if (feature.shape.size() > 1) {  // nested lists, outermost axis first (Arrow2D/3D in LeRobot)
+    for (auto d = feature.shape.rbegin(); d != feature.shape.rend(); ++d)
+      element = arrow::fixed_size_list(element, static_cast<int32_t>(*d));
+    return element;
+  }
   return arrow::fixed_size_list(element, static_cast<int32_t>(feature.width));
 }
 
@@ -207,6 +277,14 @@ Result<FramePlan> PlanFeatures(const InfoJson& info, const arrow::Schema& schema
       case Shape::kFixed:
         f.source = FeatureSource::kColumn;
         f.dtype = NumpyName(*element);
+        if (mapping.streams.align && mapping.streams.canonical_gloves && f.dtype == "float32" &&
+            f.width == kGloveSide * kGloveSide && IsLeftGlove(name) &&
+            ClassifyColumn(name, info.sensors) == ColumnFamily::kGlove) {
+          // Canonical order in the feature; the firmware order in the sidecar for import.
+          plan.features.push_back(AlignedFeature(name, AlignedKind::kGlove, "float32", {f.width}, name, 0));
+          plan.sidecar.push_back(name);
+          continue;
+        }
         break;
       case Shape::kString:
         f.source = FeatureSource::kString;
@@ -218,6 +296,10 @@ Result<FramePlan> PlanFeatures(const InfoJson& info, const arrow::Schema& schema
                      : IsForceMatrix(name, spec)       ? ListRule::kDrop
                                                        : ListRule::kLast;
         plan.sidecar.push_back(name);
+        if (rule == mapping.list_rules.end() && PlanAlignedList(name, spec, schema, mapping.streams, &plan.features)) {
+          if (plan.features.empty() || plan.features.back().columns[0] != name) plan.dropped.push_back(name);
+          continue;
+        }
         if (r == ListRule::kDrop) {
           plan.dropped.push_back(name);
           continue;
@@ -389,10 +471,9 @@ std::shared_ptr<arrow::Array> MakeColumn(const ExportFeature& feature, int64_t n
 
 }  // namespace
 
-Result<std::shared_ptr<arrow::Table>> BuildFrameTable(const FramePlan& plan,
-                                                      const arrow::Table& pooled,
-                                                      const std::string& path,
-                                                      std::vector<std::string>* warnings) {
+Result<std::shared_ptr<arrow::Table>> BuildFrameTable(
+    const FramePlan& plan, const arrow::Table& pooled, const std::string& path, std::vector<std::string>* warnings,
+    const std::map<std::string, std::shared_ptr<arrow::Array>>& aligned) {
   const int64_t n = pooled.num_rows();
   std::vector<std::shared_ptr<arrow::Field>> fields;
   std::vector<std::shared_ptr<arrow::Array>> arrays;
@@ -409,7 +490,12 @@ Result<std::shared_ptr<arrow::Table>> BuildFrameTable(const FramePlan& plan,
   };
   for (const auto& feature : plan.features) {
     std::shared_ptr<arrow::Array> array;
-    if (feature.source == FeatureSource::kString) {
+    if (feature.source == FeatureSource::kAligned) {
+      auto it = aligned.find(feature.key);
+      if (it == aligned.end() || it->second->length() != n)
+        return Status::Invalid(path + ": no aligned column for " + feature.key);
+      array = it->second;
+    } else if (feature.source == FeatureSource::kString) {
       REEL_ASSIGN_OR_RETURN(array, column_array(feature.columns[0]));
       if (array->type_id() != arrow::Type::STRING) {
         return Status::Invalid(path + ": column '" + feature.columns[0] + "' is " +

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "reel/status.h"
 
 namespace arrow {
+class Array;
 class DataType;
 class Schema;
 class Table;
@@ -25,6 +27,17 @@ enum class FeatureSource {
   kColumn,  // one fixed-size or scalar column as it is
   kLast,    // newest sample of a list column at or before the frame, held
   kString,  // a string column
+  kAligned, // paired with the frames by time (aligned_features.h); not a round-trip source
+};
+
+// What a kAligned feature holds.
+enum class AlignedKind {
+  kForceMatrix,  // decoded force matrix (full or fz plane) of the sample nearest the frame
+  kTrajectory,   // the SLAM point nearest the frame, [t,x,y,z,qx,qy,qz,qw]
+  kValid,        // 1.0 where the feature `of` has a sample within tolerance, else 0.0
+  kImuWindow,    // the newest IMU samples at or before the frame, [K, 6]
+  kImuMask,      // 1.0 per window slot that holds a sample
+  kGlove,        // the left glove's frame in canonical order
 };
 
 // One exported, non-video feature. Values are one vector of `width` elements of
@@ -39,6 +52,11 @@ struct ExportFeature {
   std::vector<std::string> names;    // per element (concat features), else empty
   std::vector<int64_t> widths;       // per source column: values it adds to a frame
   std::vector<std::string> pooled_types;  // per source column: its Arrow type in the pooled data
+  // kAligned only: what it holds; the exported shape (empty = {width}); the number of
+  // channels its stats are per (the last axis; 1 = over every value).
+  AlignedKind aligned = AlignedKind::kValid;
+  std::vector<int64_t> shape;
+  int64_t stats_channels = 0;  // 0 = per element (every other feature)
 };
 
 // One exported camera stream.
@@ -71,10 +89,10 @@ Result<FramePlan> PlanFeatures(const InfoJson& info, const arrow::Schema& schema
 // The episode's exported feature columns, in plan order, one row per frame:
 // width 1 -> a scalar column, else fixed_size_list<dtype>[width]. A plan column
 // the episode lacks is an error naming the episode's file (`path`).
-Result<std::shared_ptr<arrow::Table>> BuildFrameTable(const FramePlan& plan,
-                                                      const arrow::Table& pooled,
-                                                      const std::string& path,
-                                                      std::vector<std::string>* warnings);
+// kAligned features are taken from `aligned` (key -> column, BuildAlignedColumns).
+Result<std::shared_ptr<arrow::Table>> BuildFrameTable(
+    const FramePlan& plan, const arrow::Table& pooled, const std::string& path, std::vector<std::string>* warnings,
+    const std::map<std::string, std::shared_ptr<arrow::Array>>& aligned = {});
 
 // The Arrow type of one exported feature's column.
 std::shared_ptr<arrow::DataType> FeatureArrowType(const ExportFeature& feature);

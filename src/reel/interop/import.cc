@@ -154,7 +154,9 @@ Status AddRoundTripColumns(const Json& block, const arrow::Table& frames, const 
     const auto columns = f.value("columns", std::vector<std::string>{});
     const auto widths = f.value("widths", std::vector<int64_t>{});
     const auto types = f.value("pooled_types", std::vector<std::string>{});
-    if (source == "last") continue;  // the sidecar holds the list column itself
+    // The sidecar holds the list column itself ("last"), or the pooled column an aligned
+    // feature was paired, decoded or reordered from ("aligned").
+    if (source == "last" || source == "aligned") continue;
     if (columns.empty() || widths.size() != columns.size() || types.size() != columns.size()) {
       return Status::Invalid(where + ": reel block feature '" + key + "' lacks columns/widths/pooled_types");
     }

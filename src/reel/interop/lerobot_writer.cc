@@ -29,7 +29,7 @@ OJson FpsJson(double fps) {
 OJson FeatureJson(const ExportFeature& f) {
   OJson j;
   j["dtype"] = f.dtype;
-  j["shape"] = {f.width};
+  j["shape"] = f.shape.empty() ? OJson{f.width} : OJson(f.shape);
   j["names"] = f.names.empty() ? OJson(nullptr) : OJson(f.names);
   return j;
 }
@@ -86,15 +86,42 @@ Result<std::shared_ptr<arrow::Table>> WithBookkeeping(const arrow::Table& featur
   return arrow::Table::Make(arrow::schema(fields), columns, n);
 }
 
-// Stats of every numeric column of `table` (strings are skipped, as LeRobot does).
-Result<std::map<std::string, FeatureStats>> TableStats(const arrow::Table& table) {
+// `column` (nested fixed-size lists) seen as rows of `channels` values: the last axis's
+// channels of every frame and position (1 = every value alone).
+Result<std::shared_ptr<arrow::Array>> PerChannel(std::shared_ptr<arrow::Array> column, int64_t channels) {
+  while (column->type_id() == arrow::Type::FIXED_SIZE_LIST) {
+    auto flat = static_cast<const arrow::FixedSizeListArray&>(*column).Flatten();
+    if (!flat.ok()) return Status::IOError(flat.status().ToString());
+    column = *flat;
+  }
+  if (channels <= 1) return column;
+  auto made = arrow::FixedSizeListArray::FromArrays(column, static_cast<int32_t>(channels));
+  if (!made.ok()) return Status::IOError(made.status().ToString());
+  return std::shared_ptr<arrow::Array>(*made);
+}
+
+// Stats of every numeric column of `table` (strings are skipped, as LeRobot does): per
+// element, or per channel for a feature with stats_channels (a force matrix's fx/fy/fz,
+// the IMU's six axes: per-cell stats of a 250x250 plane would be 62,500 numbers a stat
+// and say little; a channel's broadcast against the feature's shape normalises it).
+Result<std::map<std::string, FeatureStats>> TableStats(const arrow::Table& table, const FramePlan& plan) {
+  std::map<std::string, int64_t> channels;
+  for (const auto& f : plan.features)
+    if (f.stats_channels > 0) channels[f.key] = f.stats_channels;
   std::map<std::string, FeatureStats> out;
   for (int c = 0; c < table.num_columns(); ++c) {
     const auto& col = table.column(c);
     if (col->type()->id() == arrow::Type::STRING) continue;
     auto combined = arrow::Concatenate(col->chunks());
     if (!combined.ok()) return Status::IOError(combined.status().ToString());
-    REEL_ASSIGN_OR_RETURN(out[table.field(c)->name()], ColumnStats(**combined));
+    std::shared_ptr<arrow::Array> values = *combined;
+    auto it = channels.find(table.field(c)->name());
+    if (it != channels.end()) {
+      REEL_ASSIGN_OR_RETURN(values, PerChannel(values, it->second));
+    }
+    REEL_ASSIGN_OR_RETURN(auto stats, ColumnStats(*values));
+    stats.count = combined->get()->length();  // frames, as LeRobot counts (also per channel)
+    out[table.field(c)->name()] = std::move(stats);
   }
   return out;
 }
@@ -395,7 +422,7 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
     REEL_ASSIGN_OR_RETURN(auto frames, ReadEpisodeFrames(src, i, &report->warnings));
     const int64_t n = frames.features->num_rows();
     REEL_ASSIGN_OR_RETURN(auto table, WithBookkeeping(*frames.features, fps, ep, total_frames, it->second));
-    REEL_ASSIGN_OR_RETURN(auto stats, TableStats(*table));
+    REEL_ASSIGN_OR_RETURN(auto stats, TableStats(*table, src.plan));
     REEL_RETURN_IF_ERROR(WriteSidecar(src, *frames.pooled,
                                       JoinPath(dir, "reel/sidecar/chunk-" + Pad(ep / chunks, 3) + "/episode_" +
                                                         Pad(ep, 6) + ".parquet")));
