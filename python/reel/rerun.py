@@ -287,7 +287,8 @@ def _log_imu(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
 
 
 def _log_gloves(rec: Any, ep: _Episode, max_frames: int | None, summary: dict[str, Any]) -> None:
-    """Glove pressure (observation.<glove>, 256 values) as a 16x16 image per kept row."""
+    """Glove pressure (observation.<glove>, 256 values) as a 16x16 image per kept row, the
+    left glove of a pooled task in canonical order (Task.glove; multi-device §4.5)."""
     for name in ep.table.column_names:
         if not name.endswith("_glove"):
             continue
@@ -295,6 +296,8 @@ def _log_gloves(rec: Any, ep: _Episode, max_frames: int | None, summary: dict[st
         if got is None or got[1].shape[1] != 256:
             continue
         rows, values = got
+        if _is_pooled(ep.task):
+            values = ep.task.glove(ep.n, name).reshape(-1, 256)[rows]
         keep = np.arange(0, len(rows), _stride(len(rows), max_frames))
         for i in keep:
             ep.set_time(rec, int(rows[i]))

@@ -142,9 +142,10 @@ def test_signals_imu_slam_force_matrix_glove_and_status_equal_the_data(task, ree
     tensors, _ = rrd.column(f"/force_matrix/{col}", "Tensor:data")
     assert np.array_equal(np.asarray(tensors[0]["buffer"], np.float32).reshape(250, 250), fz)
     # A glove pressure image, and the status events (a change of value each).
-    glove = table["observation.left_glove"][5].as_py()
+    # The left glove in canonical order (multi-device §4.5: values[::-1, ::-1].T of the stored frame).
+    glove = np.asarray(table["observation.left_glove"][5].as_py(), np.float32).reshape(16, 16)[::-1, ::-1].T
     tensors, _ = rrd.column("/gloves/observation.left_glove", "Tensor:data")
-    assert np.array_equal(np.asarray(tensors[5]["buffer"], np.float32), np.asarray(glove, np.float32))
+    assert np.array_equal(np.asarray(tensors[5]["buffer"], np.float32).reshape(16, 16), glove)
     for name in [c for c in table.column_names if c.startswith("status.")]:
         values = [v for v in table[name].to_pylist() if v is not None]
         changes = [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
