@@ -81,6 +81,24 @@ void EncodeRowDiffQuantized(const float* in, double scale, int16_t* out);
 Result<bool> DecodeForceMatrixCell(const arrow::ChunkedArray& column, int64_t row,
                                    const ForceMatrixSpec& spec, float* out);
 
+// ---- SLAM frame and time --------------------------------------------------------------
+// A trajectory's coordinate frame and time declaration, by the authority order of
+// multi-device §7.3 / §8.2.5: the episode row's slam_specs[column], then info.json's
+// features[column], then info.json's slam_frames[column] (frame only), then, for rig 1's
+// observation.slam_trajectory, gripper_slam_frame; with none of them the old frame
+// "right_forward_up" ("no frame key = the old frame", not a default to guess).
+enum class SlamSpecSource { kEpisodeRow, kInfoFeature, kInfoSlamFrames, kGripperSlamFrame, kOldFrame };
+const char* SlamSpecSourceName(SlamSpecSource source);  // "episode_row", "info_features", ...
+inline constexpr const char* kOldSlamFrame = "right_forward_up";
+struct ResolvedSlamSpec {
+  std::string frame = kOldSlamFrame;
+  // The declaration's frame_axes, time and owner objects as JSON text ("{}" when absent).
+  std::string frame_axes_json = "{}", time_json = "{}", owner_json = "{}";
+  SlamSpecSource source = SlamSpecSource::kOldFrame;
+};
+// Invalid when the episode row's slam_specs is not a JSON object (naming the row).
+Result<ResolvedSlamSpec> ResolveSlamSpec(const std::string& column, const EpisodeRow& row, const InfoJson& info);
+
 // ---- IMU samples -------------------------------------------------------------
 // observation.imu list<fixed_size_list<float32>[6]> with imu_ts_ns list<int64>
 // in lockstep; samples hang on frame rows.

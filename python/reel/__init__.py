@@ -267,6 +267,14 @@ class Task:
         capsule = self._core.imu_table(n)
         return pa.table(ArrowStream(lambda: capsule, f"IMU samples of episode {n} of {self.root}"))
 
+    def slam_spec(self, episode_index: int, column: str) -> dict[str, Any]:
+        """A trajectory column's coordinate frame and time declaration for episode N, by the
+        contract's authority order (multi-device §7.3, §8.2.5): the episode row's
+        ``slam_specs``, then info.json ``features[column]``, then ``slam_frames``, then (rig 1's
+        ``observation.slam_trajectory``) ``gripper_slam_frame``, else the old frame
+        "right_forward_up". {frame, frame_axes, time, owner (dicts, {} when absent), source}."""
+        return self._core.slam_spec(int(episode_index), str(column))
+
     def imu_windows(self, episode_index: int, window: int = 16, *, max_age_s: float | None = None) -> dict[str, Any]:
         """For every frame of episode N, the ``window`` newest IMU samples at or before the
         frame's time on the frame clock (as :meth:`imu_table` maps them; none across a reset

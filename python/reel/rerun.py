@@ -42,7 +42,6 @@ except ImportError as _e:  # an optional dependency: say how to get it
 DEFAULT_MAX_FRAMES = 300
 # The frame a trajectory is in when nothing declares one: the contract's old frame (002 §6.6,
 # "键不在 = 旧帧", the checker's features.slam_frame warning).
-OLD_SLAM_FRAME = "right_forward_up"
 _VIDEO_CODECS = {"h264": rr.VideoCodec.H264, "hevc": rr.VideoCodec.H265}
 
 
@@ -327,19 +326,6 @@ def _log_force_matrices(rec: Any, ep: _Episode, max_frames: int | None, summary:
 
 # ---- SLAM, status, findings ----------------------------------------------------------------
 
-def slam_frame(task: Any, row: dict[str, Any], column: str) -> str:
-    """The frame a trajectory column is in: the episode's slam_specs, then the feature's
-    `frame`, then the task's slam_frames map, then the contract's old frame."""
-    spec = _json_field(row, "slam_specs").get(column)
-    if isinstance(spec, dict) and spec.get("frame"):
-        return str(spec["frame"])
-    feature = (task.info.get("features") or {}).get(column)
-    if isinstance(feature, dict) and feature.get("frame"):
-        return str(feature["frame"])
-    mapped = (task.info.get("slam_frames") or {}).get(column)
-    return str(mapped) if mapped else OLD_SLAM_FRAME
-
-
 def _log_slam(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
     """Each trajectory's poses at their own _ns stamp (the row's time on the timestamp
     timeline) and the whole path as a static line strip, under world/<frame>/."""
@@ -354,7 +340,8 @@ def _log_slam(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
             continue
         rows, ns = slam["row"].astype(np.int64), slam["ns"].astype(np.int64)
         hw = np.where(ns > 0, ns, ep.hardware_ns[rows] if ep.hardware_ns is not None else 0)
-        entity = f"world/{slam_frame(ep.task, ep.row, name)}/{name}"
+        # The frame by the contract's authority order (Task.slam_spec, reel/decode.h ResolveSlamSpec).
+        entity = f"world/{ep.task.slam_spec(ep.n, name)['frame']}/{name}"
         rec.send_columns(entity, indexes=[rr.TimeColumn("timestamp", duration=ep.timestamp[rows]),
                                           rr.TimeColumn("hardware_ns", sequence=hw)],
                          columns=rr.Transform3D.columns(translation=points[:, 1:4], quaternion=points[:, 4:8]))

@@ -222,6 +222,30 @@ nb::dict ForceMatricesDict(const Task& task, int64_t n, const std::string& colum
   return d;
 }
 
+nb::dict SlamSpec(const Task& task, int64_t n, const std::string& column) {
+  Result<ResolvedSlamSpec> spec = NotRunYet();
+  {
+    nb::gil_scoped_release release;
+    spec = [&]() -> Result<ResolvedSlamSpec> {
+      REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
+      EpisodeRow row;
+      row.episode_index = n;
+      row.missing_columns = {"slam_specs"};
+      if (auto read = task.ReadEpisodeRow(e); read.ok()) row = *read;
+      return ResolveSlamSpec(column, row, task.info());
+    }();
+  }
+  ResolvedSlamSpec s = Unwrap(std::move(spec));
+  nb::module_ json = nb::module_::import_("json");
+  nb::dict d;
+  d["frame"] = s.frame;
+  d["frame_axes"] = json.attr("loads")(s.frame_axes_json);
+  d["time"] = json.attr("loads")(s.time_json);
+  d["owner"] = json.attr("loads")(s.owner_json);
+  d["source"] = SlamSpecSourceName(s.source);
+  return d;
+}
+
 }  // namespace
 
 void BindSamples(nb::class_<Task>& task) {
@@ -239,6 +263,8 @@ void BindSamples(nb::class_<Task>& task) {
            "reel/align.h ImuWindowsOf: {values (rows, K, 6), ns (rows, K), valid (rows, K), clock}.")
       .def("force_matrices", &ForceMatricesDict, "episode_index"_a, "column"_a, "plane"_a, "downsample"_a,
            "tolerance_s"_a, "reel/align.h AlignForceMatrices: {values, valid (rows,), dt_ns (rows,)}.")
+      .def("slam_spec", &SlamSpec, "episode_index"_a, "column"_a,
+           "reel/decode.h ResolveSlamSpec: {frame, frame_axes, time, owner, source}.")
       .def("glove", &Glove, "episode_index"_a, "column"_a, "canonical"_a,
            "A glove column as (rows, 16, 16) float32; the left glove canonical when asked.");
 }

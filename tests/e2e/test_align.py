@@ -353,3 +353,21 @@ def test_check_reports_repeated_stamps_and_a_stream_that_stops(run_reel, tmp_pat
     assert f"{FORCE}_ns has no sample from row 29 to row 90 (2.001 s)" in gap["message"]
     assert sorted(f["rule"] for f in all_findings(report) if f["rule"].startswith("time.")) == [
         "time.repeated_stamp", "time.stream_gap"]
+
+
+def test_the_slam_frame_follows_the_authority_order(reel_mod, tmp_path):
+    """Episode 1's row declares its own frame; episode 2 has none and falls back to info.json's
+    feature (multi-device §7.3). The aligned table carries the frame in the field's metadata."""
+    feats = {SLAM: {"dtype": "float64", "shape": [8], "encoding": "flat_points_8_txyz_qxyzw",
+                    "frame": "down_left_forward", "frame_axes": {"+X": "down", "+Y": "left", "+Z": "forward"}}}
+    own = {SLAM: {"frame": "ego_cam_optical", "time": {"t": "sensor_s", "clock": "camera_sensor"}}}
+    task_dir = write_task(tmp_path, "frames", [EpisodeSpec(1, slam={SLAM: [1, 1, 1]}, row_extra={"slam_specs": own}),
+                                               EpisodeSpec(2, slam={SLAM: [1, 0, 1]})],
+                          features_overrides=feats)
+    task = reel_mod.open(str(task_dir.path))
+    one, two = task.slam_spec(1, SLAM), task.slam_spec(2, SLAM)
+    assert (one["frame"], one["source"], one["time"]) == ("ego_cam_optical", "episode_row", own[SLAM]["time"])
+    assert (two["frame"], two["source"]) == ("down_left_forward", "info_features")
+    assert two["frame_axes"] == {"+X": "down", "+Y": "left", "+Z": "forward"}
+    field = task.align(2, SLAM).schema.field(SLAM)
+    assert field.metadata == {b"reel.frame": b"down_left_forward", b"reel.frame_source": b"info_features"}

@@ -155,5 +155,36 @@ TEST(DecodeSlam, StampLengthMismatchIsInvalid) {
   }
 }
 
+TEST(ResolveSlamSpec, EpisodeRowThenFeatureThenSlamFramesThenGripperFrameThenTheOldFrame) {
+  InfoJson info;
+  EpisodeRow row;
+  row.episode_index = 3;
+  const std::string col = "observation.slam_trajectory";
+  auto s = ResolveSlamSpec(col, row, info);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->frame, "right_forward_up");
+  EXPECT_EQ(s->source, SlamSpecSource::kOldFrame);
+  info.gripper_slam_frame = "down_left_forward";
+  EXPECT_EQ(ResolveSlamSpec(col, row, info)->source, SlamSpecSource::kGripperSlamFrame);
+  EXPECT_EQ(ResolveSlamSpec("observation.ego_slam_trajectory", row, info)->frame, "right_forward_up");
+  info.slam_frames.emplace_back(col, "map_frame");
+  EXPECT_EQ(ResolveSlamSpec(col, row, info)->frame, "map_frame");
+  FeatureSpec f;
+  f.frame = "feature_frame";
+  f.frame_axes_json = R"({"+X":"down"})";
+  info.features.emplace_back(col, f);
+  s = ResolveSlamSpec(col, row, info);
+  EXPECT_EQ(s->frame, "feature_frame");
+  EXPECT_EQ(s->frame_axes_json, R"({"+X":"down"})");
+  row.slam_specs = R"({"observation.slam_trajectory": {"frame": "ego_cam_optical", "time": {"t": "sensor_s"}}})";
+  s = ResolveSlamSpec(col, row, info);
+  EXPECT_EQ(s->frame, "ego_cam_optical");
+  EXPECT_EQ(s->source, SlamSpecSource::kEpisodeRow);
+  EXPECT_EQ(s->time_json, R"({"t":"sensor_s"})");
+  EXPECT_EQ(s->frame_axes_json, "{}");
+  row.slam_specs = "[1]";
+  EXPECT_FALSE(ResolveSlamSpec(col, row, info).ok());
+}
+
 }  // namespace
 }  // namespace reel

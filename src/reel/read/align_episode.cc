@@ -384,6 +384,23 @@ Result<Aligned> AlignStream(Episode& ep, const std::string& name, const arrow::S
   return Status::Invalid("column \"" + name + "\" is not a stream");
 }
 
+// A trajectory's frame by the contract's authority order (ResolveSlamSpec) as field
+// metadata (reel.frame, reel.frame_source); null for other columns.
+std::shared_ptr<const arrow::KeyValueMetadata> TrajectoryMetadata(const Task& task, int64_t n,
+                                                                  const std::string& name,
+                                                                  const arrow::Schema& schema) {
+  if (StreamClockOf(name, schema) != StreamClock::kSlamNs) return nullptr;
+  EpisodeRow row;
+  row.episode_index = n;
+  row.missing_columns = {"slam_specs"};
+  if (auto e = task.FindEpisode(n); e.ok())
+    if (auto read = task.ReadEpisodeRow(*e); read.ok()) row = *read;
+  auto spec = ResolveSlamSpec(name, row, task.info());
+  if (!spec.ok()) return nullptr;
+  return arrow::key_value_metadata({"reel.frame", "reel.frame_source"},
+                                   {spec->frame, SlamSpecSourceName(spec->source)});
+}
+
 std::string ResetRows(const std::vector<int64_t>& frame_ns) {
   std::string out;
   const auto segment = ClockSegments(frame_ns);
@@ -416,7 +433,7 @@ Result<std::shared_ptr<arrow::Table>> AlignEpisode(const Task& task, int64_t n, 
   for (const std::string& name : streams) {
     auto aligned = AlignStream(ep, name, *schema, task, options);
     if (!aligned.ok()) return aligned.status().WithContext(ep.where + ": column \"" + name + "\"");
-    fields.push_back(arrow::field(name, aligned->value->type()));
+    fields.push_back(arrow::field(name, aligned->value->type(), true, TrajectoryMetadata(task, n, name, *schema)));
     columns.push_back(aligned->value);
     if (StreamClockOf(name, *schema) == StreamClock::kRow) continue;
     std::vector<int64_t> dt(aligned->ns.size());
