@@ -226,6 +226,31 @@ def _data_udf(fields: tuple[pa.Field, ...], dtype: DataType, batch_size: int, st
     return read_columns
 
 
+@functools.lru_cache(maxsize=8)
+def _aligned_table(path: str, episode_index: int, names: tuple[str, ...], storage: Storage = ()) -> pa.Table:
+    """Episode N's streams paired with its frames by time (Task.align), without its key columns."""
+    table = _task(path, storage).align(episode_index, list(names))
+    return table.drop_columns(["frame_index", "hardware_ns"])
+
+
+def _aligned_udf(names: tuple[str, ...], dtype: DataType, batch_size: int, storage: Storage = ()):
+    @daft.func.batch(return_dtype=dtype, unnest=True, batch_size=batch_size)
+    def read_aligned(task: Series, episode_index: Series, frame_index: Series) -> pa.Array:
+        tasks, eps, rows = task.to_pylist(), episode_index.to_pylist(), frame_index.to_pylist()
+        order: list[int] = []
+        pieces: list[pa.Table] = []
+        for (path, n), positions in _groups(tasks, eps).items():
+            table = _aligned_table(path, n, names, storage)
+            pieces.append(table.take(pa.array([rows[p] for p in positions], pa.int64())))
+            order.extend(positions)
+        joined = pa.concat_tables(pieces).combine_chunks()
+        back = np.empty(len(order), np.int64)
+        back[np.asarray(order)] = np.arange(len(order))
+        return joined.take(pa.array(back)).to_struct_array().combine_chunks()
+
+    return read_aligned
+
+
 def _source_camera(path: str, key: str, storage: Storage = ()) -> str:
     """The name ``path``'s reader knows camera ``key`` (observation.images.<slot>) by: the slot
     for a pooled task, the video key for LeRobot/bundle."""
@@ -264,7 +289,7 @@ def _camera_size(episodes: list[dict], slot: str, storage: Storage = ()) -> tupl
 
 def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
                 cameras: Sequence[str] | str | bool = (), batch_size: int = 64,
-                storage_options: dict | None = None) -> daft.DataFrame:
+                storage_options: dict | None = None, aligned: Sequence[str] = ()) -> daft.DataFrame:
     """One row per frame of the kept episodes (``has_data``): task, episode_index, frame_index,
     then ``columns`` of the data parquet (default: every column of the first episode's file but
     the bookkeeping ones), then one uint8 (H, W, 3) tensor column per camera, named
@@ -273,7 +298,12 @@ def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
     Reads the first kept episode's schema on the driver to type the columns (Daft needs the
     types before it runs); a column another episode lacks (a sparse column it never supplied)
     reads as the contract's "no sample" value: 0, [0]*d, [] or "connected". ``storage_options``:
-    as for :func:`reel.open`, when the tasks are URIs."""
+    as for :func:`reel.open`, when the tasks are URIs.
+
+    ``aligned``: streams of pooled tasks paired with each frame by time, as
+    :meth:`reel.Task.align` gives them (docs/python.md "Aligned samples"): per stream X the
+    columns X, X_ns and X_dt_ns (null where no sample is near the frame), the left glove in
+    canonical order. Every kept episode must have those columns."""
     storage = _storage_key(storage_options)
     kept = episodes.where(col("has_data"))
     first = kept.select("task", "episode_index").limit(1).to_pylist()
@@ -294,6 +324,12 @@ def load_frames(episodes: daft.DataFrame, columns: Sequence[str] | None = None,
         udf = _data_udf(tuple(probe.schema.field(c) for c in names), struct, batch_size, storage)
         frames = frames.select("task", "episode_index", "frame_index",
                                udf(col("task"), col("episode_index"), col("frame_index")))
+    if aligned:
+        names_a = tuple(str(c) for c in aligned)
+        probe_a = _aligned_table(first[0]["task"], int(first[0]["episode_index"]), names_a, storage)
+        udf = _aligned_udf(names_a, DataType.from_arrow_type(pa.struct(list(probe_a.schema))), batch_size, storage)
+        frames = frames.select(*[col(c) for c in frames.column_names],
+                               udf(col("task"), col("episode_index"), col("frame_index")))  # unnested
     eps = kept.select("task").distinct().to_pylist()
     for key in _camera_keys(cameras, eps, storage):
         h, w = _camera_size(eps, key, storage)
@@ -324,12 +360,14 @@ def _camera_keys(cameras: Sequence[str] | str | bool | None, episodes: list[dict
 def load_episode_frames(episodes: daft.DataFrame, dataset_uri: str | None = None,
                         columns: Sequence[str] | None = None,
                         load_video_frames: Sequence[str] | str | bool = False,
-                        batch_size: int = 64, storage_options: dict | None = None) -> daft.DataFrame:
+                        batch_size: int = 64, storage_options: dict | None = None,
+                        aligned: Sequence[str] = ()) -> daft.DataFrame:
     """Daft's ``load_episode_frames``: the frames of the episodes left in ``episodes`` (one row
     per frame, each episode's kept columns broadcast to its frames, joined on episode_index and
     the task path). ``dataset_uri`` names the dataset when ``episodes`` has no ``task`` column
     (e.g. a frame built by hand with episode_index only). ``load_video_frames`` as in
-    :func:`read`; ``storage_options`` as for :func:`reel.open`."""
+    :func:`read`; ``storage_options`` as for :func:`reel.open`; ``aligned`` as for
+    :func:`load_frames`."""
     if "task" not in episodes.column_names:
         if dataset_uri is None:
             raise TypeError("load_episode_frames: episodes has no 'task' column; pass dataset_uri")
@@ -341,7 +379,7 @@ def load_episode_frames(episodes: daft.DataFrame, dataset_uri: str | None = None
         extra = [c for c in episodes.column_names if c not in full.column_names]
         episodes = full.join(episodes.select("task", "episode_index", *extra), on=["task", "episode_index"])
     frames = load_frames(episodes, columns=columns, cameras=load_video_frames, batch_size=batch_size,
-                         storage_options=storage_options)
+                         storage_options=storage_options, aligned=aligned)
     # Daft's semantics: each episode's columns are broadcast to its frames, but the internal
     # locator columns (data/*, meta/*, videos/*) are not.
     extra = [c for c in episodes.column_names if c not in frames.column_names and c != "has_data"
@@ -354,16 +392,17 @@ def load_episode_frames(episodes: daft.DataFrame, dataset_uri: str | None = None
 def read(paths: str | Iterable[str], columns: Sequence[str] | None = None,
          cameras: Sequence[str] = (), include_stats: bool = False,
          load_video_frames: Sequence[str] | str | bool = False, batch_size: int = 64,
-         storage_options: dict | None = None) -> daft.DataFrame:
+         storage_options: dict | None = None, aligned: Sequence[str] = ()) -> daft.DataFrame:
     """Daft's ``read``: one row per frame of every episode with data, each episode's columns
     (length, duration_sec, task_index, tasks, video_slots; with ``include_stats`` the
     per-episode stats, see :func:`read_episodes`) broadcast to its frames.
     ``load_video_frames``: False (default) no images, True every RGB camera, a camera name or a
     list (``cameras`` is the older spelling of the same). ``storage_options``: as for
-    :func:`reel.open`, for URIs (s3://bucket/prefix/task)."""
+    :func:`reel.open`, for URIs (s3://bucket/prefix/task). ``aligned``: streams paired with
+    each frame by time (:func:`load_frames`)."""
     wanted: Sequence[str] | str | bool = load_video_frames
     if cameras:
         wanted = list(cameras) if wanted is False else wanted
     episodes = read_episodes(paths, include_stats=include_stats, storage_options=storage_options)
     return load_episode_frames(episodes, columns=columns, load_video_frames=wanted, batch_size=batch_size,
-                               storage_options=storage_options)
+                               storage_options=storage_options, aligned=aligned)

@@ -371,3 +371,20 @@ def test_the_slam_frame_follows_the_authority_order(reel_mod, tmp_path):
     assert two["frame_axes"] == {"+X": "down", "+Y": "left", "+Z": "forward"}
     field = task.align(2, SLAM).schema.field(SLAM)
     assert field.metadata == {b"reel.frame": b"down_left_forward", b"reel.frame_source": b"info_features"}
+
+
+def test_daft_gets_the_same_aligned_columns(reel_mod, reel_bin, tmp_path):
+    import pyarrow.compute  # noqa: F401
+    import reel.daft as reel_daft
+
+    from .cli_run import reel as run
+
+    run(reel_bin, "simulate", tmp_path / "sim", "--count", 2, "--seconds", 1)
+    streams = [FORCE, SLAM, "observation.imu", "observation.left_glove"]
+    frames = reel_daft.read(str(tmp_path / "sim"), columns=[], aligned=streams).to_arrow()
+    task = reel_mod.open(str(tmp_path / "sim"))
+    for n in (1, 2):
+        want = task.align(n, streams)
+        mine = frames.filter(pa.compute.equal(frames["episode_index"], n)).sort_by("frame_index")
+        for name in want.column_names[2:]:
+            assert mine[name].to_pylist() == want[name].to_pylist(), (n, name)
