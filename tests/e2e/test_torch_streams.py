@@ -157,3 +157,27 @@ def test_delta_timestamps_on_a_stream(reel_mod, sim):
     s = ds[4]
     assert np.array_equal(s[FORCE].numpy(), want[FORCE][3:5])
     assert s[MATRIX + "_is_pad"].tolist() == want[MATRIX + "_is_pad"][3:5].tolist()
+
+
+def test_a_frame_without_a_sample_is_zeros_and_padding(reel_mod, tmp_path):
+    """Force samples on rows 0 and 3 only (0 = no new sample): frames 1 and 2 have none within
+    half a frame, so their value is zeros (never NaN) and _is_pad is True."""
+    import pyarrow as pa
+
+    from .fixtures import EpisodeSpec, write_task
+
+    base = 5_000_000_000 + 100_000_000_000
+    ns = np.array([base + 1_000_000, 0, 0, base + 3 * 33_333_333 - 1_000_000], np.int64)
+    force = np.array([[1, 2, 3], [0, 0, 0], [0, 0, 0], [4, 5, 6]], np.float32)
+    extra = {FORCE: pa.FixedSizeListArray.from_arrays(pa.array(force.reshape(-1)), 3),
+             FORCE + "_ns": pa.array(ns)}
+    feats = {FORCE: {"dtype": "float32", "shape": [3]},
+             FORCE + "_ns": {"dtype": "int64", "shape": [1], "encoding": "host_monotonic_ns"}}
+    task_dir = write_task(tmp_path, "sparse", [EpisodeSpec(1, length=4, extra_columns=extra)],
+                          features_overrides=feats)
+    from reel.torch import FrameDataset
+
+    ds = FrameDataset(str(task_dir.path), columns=[FORCE], cameras=[])
+    got = torch.utils.data.default_collate(ds.__getitems__([0, 1, 2, 3]))
+    assert got[FORCE].tolist() == [[1, 2, 3], [0, 0, 0], [0, 0, 0], [4, 5, 6]]
+    assert got[FORCE + "_is_pad"].tolist() == [False, True, True, False]

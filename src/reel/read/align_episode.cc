@@ -184,7 +184,7 @@ Result<Aligned> AlignScalar(Episode& ep, const std::string& name) {
   const AlignMethod method = floats.ok() ? ep.method : AlignMethod::kNearest;  // encoded cells: nearest
   const auto p = PairFrames(ep.frame_ns, stamps, rows, ep.tolerance_ns, method);
   Aligned out = Finish(ep.frame_ns, p);
-  if (method == AlignMethod::kInterpolate) {
+  if (floats.ok()) {  // float vectors: zeros under a null slot, as every reel column
     REEL_ASSIGN_OR_RETURN(out.value, (FixedListArray<arrow::FloatArray>(Blend(*floats, width, p), width, out.paired)));
     return out;
   }
