@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "harness_util.h"
+#include "reel/align.h"
 #include "reel/check.h"
 #include "reel/columns.h"
 #include "reel/decode.h"
@@ -75,6 +76,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         auto table = (*task)->ReadData(first[i]);
         if (table.ok()) DecodeColumns(**task, **table, rows[i].ok() ? *rows[i] : EpisodeRow{});
         (void)(*task)->FindEpisode(first[i].episode_index);
+        // Time alignment (reel/align.h) of every stream, both methods, and the IMU tables.
+        AlignOptions align;
+        (void)AlignEpisode(**task, first[i].episode_index, align);
+        align.method = AlignMethod::kInterpolate;
+        align.tolerance_s = 0.05;
+        (void)AlignEpisode(**task, first[i].episode_index, align);
+        (void)ImuTable(**task, first[i].episode_index);
+        (void)ImuWindowsOf(**task, first[i].episode_index, 4);
       }
     }
     (void)(*task)->ReadStats();
