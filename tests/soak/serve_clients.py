@@ -155,8 +155,10 @@ def main() -> int:
                 answered[(project, n)][code] += 1
 
     def cli_upload(project, n, client_id):
-        p = subprocess.run([reel, "upload", str(src), str(n), "--server", srv.url, "--token", TOKEN, "--name", project,
-                            "--no-progress", "--json", "--work-dir", str(work / f"cli{client_id}")],
+        # Each client uploads from its own copy of the task: the copy holds that client's upload
+        # outbox (meta/.upload-outbox, one uploader at a time per task, docs/upload.md).
+        p = subprocess.run([reel, "upload", str(work / f"cli{client_id}" / src.name), str(n), "--server", srv.url,
+                            "--token", TOKEN, "--name", project, "--no-progress", "--json"],
                            capture_output=True, text=True, timeout=600)
         with lock:
             counts[f"reel_upload:exit{p.returncode}"] += 1
@@ -168,6 +170,8 @@ def main() -> int:
         rng = random.Random(seed * 1000 + i)
         session = requests.Session()
         (work / f"cli{i}").mkdir(exist_ok=True)
+        if not (work / f"cli{i}" / src.name).exists():
+            shutil.copytree(src, work / f"cli{i}" / src.name)
         while time.monotonic() < stop_at:
             with lock:
                 if rng.random() < p_new:
@@ -204,6 +208,11 @@ def main() -> int:
     elapsed = time.monotonic() - started
 
     problems = []
+    # The real client retries what the server refuses for a while; it must end with exit 0
+    # (a usage error, exit 2, once hid here: the soak passed without running it).
+    failed_cli = {k: v for k, v in counts.items() if k.startswith("reel_upload:exit") and k != "reel_upload:exit0"}
+    if failed_cli:
+        problems.append(f"reel upload runs that failed: {failed_cli}")
     duplicates = lost = extra = differing = check_errors = 0
     for project in projects:
         task = root / project
