@@ -90,6 +90,10 @@ std::vector<FramePairing> PairFrames(const std::vector<int64_t>& frame_ns,
                                      const std::vector<int64_t>& sample_row, int64_t tolerance_ns,
                                      AlignMethod method);
 
+// Shortest-path spherical interpolation of two unit quaternions (qx, qy, qz, qw) at w in
+// [0, 1] (w = 0: qa), normalised; linear then normalised when they are within ~1.8 degrees.
+void SlerpQuaternion(const double* qa, const double* qb, double w, double* out);
+
 // The nearest frame of each sample within its segment, at any distance (-1 without a
 // stamp on either side): the frame a sample "belongs to" (Task.imu_table, Task.slam).
 std::vector<int64_t> NearestFrames(const std::vector<int64_t>& frame_ns,

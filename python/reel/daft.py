@@ -208,20 +208,25 @@ def _groups(tasks: list, episodes: list):
     return groups
 
 
+def _gather(task: Series, episode_index: Series, frame_index: Series, table_of) -> pa.Array:
+    """The rows of a batch as one struct array, in batch order: each (task, N) group's rows
+    taken from table_of(path, N), the episode's table with a row per frame."""
+    tasks, eps, rows = task.to_pylist(), episode_index.to_pylist(), frame_index.to_pylist()
+    order: list[int] = []
+    pieces: list[pa.Table] = []
+    for (path, n), positions in _groups(tasks, eps).items():
+        pieces.append(table_of(path, n).take(pa.array([rows[p] for p in positions], pa.int64())))
+        order.extend(positions)
+    joined = pa.concat_tables(pieces).combine_chunks()
+    back = np.empty(len(order), np.int64)
+    back[np.asarray(order)] = np.arange(len(order))
+    return joined.take(pa.array(back)).to_struct_array().combine_chunks()
+
+
 def _data_udf(fields: tuple[pa.Field, ...], dtype: DataType, batch_size: int, storage: Storage = ()):
     @daft.func.batch(return_dtype=dtype, unnest=True, batch_size=batch_size)
     def read_columns(task: Series, episode_index: Series, frame_index: Series) -> pa.Array:
-        tasks, eps, rows = task.to_pylist(), episode_index.to_pylist(), frame_index.to_pylist()
-        order: list[int] = []
-        pieces: list[pa.Table] = []
-        for (path, n), positions in _groups(tasks, eps).items():
-            table = _episode_table(path, n, fields, storage)
-            pieces.append(table.take(pa.array([rows[p] for p in positions], pa.int64())))
-            order.extend(positions)
-        joined = pa.concat_tables(pieces).combine_chunks()
-        back = np.empty(len(order), np.int64)
-        back[np.asarray(order)] = np.arange(len(order))
-        return joined.take(pa.array(back)).to_struct_array().combine_chunks()
+        return _gather(task, episode_index, frame_index, lambda path, n: _episode_table(path, n, fields, storage))
 
     return read_columns
 
@@ -236,17 +241,7 @@ def _aligned_table(path: str, episode_index: int, names: tuple[str, ...], storag
 def _aligned_udf(names: tuple[str, ...], dtype: DataType, batch_size: int, storage: Storage = ()):
     @daft.func.batch(return_dtype=dtype, unnest=True, batch_size=batch_size)
     def read_aligned(task: Series, episode_index: Series, frame_index: Series) -> pa.Array:
-        tasks, eps, rows = task.to_pylist(), episode_index.to_pylist(), frame_index.to_pylist()
-        order: list[int] = []
-        pieces: list[pa.Table] = []
-        for (path, n), positions in _groups(tasks, eps).items():
-            table = _aligned_table(path, n, names, storage)
-            pieces.append(table.take(pa.array([rows[p] for p in positions], pa.int64())))
-            order.extend(positions)
-        joined = pa.concat_tables(pieces).combine_chunks()
-        back = np.empty(len(order), np.int64)
-        back[np.asarray(order)] = np.arange(len(order))
-        return joined.take(pa.array(back)).to_struct_array().combine_chunks()
+        return _gather(task, episode_index, frame_index, lambda path, n: _aligned_table(path, n, names, storage))
 
     return read_aligned
 

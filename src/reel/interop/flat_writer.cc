@@ -104,26 +104,6 @@ std::vector<int64_t> TargetOfRow(const Targets& t, int64_t rows) {
   return out;
 }
 
-// Shortest-path slerp of two (qx, qy, qz, qw), normalised.
-void Slerp(const double* qa, const double* qb, double w, double* out) {
-  double b[4] = {qb[0], qb[1], qb[2], qb[3]};
-  double dot = qa[0] * b[0] + qa[1] * b[1] + qa[2] * b[2] + qa[3] * b[3];
-  if (dot < 0) {
-    for (double& x : b) x = -x;
-    dot = -dot;
-  }
-  double ka = 1.0 - w, kb = w;
-  if (dot < 0.9995) {
-    const double theta = std::acos(std::min(dot, 1.0));
-    ka = std::sin((1.0 - w) * theta) / std::sin(theta);
-    kb = std::sin(w * theta) / std::sin(theta);
-  }
-  double norm = 0;
-  for (int k = 0; k < 4; ++k) out[k] = ka * qa[k] + kb * b[k], norm += out[k] * out[k];
-  norm = std::sqrt(norm);
-  for (int k = 0; k < 4 && norm > 0; ++k) out[k] /= norm;
-}
-
 // One signal's samples: per sample its stamp, data row and `width` values (as double).
 struct Samples {
   std::vector<int64_t> ns, row;
@@ -180,7 +160,7 @@ Result<std::shared_ptr<arrow::Array>> SignalColumn(const arrow::Table& pooled, c
     const double* b = fp.b >= 0 ? &samples.values[fp.b * s.width] : a;
     double* out = &x[j * s.width];
     for (int32_t c = 0; c < s.width; ++c) out[c] = a[c] + fp.w * (b[c] - a[c]);
-    if (pose && fp.b >= 0) Slerp(a + 4, b + 4, fp.w, out + 4);
+    if (pose && fp.b >= 0) SlerpQuaternion(a + 4, b + 4, fp.w, out + 4);
   }
   // list<T> with `width` values a row, null rows empty: a parquet round trip of a
   // fixed_size_list with null rows fails in pyarrow ("Expected all lists to be of size=3").

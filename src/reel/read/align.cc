@@ -3,6 +3,7 @@
 #include "reel/align.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace reel {
@@ -35,8 +36,9 @@ std::vector<std::vector<Stamp>> SamplesBySegment(const std::vector<int32_t>& seg
     const int64_t row = i < sample_row.size() ? sample_row[i] : 0;
     out[SegmentOfRow(segment, row)].push_back({sample_ns[i], static_cast<int64_t>(i)});
   }
+  const auto earlier = [](const Stamp& a, const Stamp& b) { return a.ns < b.ns; };
   for (auto& v : out) {
-    std::stable_sort(v.begin(), v.end(), [](const Stamp& a, const Stamp& b) { return a.ns < b.ns; });
+    if (!std::is_sorted(v.begin(), v.end(), earlier)) std::stable_sort(v.begin(), v.end(), earlier);  // rarely
     v.erase(std::unique(v.begin(), v.end(), [](const Stamp& a, const Stamp& b) { return a.ns == b.ns; }),
             v.end());
   }
@@ -77,6 +79,28 @@ FramePairing PairOne(const std::vector<Stamp>& v, int64_t t, int64_t tolerance_n
 }
 
 }  // namespace
+
+void SlerpQuaternion(const double* qa, const double* qb, double w, double* out) {
+  double b[4] = {qb[0], qb[1], qb[2], qb[3]};
+  double dot = qa[0] * b[0] + qa[1] * b[1] + qa[2] * b[2] + qa[3] * b[3];
+  if (dot < 0) {
+    for (double& x : b) x = -x;
+    dot = -dot;
+  }
+  double ka = 1.0 - w, kb = w;
+  if (dot < 0.9995) {
+    const double theta = std::acos(std::min(dot, 1.0));
+    ka = std::sin((1.0 - w) * theta) / std::sin(theta);
+    kb = std::sin(w * theta) / std::sin(theta);
+  }
+  double norm = 0;
+  for (int k = 0; k < 4; ++k) {
+    out[k] = ka * qa[k] + kb * b[k];
+    norm += out[k] * out[k];
+  }
+  norm = std::sqrt(norm);
+  for (int k = 0; k < 4 && norm > 0; ++k) out[k] /= norm;
+}
 
 Result<AlignMethod> ParseAlignMethod(const std::string& name) {
   if (name == "nearest") return AlignMethod::kNearest;

@@ -133,29 +133,6 @@ std::vector<T> Blend(const std::vector<T>& samples, int32_t width, const std::ve
   return out;
 }
 
-// Shortest-path slerp of the quaternion (qx, qy, qz, qw) at q[4..8) of two SLAM points.
-void SlerpQuaternion(const double* qa, const double* qb, double w, double* out) {
-  double b[4] = {qb[0], qb[1], qb[2], qb[3]};
-  double dot = qa[0] * b[0] + qa[1] * b[1] + qa[2] * b[2] + qa[3] * b[3];
-  if (dot < 0) {
-    for (double& x : b) x = -x;
-    dot = -dot;
-  }
-  double ka = 1.0 - w, kb = w;
-  if (dot < 0.9995) {
-    const double theta = std::acos(std::min(dot, 1.0));
-    ka = std::sin((1.0 - w) * theta) / std::sin(theta);
-    kb = std::sin(w * theta) / std::sin(theta);
-  }
-  double norm = 0;
-  for (int k = 0; k < 4; ++k) {
-    out[k] = ka * qa[k] + kb * b[k];
-    norm += out[k] * out[k];
-  }
-  norm = std::sqrt(norm);
-  for (int k = 0; k < 4 && norm > 0; ++k) out[k] /= norm;
-}
-
 Aligned Finish(const std::vector<int64_t>& frame_ns, const std::vector<FramePairing>& p) {
   Aligned out;
   out.ns.assign(p.size(), 0);
@@ -401,6 +378,21 @@ std::shared_ptr<const arrow::KeyValueMetadata> TrajectoryMetadata(const Task& ta
                                    {spec->frame, SlamSpecSourceName(spec->source)});
 }
 
+// Episode N's frames and its IMU samples on the frame clock (ImuTable, ImuWindowsOf).
+Result<std::pair<Episode, ImuOnFrameClock>> ReadImuEpisode(const Task& task, int64_t n) {
+  std::string where;
+  REEL_ASSIGN_OR_RETURN(auto schema, SchemaOf(task, n, &where));
+  if (!schema->GetFieldByName("observation.imu"))
+    return Status::NotFound(where + ": no observation.imu column (this episode has no IMU samples)");
+  std::vector<std::string> read = {"frame_index", "hardware_ns", "observation.imu"};
+  for (const char* optional : {"imu_ts_ns", "raw_hw_ns"})
+    if (schema->GetFieldByName(optional)) read.push_back(optional);
+  REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, read));
+  auto imu = ImuOnClock(*ep.table, ep.frame_ns);
+  if (!imu.ok()) return imu.status().WithContext(where);
+  return std::make_pair(std::move(ep), std::move(*imu));
+}
+
 std::string ResetRows(const std::vector<int64_t>& frame_ns) {
   std::string out;
   const auto segment = ClockSegments(frame_ns);
@@ -453,16 +445,9 @@ Result<std::shared_ptr<arrow::Table>> AlignEpisode(const Task& task, int64_t n, 
 }
 
 Result<std::shared_ptr<arrow::Table>> ImuTable(const Task& task, int64_t n) {
-  std::string where;
-  REEL_ASSIGN_OR_RETURN(auto schema, SchemaOf(task, n, &where));
-  if (!schema->GetFieldByName("observation.imu"))
-    return Status::NotFound(where + ": no observation.imu column (this episode has no IMU samples)");
-  std::vector<std::string> read = {"frame_index", "hardware_ns", "observation.imu"};
-  for (const char* optional : {"imu_ts_ns", "raw_hw_ns"})
-    if (schema->GetFieldByName(optional)) read.push_back(optional);
-  REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, read));
-  auto imu = ImuOnClock(*ep.table, ep.frame_ns);
-  if (!imu.ok()) return imu.status().WithContext(where);
+  REEL_ASSIGN_OR_RETURN(auto read, ReadImuEpisode(task, n));
+  auto& [ep, imu_samples] = read;
+  auto* imu = &imu_samples;
   const size_t k = imu->rows.size();
   const std::vector<int64_t> frame = NearestFrames(ep.frame_ns, imu->clock.ns, imu->rows);
   std::vector<int64_t> dt(k, 0), frame_out(k, 0);
@@ -492,16 +477,9 @@ Result<std::shared_ptr<arrow::Table>> ImuTable(const Task& task, int64_t n) {
 Result<ImuWindows> ImuWindowsOf(const Task& task, int64_t n, int64_t window, double max_age_s) {
   if (window < 1 || window > 4096)
     return Status::Invalid("an IMU window holds 1 to 4096 samples, got " + std::to_string(window));
-  std::string where;
-  REEL_ASSIGN_OR_RETURN(auto schema, SchemaOf(task, n, &where));
-  if (!schema->GetFieldByName("observation.imu"))
-    return Status::NotFound(where + ": no observation.imu column (this episode has no IMU samples)");
-  std::vector<std::string> read = {"frame_index", "hardware_ns", "observation.imu"};
-  for (const char* optional : {"imu_ts_ns", "raw_hw_ns"})
-    if (schema->GetFieldByName(optional)) read.push_back(optional);
-  REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, read));
-  auto imu = ImuOnClock(*ep.table, ep.frame_ns);
-  if (!imu.ok()) return imu.status().WithContext(where);
+  REEL_ASSIGN_OR_RETURN(auto read, ReadImuEpisode(task, n));
+  auto& [ep, imu_samples] = read;
+  auto* imu = &imu_samples;
   const size_t rows = ep.frame_ns.size();
   ImuWindows out;
   out.window = window;
