@@ -97,6 +97,8 @@ bench: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_upload_pipeline.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_loader.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_interop.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_align.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_loader_streams.py
 
 clean:
 	rm -rf build out

@@ -99,7 +99,7 @@ class PeerDataset(torch.utils.data.Dataset):
         e = self._episode(f)
         out = {}
         j = e["force_i"][r]
-        out[FORCE] = torch.from_numpy(e["force"][j] if j >= 0 else np.zeros(3, np.float32))
+        out[FORCE] = torch.from_numpy(e["force"][j].copy() if j >= 0 else np.zeros(3, np.float32))
         j = e["slam_i"][r]
         out[SLAM] = torch.from_numpy((e["pts"][j] if j >= 0 else np.zeros(8)).astype(np.float32))
         last = np.searchsorted(e["imu_t"], e["hw"][r], side="right")
@@ -165,9 +165,11 @@ def main() -> None:
         assert torch.equal(a[key], b["image"]), (i, "image")
     print(f"== FrameDataset with a camera + force + SLAM pose + IMU window ({K}) + fz plane: {len(indices)} "
           f"random samples of {len(ds)}, batches of {args.batch}; values identical on 24 samples")
-    for workers in (0, 2):
-        t_reel, _ = run(ds, indices, args.batch, workers, reel.torch.collate)
-        t_peer, _ = run(peer, indices, args.batch, workers, None)
+    for workers in (0, 2):  # fresh datasets each time: both start with empty episode caches
+        t_reel, _ = run(FrameDataset(str(root / "sim"), columns=[FORCE, SLAM, IMU, MATRIX], cameras=[camera],
+                                     imu_window=K, force_matrix="fz", image_dtype="uint8"),
+                        indices, args.batch, workers, reel.torch.collate)
+        t_peer, _ = run(PeerDataset(root / "sim", camera), indices, args.batch, workers, None)
         print(f"  workers={workers}: reel {len(indices) / t_reel:7.1f} samples/s, peer {len(indices) / t_peer:7.1f} "
               f"samples/s, reel / peer {t_peer / t_reel:.2f}x (goal >= 3x)")
 
