@@ -27,10 +27,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import reel
+from align_peer import TOL, pair
 
 FPS = 30.0
 T = 33_333_333
-TOL = 16_666_667
 FORCE = "observation.gripper_left_force"
 SLAM = "observation.slam_trajectory"
 IMU = "observation.imu"
@@ -95,21 +95,6 @@ def write_task(root: Path, minutes: float) -> Path:
 
 
 # ---- The peer -------------------------------------------------------------------------------
-
-def pair(frames: np.ndarray, stamps: np.ndarray, tol: int) -> np.ndarray:
-    """Per frame the index into `stamps` of the nearest non-zero stamp within tol (ties
-    earlier, a repeated stamp once), else -1."""
-    idx = np.flatnonzero(stamps)
-    uniq, first = np.unique(stamps[idx], return_index=True)
-    src = idx[first]
-    pos = np.searchsorted(uniq, frames)
-    left = np.clip(pos - 1, 0, len(uniq) - 1)
-    right = np.clip(pos, 0, len(uniq) - 1)
-    dl, dr = np.abs(frames - uniq[left]), np.abs(uniq[right] - frames)
-    pick = np.where(dl <= dr, left, right)
-    dist = np.minimum(dl, dr)
-    return np.where((dist <= tol) & (frames != 0), src[pick], -1)
-
 
 def peer(task: Path) -> dict[str, np.ndarray]:
     t = pq.read_table(str(task / DATA), columns=["hardware_ns", "raw_hw_ns", "imu_ts_ns", IMU, FORCE,

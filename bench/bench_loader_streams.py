@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 import torch
 
 import reel
+from align_peer import pair
 from reel.torch import FrameDataset
 
 FORCE = "observation.gripper_left_force"
@@ -37,18 +38,6 @@ SLAM = "observation.slam_trajectory"
 IMU = "observation.imu"
 MATRIX = "observation.gripper_left_force_matrix"
 K = 16
-TOL = 16_666_667
-
-
-def pair(frames: np.ndarray, stamps: np.ndarray, tol: int = TOL) -> np.ndarray:
-    idx = np.flatnonzero(stamps)
-    uniq, first = np.unique(stamps[idx], return_index=True)
-    src = idx[first]
-    pos = np.searchsorted(uniq, frames)
-    left, right = np.clip(pos - 1, 0, len(uniq) - 1), np.clip(pos, 0, len(uniq) - 1)
-    dl, dr = np.abs(frames - uniq[left]), np.abs(uniq[right] - frames)
-    pick = np.where(dl <= dr, left, right)
-    return np.where((np.minimum(dl, dr) <= tol) & (frames != 0), src[pick], -1)
 
 
 class PeerDataset(torch.utils.data.Dataset):
