@@ -393,6 +393,15 @@ Result<std::pair<Episode, ImuOnFrameClock>> ReadImuEpisode(const Task& task, int
   return std::make_pair(std::move(ep), std::move(*imu));
 }
 
+// tolerance_s in ns, or half a frame period of info.json's fps when it is 0.
+Result<int64_t> ToleranceNs(const Task& task, double tolerance_s, const std::string& where) {
+  const double s = tolerance_s > 0 ? tolerance_s : 0.5 / task.info().fps;
+  if (!(s > 0) || !std::isfinite(s) || s > 1e6)
+    return Status::Invalid(where + ": tolerance_s must be a positive number of seconds (info.json fps " +
+                           std::to_string(task.info().fps) + ")");
+  return static_cast<int64_t>(std::llround(s * 1e9));
+}
+
 std::string ResetRows(const std::vector<int64_t>& frame_ns) {
   std::string out;
   const auto segment = ClockSegments(frame_ns);
@@ -408,12 +417,9 @@ Result<std::shared_ptr<arrow::Table>> AlignEpisode(const Task& task, int64_t n, 
   REEL_ASSIGN_OR_RETURN(auto schema, SchemaOf(task, n, &where));
   std::vector<std::string> read;
   REEL_ASSIGN_OR_RETURN(auto streams, StreamsToAlign(*schema, options, where, &read));
-  const double tolerance_s = options.tolerance_s > 0 ? options.tolerance_s : 0.5 / task.info().fps;
-  if (!(tolerance_s > 0) || !std::isfinite(tolerance_s) || tolerance_s > 1e6)
-    return Status::Invalid(where + ": tolerance_s must be a positive number of seconds (info.json fps " +
-                           std::to_string(task.info().fps) + ")");
+  REEL_ASSIGN_OR_RETURN(const int64_t tolerance_ns, ToleranceNs(task, options.tolerance_s, where));
   REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, read));
-  ep.tolerance_ns = static_cast<int64_t>(std::llround(tolerance_s * 1e9));
+  ep.tolerance_ns = tolerance_ns;
   ep.method = options.method;
   std::vector<std::shared_ptr<arrow::Field>> fields = {arrow::field("frame_index", arrow::int64()),
                                                        arrow::field("hardware_ns", arrow::int64())};
@@ -552,30 +558,39 @@ Result<AlignedForceMatrices> AlignForceMatrices(const Task& task, int64_t n, con
                                                 ForcePlane plane, int downsample, double tolerance_s) {
   if (downsample < 1 || kForceMatrixSide % downsample != 0)
     return Status::Invalid("force-matrix downsample must divide 250, got " + std::to_string(downsample));
-  AlignOptions options;
-  options.columns = {column};
-  options.tolerance_s = tolerance_s;
-  REEL_ASSIGN_OR_RETURN(auto table, AlignEpisode(task, n, options));
-  const auto values = table->GetColumnByName(column);
-  const auto dts = table->GetColumnByName(column + "_dt_ns");
-  if (!dts || values->type()->id() != arrow::Type::LIST)
-    return Status::Invalid("column \"" + column + "\" is not a force-matrix column stamped by " + column + "_ns");
-  REEL_ASSIGN_OR_RETURN(auto spec, SpecOf(task, n, column, *values->type()));
-  REEL_ASSIGN_OR_RETURN(auto dt, Int64Values(*dts, column + "_dt_ns"));
+  std::string where;
+  REEL_ASSIGN_OR_RETURN(auto schema, SchemaOf(task, n, &where));
+  if (!schema->GetFieldByName(column)) return Status::NotFound(where + ": no column \"" + column + "\"");
+  if (StreamClockOf(column, *schema) != StreamClock::kScalarNs ||
+      schema->GetFieldByName(column)->type()->id() != arrow::Type::LIST)
+    return Status::Invalid(where + ": column \"" + column + "\" is not a force-matrix column stamped by " + column +
+                           "_ns");
+  REEL_ASSIGN_OR_RETURN(const int64_t tolerance_ns, ToleranceNs(task, tolerance_s, where));
+  // Paired from the stamps alone, then only the paired cells decoded from the column as read
+  // (no copy of the encoded cells).
+  REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, {"frame_index", "hardware_ns", column, column + "_ns"}));
+  const arrow::ChunkedArray& values = *ep.table->GetColumnByName(column);
+  REEL_ASSIGN_OR_RETURN(auto stamps, Int64Values(*ep.table->GetColumnByName(column + "_ns"), column + "_ns"));
+  std::vector<int64_t> sample_rows(stamps.size());
+  for (size_t r = 0; r < sample_rows.size(); ++r) sample_rows[r] = static_cast<int64_t>(r);
+  const auto p = PairFrames(ep.frame_ns, stamps, sample_rows, tolerance_ns, AlignMethod::kNearest);
+  REEL_ASSIGN_OR_RETURN(auto spec, SpecOf(task, n, column, *values.type()));
   AlignedForceMatrices out;
   out.height = out.width = kForceMatrixSide / downsample;
   out.channels = plane == ForcePlane::kFz ? 1 : 3;
-  const int64_t cell = out.height * out.width * out.channels, rows = table->num_rows();
+  const int64_t cell = out.height * out.width * out.channels, rows = static_cast<int64_t>(p.size());
   out.values.assign(static_cast<size_t>(rows * cell), 0.0f);
   out.valid.assign(rows, 0);
   out.dt_ns.assign(rows, 0);
   std::vector<float> frame(kForceMatrixValues);
   for (int64_t r = 0; r < rows; ++r) {
-    REEL_ASSIGN_OR_RETURN(bool present, DecodeForceMatrixCell(*values, r, spec.spec, frame.data()));
-    if (!present) continue;
+    if (p[r].a < 0) continue;
+    auto present = DecodeForceMatrixCell(values, p[r].a, spec.spec, frame.data());
+    if (!present.ok()) return present.status().WithContext(where + ": column \"" + column + "\"");
+    if (!*present) continue;
     PoolFrame(frame.data(), out, downsample, &out.values[r * cell]);
     out.valid[r] = 1;
-    out.dt_ns[r] = dt[r];
+    out.dt_ns[r] = p[r].dt_ns;
   }
   return out;
 }
