@@ -391,7 +391,7 @@ class FrameDataset(torch.utils.data.Dataset):
         for name in streams:
             kind = self._kinds[name]
             if name not in present:  # a sparse column this episode never supplied: no sample anywhere
-                shape = self.meta_shape(name)
+                shape = self._meta_shape(name)
                 out[name] = np.zeros((rows, *shape), dtype=np.float32)
                 out[f"{name}_is_pad"] = np.ones((rows, *shape[:1]) if kind == "imu" else rows, dtype=bool)
             elif kind == "imu":
@@ -412,7 +412,8 @@ class FrameDataset(torch.utils.data.Dataset):
                     out[f"{name}_is_pad"] = pad
         return out
 
-    def meta_shape(self, name: str) -> tuple:
+    def _meta_shape(self, name: str) -> tuple:
+        """The shape meta.features gives column `name` (a sample's value)."""
         return tuple(self.meta.features[name]["shape"]) if hasattr(self, "meta") else ()
 
     def _video_path(self, si: int, n: int, camera: str) -> str | None:
