@@ -181,3 +181,25 @@ def test_a_frame_without_a_sample_is_zeros_and_padding(reel_mod, tmp_path):
     got = torch.utils.data.default_collate(ds.__getitems__([0, 1, 2, 3]))
     assert got[FORCE].tolist() == [[1, 2, 3], [0, 0, 0], [0, 0, 0], [4, 5, 6]]
     assert got[FORCE + "_is_pad"].tolist() == [False, True, True, False]
+
+
+def test_an_episode_without_the_stream_is_all_padding(reel_mod, tmp_path):
+    """Columns are sparse (contract §7.2): episode 2 never had the force stream, so each of its
+    frames is zeros with _is_pad True, while episode 1's are paired."""
+    import pyarrow as pa
+
+    from .fixtures import EpisodeSpec, write_task
+
+    base = 5_000_000_000 + 100_000_000_000
+    ns = base + np.arange(3, dtype=np.int64) * 33_333_333
+    extra = {FORCE: pa.FixedSizeListArray.from_arrays(pa.array(np.ones(9, np.float32)), 3), FORCE + "_ns": pa.array(ns)}
+    feats = {FORCE: {"dtype": "float32", "shape": [3]},
+             FORCE + "_ns": {"dtype": "int64", "shape": [1], "encoding": "host_monotonic_ns"}}
+    task_dir = write_task(tmp_path, "sparse2", [EpisodeSpec(1, length=3, extra_columns=extra), EpisodeSpec(2, length=2)],
+                          features_overrides=feats)
+    from reel.torch import FrameDataset
+
+    ds = FrameDataset(str(task_dir.path), columns=[FORCE], cameras=[])
+    got = torch.utils.data.default_collate(ds.__getitems__([0, 1, 2, 3, 4]))
+    assert got[FORCE].tolist() == [[1, 1, 1]] * 3 + [[0, 0, 0]] * 2
+    assert got[FORCE + "_is_pad"].tolist() == [False, False, False, True, True]
