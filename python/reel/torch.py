@@ -507,7 +507,7 @@ class FrameDataset(torch.utils.data.Dataset):
         picked, pads = [], []
         for si, n, r in where:
             c = cols[(si, n)]
-            clock = c["hardware_ns"].astype(np.float64) / 1e9 if pad_key in c else c["timestamp"]
+            clock = _stream_clock(c) if pad_key in c else c["timestamp"]
             rows, pad = self._rows_for(name, clock, r)
             picked.append(c[name][rows])
             stream_pad = c[pad_key][rows] if pad_key in c else None
@@ -673,6 +673,16 @@ def _rows_of(base: torch.Tensor, values: list) -> bool:
     offset = base.storage_offset()
     return all(isinstance(v, torch.Tensor) and v._base is base and v.shape == base.shape[1:] and v.is_contiguous()
                and v.storage_offset() == offset + i * step for i, v in enumerate(values))
+
+
+def _stream_clock(cols: dict) -> np.ndarray:
+    """The frames' times in s on which a stream's delta_timestamps are taken: hardware_ns when
+    every frame has a stamp and they increase (one clock segment), else the rows' timestamp
+    (a frame without a stamp, or a reset, would make a nearest search on it meaningless)."""
+    hw = cols["hardware_ns"]
+    if len(hw) and (hw != 0).all() and (np.diff(hw) > 0).all():
+        return hw.astype(np.float64) / 1e9
+    return cols["timestamp"]
 
 
 def _stream_kind(name: str, schema: pa.Schema, sensors: set) -> str:

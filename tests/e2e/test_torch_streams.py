@@ -203,3 +203,29 @@ def test_an_episode_without_the_stream_is_all_padding(reel_mod, tmp_path):
     got = torch.utils.data.default_collate(ds.__getitems__([0, 1, 2, 3, 4]))
     assert got[FORCE].tolist() == [[1, 1, 1]] * 3 + [[0, 0, 0]] * 2
     assert got[FORCE + "_is_pad"].tolist() == [False, False, False, True, True]
+
+
+def test_deltas_on_a_frame_clock_with_a_hole_fall_back_to_timestamp(reel_mod, tmp_path):
+    """hardware_ns has no stamp on row 2, so a nearest search on it would be meaningless: the
+    offsets are taken on timestamp. Row 2 itself pairs with nothing (no stamp), row 3 with its
+    sample."""
+    import pyarrow as pa
+
+    from .fixtures import EpisodeSpec, write_task
+
+    base = 5_000_000_000 + 100_000_000_000
+    hw = base + np.arange(5, dtype=np.int64) * 33_333_333
+    hw[2] = 0
+    ns = base + np.arange(5, dtype=np.int64) * 33_333_333 - 1_000_000
+    force = np.arange(15, dtype=np.float32).reshape(5, 3)
+    extra = {"hardware_ns": pa.array(hw), FORCE: pa.FixedSizeListArray.from_arrays(pa.array(force.reshape(-1)), 3),
+             FORCE + "_ns": pa.array(ns)}
+    feats = {FORCE: {"dtype": "float32", "shape": [3]},
+             FORCE + "_ns": {"dtype": "int64", "shape": [1], "encoding": "host_monotonic_ns"}}
+    task_dir = write_task(tmp_path, "hole", [EpisodeSpec(1, length=5, extra_columns=extra)], features_overrides=feats)
+    from reel.torch import FrameDataset
+
+    ds = FrameDataset(str(task_dir.path), columns=[FORCE], cameras=[], delta_timestamps={FORCE: [-1 / 30, 0.0]})
+    s = ds[3]
+    assert s[FORCE].tolist() == [[0, 0, 0], force[3].tolist()]
+    assert s[FORCE + "_is_pad"].tolist() == [True, False]
