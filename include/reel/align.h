@@ -28,12 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "reel/decode.h"
 #include "reel/status.h"
 #include "reel/task.h"
 
 namespace arrow {
+class ChunkedArray;
 class Table;
-}
+}  // namespace arrow
 
 namespace reel {
 
@@ -156,6 +158,16 @@ Result<std::shared_ptr<arrow::Table>> AlignEpisode(const Task& task, int64_t epi
 // imu (fixed_size_list<float32>[6]). Metadata reel.imu_clock names the mapping.
 Result<std::shared_ptr<arrow::Table>> ImuTable(const Task& task, int64_t episode_index);
 
+// Episode N's trajectory `column` declaration (ResolveSlamSpec over its episodes row, or over
+// info.json alone when the episode has no row).
+Result<ResolvedSlamSpec> SlamSpecOf(const Task& task, int64_t episode_index, const std::string& column);
+
+// Every row of a glove column (fixed_size_list<float32>[256]) as rows x 256 floats, the left
+// glove in canonical order when `canonical` (CanonicalLeftGlove); null rows are zeros. Invalid
+// for another type, naming the file and column.
+Result<std::vector<float>> GloveFrames(const Task& task, int64_t episode_index, const std::string& column,
+                                       bool canonical);
+
 // A causal window of IMU samples per frame: the `window` newest samples whose time on the
 // frame clock is at or before the frame's (and, when max_age_s > 0, not older than that),
 // oldest first, from the frame's own clock segment. Slots without a sample are zeros with
@@ -182,6 +194,12 @@ struct AlignedForceMatrices {
   std::vector<uint8_t> valid;  // rows
   std::vector<int64_t> dt_ns;  // rows: sample stamp - frame stamp (0 where not valid)
 };
+// The same from columns already read: `values` the force-matrix column, `stamps` its _ns per
+// row, `frame_ns` hardware_ns per row, `spec` the episode's (ResolveForceMatrixSpec). The one
+// pairing and decode behind AlignForceMatrices and the LeRobot export's matrix features.
+Result<AlignedForceMatrices> PairForceMatrices(const arrow::ChunkedArray& values, const std::vector<int64_t>& stamps,
+                                               const std::vector<int64_t>& frame_ns, const ForceMatrixSpec& spec,
+                                               ForcePlane plane, int downsample, int64_t tolerance_ns);
 Result<AlignedForceMatrices> AlignForceMatrices(const Task& task, int64_t episode_index, const std::string& column,
                                                 ForcePlane plane, int downsample, double tolerance_s = 0);
 

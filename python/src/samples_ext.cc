@@ -150,38 +150,15 @@ nb::object ImuTableCapsule(const Task& task, int64_t n) {
   return StreamCapsule(std::make_shared<arrow::TableBatchReader>(Unwrap(std::move(table))));
 }
 
-// Every row of a glove column as (rows, 16, 16) float32, the left glove canonical on request.
+// Every row of a glove column as (rows, 16, 16) float32 (reel/align.h GloveFrames).
 nb::object Glove(const Task& task, int64_t n, const std::string& column, bool canonical) {
-  std::vector<float> values;
-  int64_t rows = 0;
-  Status st;
+  Result<std::vector<float>> frames = NotRunYet();
   {
     nb::gil_scoped_release release;
-    st = [&]() -> Status {
-      REEL_ASSIGN_OR_RETURN(EpisodeColumns c, ReadEpisodeColumns(task, n, {column}, ""));
-      const auto& col = *c.table->GetColumnByName(column);
-      const auto* type = dynamic_cast<const arrow::FixedSizeListType*>(col.type().get());
-      constexpr int kCells = kGloveSide * kGloveSide;
-      if (!type || type->list_size() != kCells || type->value_type()->id() != arrow::Type::FLOAT)
-        return Status::Invalid(c.where + ": column \"" + column + "\" is " + col.type()->ToString() +
-                               ", not a glove frame (fixed_size_list<float32>[256])");
-      rows = col.length();
-      values.assign(static_cast<size_t>(rows) * kCells, 0.0f);
-      int64_t r = 0;
-      for (const auto& chunk : col.chunks()) {
-        const auto& l = static_cast<const arrow::FixedSizeListArray&>(*chunk);
-        const float* v = static_cast<const arrow::FloatArray&>(*l.values()).raw_values();
-        for (int64_t i = 0; i < l.length(); ++i, ++r) {
-          if (l.IsNull(i)) continue;
-          float* out = &values[r * kCells];
-          if (canonical && IsLeftGlove(column)) CanonicalLeftGlove(v + l.value_offset(i), out);
-          else std::memcpy(out, v + l.value_offset(i), sizeof(float) * kCells);
-        }
-      }
-      return Status::OK();
-    }();
+    frames = GloveFrames(task, n, column, canonical);
   }
-  if (!st.ok()) RaiseStatus(st);
+  std::vector<float> values = Unwrap(std::move(frames));
+  const size_t rows = values.size() / (kGloveSide * kGloveSide);
   return ToNumpy(values.data(), values.size(), nb::make_tuple(rows, kGloveSide, kGloveSide), "float32");
 }
 
@@ -226,14 +203,7 @@ nb::dict SlamSpec(const Task& task, int64_t n, const std::string& column) {
   Result<ResolvedSlamSpec> spec = NotRunYet();
   {
     nb::gil_scoped_release release;
-    spec = [&]() -> Result<ResolvedSlamSpec> {
-      REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
-      EpisodeRow row;
-      row.episode_index = n;
-      row.missing_columns = {"slam_specs"};
-      if (auto read = task.ReadEpisodeRow(e); read.ok()) row = *read;
-      return ResolveSlamSpec(column, row, task.info());
-    }();
+    spec = SlamSpecOf(task, n, column);
   }
   ResolvedSlamSpec s = Unwrap(std::move(spec));
   nb::module_ json = nb::module_::import_("json");

@@ -28,54 +28,28 @@ Result<std::shared_ptr<arrow::Array>> ShapedColumn(std::vector<T> values, const 
 }
 
 
-Result<std::shared_ptr<arrow::Array>> ValidColumn(const std::vector<FramePairing>& p, const std::vector<uint8_t>& ok) {
-  std::vector<float> v(p.size(), 0.0f);
-  for (size_t r = 0; r < p.size(); ++r) v[r] = ok[r] ? 1.0f : 0.0f;
+// 1.0 where a frame has a paired sample, else 0.0, as a [1] feature.
+Result<std::shared_ptr<arrow::Array>> ValidColumn(const std::vector<uint8_t>& ok) {
+  std::vector<float> v(ok.size(), 0.0f);
+  for (size_t r = 0; r < ok.size(); ++r) v[r] = ok[r] ? 1.0f : 0.0f;
   return ShapedColumn<arrow::FloatArray>(std::move(v), {1});
 }
 
-std::vector<int64_t> RowNumbers(int64_t n) {
-  std::vector<int64_t> rows(n);
-  for (int64_t r = 0; r < n; ++r) rows[r] = r;
-  return rows;
-}
-
 // Force matrix X: the cell of the X_ns sample nearest each frame, decoded (mN), whole or
-// its fz plane. A stamped row whose cell is empty pairs with nothing.
+// its fz plane (reel/align.h PairForceMatrices). A stamped row whose cell is empty pairs with nothing.
 Status ForceMatrixColumns(const ExportSource& src, size_t i, const arrow::Table& pooled, const ExportFeature& f,
                           const std::vector<int64_t>& frame_ns, int64_t tolerance_ns, Columns* out) {
   const std::string& name = f.columns[0];
   auto column = pooled.GetColumnByName(name);
   if (!column) return Status::NotFound("no column " + name);
-  const int64_t n = static_cast<int64_t>(frame_ns.size());
-  const auto p = PairFrames(frame_ns, Int64ColumnValues(pooled, name + "_ns"), RowNumbers(n), tolerance_ns,
-                            AlignMethod::kNearest);
   const auto& list = static_cast<const arrow::BaseListType&>(*column->type());
   const std::string dtype = list.value_type()->id() == arrow::Type::INT16 ? "int16" : "float32";
   REEL_ASSIGN_OR_RETURN(auto spec, ResolveForceMatrixSpec(name, src.rows[i], src.task->info(), dtype));
-  const bool full = f.shape.size() == 3;
-  const int64_t per = full ? kForceMatrixValues : kForceMatrixValues / 3;
-  std::vector<float> values(static_cast<size_t>(n * per), 0.0f), cell(kForceMatrixValues);
-  std::vector<uint8_t> ok(n, 0);
-  int64_t decoded = -1;  // the sample `cell` holds: consecutive frames often share one
-  bool decoded_ok = false;
-  for (int64_t r = 0; r < n; ++r) {
-    if (p[r].a < 0) continue;
-    if (p[r].a != decoded) {
-      REEL_ASSIGN_OR_RETURN(decoded_ok, DecodeForceMatrixCell(*column, p[r].a, spec.spec, cell.data()));
-      decoded = p[r].a;
-    }
-    if (!decoded_ok) continue;
-    ok[r] = 1;
-    float* dst = &values[r * per];
-    if (full) {
-      std::memcpy(dst, cell.data(), sizeof(float) * kForceMatrixValues);
-    } else {
-      for (int64_t k = 0; k < per; ++k) dst[k] = cell[3 * k + 2];
-    }
-  }
-  REEL_ASSIGN_OR_RETURN((*out)[f.key], ShapedColumn<arrow::FloatArray>(std::move(values), f.shape));
-  REEL_ASSIGN_OR_RETURN((*out)[f.key + "_valid"], ValidColumn(p, ok));
+  const ForcePlane plane = f.shape.size() == 3 ? ForcePlane::kFull : ForcePlane::kFz;
+  REEL_ASSIGN_OR_RETURN(AlignedForceMatrices m, PairForceMatrices(*column, Int64ColumnValues(pooled, name + "_ns"),
+                                                                  frame_ns, spec.spec, plane, 1, tolerance_ns));
+  REEL_ASSIGN_OR_RETURN((*out)[f.key], ShapedColumn<arrow::FloatArray>(std::move(m.values), f.shape));
+  REEL_ASSIGN_OR_RETURN((*out)[f.key + "_valid"], ValidColumn(m.valid));
   return Status::OK();
 }
 
@@ -112,7 +86,7 @@ Status TrajectoryColumns(const arrow::Table& pooled, const ExportFeature& f, con
     ok[r] = 1;
   }
   REEL_ASSIGN_OR_RETURN((*out)[f.key], ShapedColumn<arrow::DoubleArray>(std::move(values), {8}));
-  REEL_ASSIGN_OR_RETURN((*out)[f.key + "_valid"], ValidColumn(p, ok));
+  REEL_ASSIGN_OR_RETURN((*out)[f.key + "_valid"], ValidColumn(ok));
   return Status::OK();
 }
 

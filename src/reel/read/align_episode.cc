@@ -109,6 +109,16 @@ Result<std::vector<float>> FixedFloats(const arrow::ChunkedArray& column, int32_
   return out;
 }
 
+// Every 256-value frame of `frames` (rows x 256) put in the left glove's canonical order.
+void CanonicalLeftGloves(std::vector<float>* frames) {
+  constexpr size_t kCells = kGloveSide * kGloveSide;
+  std::vector<float> frame(kCells);
+  for (size_t at = 0; at + kCells <= frames->size(); at += kCells) {
+    CanonicalLeftGlove(&(*frames)[at], frame.data());
+    std::memcpy(&(*frames)[at], frame.data(), sizeof(float) * kCells);
+  }
+}
+
 // ---- One aligned stream ------------------------------------------------------------------
 
 struct Aligned {
@@ -236,13 +246,8 @@ Result<Aligned> AlignRow(Episode& ep, const std::string& name, bool glove, bool 
   std::vector<uint8_t> valid(column.length(), 0);
   for (int64_t r = 0; r < column.length(); ++r)
     for (int32_t k = 0; k < width && !valid[r]; ++k) valid[r] = (*floats)[r * width + k] != 0.0f;
-  if (glove && canonical && width == kGloveSide * kGloveSide && IsLeftGlove(name)) {
-    std::vector<float> frame(width);
-    for (int64_t r = 0; r < column.length(); ++r) {
-      CanonicalLeftGlove(&(*floats)[r * width], frame.data());
-      std::memcpy(&(*floats)[r * width], frame.data(), sizeof(float) * width);
-    }
-  }
+  if (glove && canonical && width == kGloveSide * kGloveSide && IsLeftGlove(name))
+    CanonicalLeftGloves(&*floats);
   REEL_ASSIGN_OR_RETURN(out.value, (FixedListArray<arrow::FloatArray>(std::move(*floats), width, valid)));
   return out;
 }
@@ -367,12 +372,7 @@ std::shared_ptr<const arrow::KeyValueMetadata> TrajectoryMetadata(const Task& ta
                                                                   const std::string& name,
                                                                   const arrow::Schema& schema) {
   if (StreamClockOf(name, schema) != StreamClock::kSlamNs) return nullptr;
-  EpisodeRow row;
-  row.episode_index = n;
-  row.missing_columns = {"slam_specs"};
-  if (auto e = task.FindEpisode(n); e.ok())
-    if (auto read = task.ReadEpisodeRow(*e); read.ok()) row = *read;
-  auto spec = ResolveSlamSpec(name, row, task.info());
+  auto spec = SlamSpecOf(task, n, name);
   if (!spec.ok()) return nullptr;
   return arrow::key_value_metadata({"reel.frame", "reel.frame_source"},
                                    {spec->frame, SlamSpecSourceName(spec->source)});
@@ -554,6 +554,38 @@ Result<ResolvedForceMatrixSpec> SpecOf(const Task& task, int64_t n, const std::s
 
 }  // namespace
 
+Result<AlignedForceMatrices> PairForceMatrices(const arrow::ChunkedArray& values, const std::vector<int64_t>& stamps,
+                                               const std::vector<int64_t>& frame_ns, const ForceMatrixSpec& spec,
+                                               ForcePlane plane, int downsample, int64_t tolerance_ns) {
+  if (downsample < 1 || kForceMatrixSide % downsample != 0)
+    return Status::Invalid("force-matrix downsample must divide 250, got " + std::to_string(downsample));
+  std::vector<int64_t> sample_rows(stamps.size());
+  for (size_t r = 0; r < sample_rows.size(); ++r) sample_rows[r] = static_cast<int64_t>(r);
+  const auto p = PairFrames(frame_ns, stamps, sample_rows, tolerance_ns, AlignMethod::kNearest);
+  AlignedForceMatrices out;
+  out.height = out.width = kForceMatrixSide / downsample;
+  out.channels = plane == ForcePlane::kFz ? 1 : 3;
+  const int64_t cell = out.height * out.width * out.channels, rows = static_cast<int64_t>(p.size());
+  out.values.assign(static_cast<size_t>(rows * cell), 0.0f);
+  out.valid.assign(rows, 0);
+  out.dt_ns.assign(rows, 0);
+  std::vector<float> frame(kForceMatrixValues);
+  int64_t decoded = -1;  // the sample `frame` holds: neighbouring frames often share one
+  bool present = false;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (p[r].a < 0) continue;
+    if (p[r].a != decoded) {
+      REEL_ASSIGN_OR_RETURN(present, DecodeForceMatrixCell(values, p[r].a, spec, frame.data()));
+      decoded = p[r].a;
+    }
+    if (!present) continue;  // a stamped row whose cell is empty: no sample
+    PoolFrame(frame.data(), out, downsample, &out.values[r * cell]);
+    out.valid[r] = 1;
+    out.dt_ns[r] = p[r].dt_ns;
+  }
+  return out;
+}
+
 Result<AlignedForceMatrices> AlignForceMatrices(const Task& task, int64_t n, const std::string& column,
                                                 ForcePlane plane, int downsample, double tolerance_s) {
   if (downsample < 1 || kForceMatrixSide % downsample != 0)
@@ -571,28 +603,35 @@ Result<AlignedForceMatrices> AlignForceMatrices(const Task& task, int64_t n, con
   REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, {"frame_index", "hardware_ns", column, column + "_ns"}));
   const arrow::ChunkedArray& values = *ep.table->GetColumnByName(column);
   REEL_ASSIGN_OR_RETURN(auto stamps, Int64Values(*ep.table->GetColumnByName(column + "_ns"), column + "_ns"));
-  std::vector<int64_t> sample_rows(stamps.size());
-  for (size_t r = 0; r < sample_rows.size(); ++r) sample_rows[r] = static_cast<int64_t>(r);
-  const auto p = PairFrames(ep.frame_ns, stamps, sample_rows, tolerance_ns, AlignMethod::kNearest);
   REEL_ASSIGN_OR_RETURN(auto spec, SpecOf(task, n, column, *values.type()));
-  AlignedForceMatrices out;
-  out.height = out.width = kForceMatrixSide / downsample;
-  out.channels = plane == ForcePlane::kFz ? 1 : 3;
-  const int64_t cell = out.height * out.width * out.channels, rows = static_cast<int64_t>(p.size());
-  out.values.assign(static_cast<size_t>(rows * cell), 0.0f);
-  out.valid.assign(rows, 0);
-  out.dt_ns.assign(rows, 0);
-  std::vector<float> frame(kForceMatrixValues);
-  for (int64_t r = 0; r < rows; ++r) {
-    if (p[r].a < 0) continue;
-    auto present = DecodeForceMatrixCell(values, p[r].a, spec.spec, frame.data());
-    if (!present.ok()) return present.status().WithContext(where + ": column \"" + column + "\"");
-    if (!*present) continue;
-    PoolFrame(frame.data(), out, downsample, &out.values[r * cell]);
-    out.valid[r] = 1;
-    out.dt_ns[r] = p[r].dt_ns;
-  }
+  auto out = PairForceMatrices(values, stamps, ep.frame_ns, spec.spec, plane, downsample, tolerance_ns);
+  if (!out.ok()) return out.status().WithContext(where + ": column \"" + column + "\"");
   return out;
+}
+
+Result<ResolvedSlamSpec> SlamSpecOf(const Task& task, int64_t n, const std::string& column) {
+  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
+  EpisodeRow row;
+  row.episode_index = n;
+  row.missing_columns = {"slam_specs"};
+  if (auto read = task.ReadEpisodeRow(e); read.ok()) row = *read;
+  return ResolveSlamSpec(column, row, task.info());
+}
+
+Result<std::vector<float>> GloveFrames(const Task& task, int64_t n, const std::string& column, bool canonical) {
+  std::string where;
+  REEL_ASSIGN_OR_RETURN(auto schema, SchemaOf(task, n, &where));
+  if (!schema->GetFieldByName(column)) return Status::NotFound(where + ": no column \"" + column + "\"");
+  REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, {"hardware_ns", column}));
+  const arrow::ChunkedArray& col = *ep.table->GetColumnByName(column);
+  int32_t width = 0;
+  auto floats = FixedFloats(col, &width);
+  constexpr int kCells = kGloveSide * kGloveSide;
+  if (!floats.ok() || width != kCells)
+    return Status::Invalid(where + ": column \"" + column + "\" is " + col.type()->ToString() +
+                           ", not a glove frame (fixed_size_list<float32>[256])");
+  if (canonical && IsLeftGlove(column)) CanonicalLeftGloves(&*floats);
+  return std::move(*floats);
 }
 
 }  // namespace reel
