@@ -30,12 +30,7 @@
 
 #include "reel/decode.h"
 #include "reel/status.h"
-#include "reel/task.h"
-
-namespace arrow {
-class ChunkedArray;
-class Table;
-}  // namespace arrow
+#include "reel/task.h"  // (decode.h declares arrow::ChunkedArray and arrow::Table)
 
 namespace reel {
 
