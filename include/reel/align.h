@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,14 @@
 #include "reel/status.h"
 #include "reel/task.h"  // (decode.h declares arrow::ChunkedArray and arrow::Table)
 
+namespace parquet::arrow {
+class FileReader;
+}
+
 namespace reel {
+namespace internal {
+struct ParquetSource;
+}
 
 enum class AlignMethod { kNearest, kInterpolate };
 // "nearest", "interpolate"; Invalid otherwise.
@@ -197,5 +205,34 @@ Result<AlignedForceMatrices> PairForceMatrices(const arrow::ChunkedArray& values
                                                ForcePlane plane, int downsample, int64_t tolerance_ns);
 Result<AlignedForceMatrices> AlignForceMatrices(const Task& task, int64_t episode_index, const std::string& column,
                                                 ForcePlane plane, int downsample, double tolerance_s = 0);
+
+// The same pairing, decoded on demand: Open reads the stamps, hardware_ns and the episode's
+// spec (no matrix values); Decode reads only the samples its frames pair with
+// (Task::ReadDataRows: the pages holding them), each once. What the training loader holds
+// per episode, so a batch costs its own frames, not the episode's. Holds the data file open
+// (not the Task); Decode may be called from several threads.
+class ForceMatrixFrames {
+ public:
+  static Result<std::unique_ptr<ForceMatrixFrames>> Open(const Task& task, int64_t episode_index,
+                                                         const std::string& column, ForcePlane plane, int downsample,
+                                                         double tolerance_s = 0);
+  int64_t rows() const { return static_cast<int64_t>(pairing_.size()); }
+  // Per frame: whether a sample's stamp is within tolerance. Decode may still find that
+  // sample's cell empty (no sample: valid 0 there).
+  const std::vector<FramePairing>& pairing() const { return pairing_; }
+  // Frames `frames` (rows of the episode, any order, repeats allowed) as frames.size() rows.
+  Result<AlignedForceMatrices> Decode(const std::vector<int64_t>& frames) const;
+
+ private:
+  ForceMatrixFrames() = default;
+  std::shared_ptr<parquet::arrow::FileReader> file_;  // the episode's data file, opened once
+  std::shared_ptr<internal::ParquetSource> source_;   // its bytes, for page reads
+  std::unique_ptr<std::mutex> reading_;               // one Decode reads it at a time
+  std::string column_, where_;
+  ForceMatrixSpec spec_;
+  ForcePlane plane_ = ForcePlane::kFull;
+  int downsample_ = 1;
+  std::vector<FramePairing> pairing_;
+};
 
 }  // namespace reel

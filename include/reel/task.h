@@ -26,6 +26,7 @@
 #include "reel/status.h"
 
 namespace arrow {
+class Array;
 class Schema;
 class Table;
 class RecordBatchReader;
@@ -109,6 +110,11 @@ class Task {
   // episode's own schema (multi-device §6.7).
   Result<std::shared_ptr<arrow::Table>> ReadData(const EpisodeEntry& episode,
                                                  const std::vector<std::string>& columns = {}) const;
+  // Rows `rows` (ascending, distinct) of the list column `column` (a force matrix, a keypoint
+  // or IMU list) as one list array, reading only the pages that hold them where the file has
+  // an offset index: one row of a large column costs one row.
+  Result<std::shared_ptr<arrow::Array>> ReadDataRows(const EpisodeEntry& episode, const std::string& column,
+                                                     const std::vector<int64_t>& rows) const;
   // The same as a stream of record batches.
   Result<std::shared_ptr<arrow::RecordBatchReader>> OpenData(
       const EpisodeEntry& episode, const std::vector<std::string>& columns = {}) const;

@@ -294,6 +294,16 @@ class Task:
         return self._core.force_matrices(int(episode_index), str(column), str(plane), int(downsample),
                                          float(tolerance_s or 0.0))
 
+    def force_matrix_frames(self, episode_index: int, column: str, *, plane: str = "full", downsample: int = 1,
+                            tolerance_s: float | None = None) -> Any:
+        """:meth:`force_matrices`, decoded on demand: the pairing is made now from the stamps
+        (``.paired``, bool (rows,)), and ``.decode(rows)`` (int64, any order, repeats allowed)
+        returns the same dict for those frames only, reading just the samples they pair with
+        (the parquet pages that hold them, where the file has an offset index). What
+        :class:`reel.torch.FrameDataset` holds per episode: a batch costs its own frames."""
+        return self._core.force_matrix_frames(int(episode_index), str(column), str(plane), int(downsample),
+                                              float(tolerance_s or 0.0))
+
     def glove(self, episode_index: int, column: str, *, canonical: bool = True) -> np.ndarray:
         """Every row of a glove column (``observation.<sensor>``) as (rows, 16, 16) float32.
         The left glove (a column whose name holds "left") is stored in the firmware's channel

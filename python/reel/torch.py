@@ -397,10 +397,10 @@ class FrameDataset(torch.utils.data.Dataset):
             elif kind == "imu":
                 w = task.imu_windows(n, self.imu_window)
                 out[name], out[f"{name}_is_pad"] = w["values"], ~w["valid"]
-            elif kind == "force_matrix":
-                m = task.force_matrices(n, name, plane=self.force_matrix, downsample=self.force_matrix_downsample,
-                                        tolerance_s=tol)
-                out[name], out[f"{name}_is_pad"] = m["values"], ~m["valid"]
+            elif kind == "force_matrix":  # decoded per batch, its own frames only (_take)
+                m = task.force_matrix_frames(n, name, plane=self.force_matrix,
+                                             downsample=self.force_matrix_downsample, tolerance_s=tol)
+                out[name], out[f"{name}_is_pad"] = _LazyFrames(m), ~m.paired
             else:
                 column = aligned.column(name).combine_chunks()
                 pad = column.is_null().to_numpy(zero_copy_only=False)
@@ -499,24 +499,31 @@ class FrameDataset(torch.utils.data.Dataset):
         offset falls outside the episode). A stream's offsets are taken on hardware_ns, the
         frames' capture clock, its row's timestamp otherwise."""
         pad_key = f"{name}_is_pad"
-        if name not in self.delta_timestamps:
-            batch[name] = torch.from_numpy(np.stack([cols[(si, n)][name][r] for si, n, r in where]))
-            if pad_key in cols[(where[0][0], where[0][1])]:
-                batch[pad_key] = torch.from_numpy(np.stack([cols[(si, n)][pad_key][r] for si, n, r in where]))
-            return
-        picked, pads = [], []
+        deltas = name in self.delta_timestamps
+        rows_of, delta_pads = [], []
         for si, n, r in where:
             c = cols[(si, n)]
-            clock = _stream_clock(c) if pad_key in c else c["timestamp"]
-            rows, pad = self._rows_for(name, clock, r)
-            picked.append(c[name][rows])
-            stream_pad = c[pad_key][rows] if pad_key in c else None
+            if deltas:
+                rows, pad = self._rows_for(name, _stream_clock(c) if pad_key in c else c["timestamp"], r)
+            else:
+                rows, pad = np.array([r], dtype=np.int64), None
+            rows_of.append(rows)
+            delta_pads.append(pad)
+        values, stream_pads = _take(name, pad_key, where, cols, rows_of)
+        if not deltas:
+            batch[name] = torch.from_numpy(np.stack([v[0] for v in values]))
+            if stream_pads is not None:
+                batch[pad_key] = torch.from_numpy(np.stack([p[0] for p in stream_pads]))
+            return
+        pads = []
+        for i, pad in enumerate(delta_pads):
+            stream_pad = stream_pads[i] if stream_pads is not None else None
             if stream_pad is not None and stream_pad.ndim > 1:  # an IMU window: per slot
                 pad = stream_pad | pad[:, None]
             elif stream_pad is not None:
                 pad = pad | stream_pad
             pads.append(pad)
-        batch[name] = torch.from_numpy(np.stack(picked))
+        batch[name] = torch.from_numpy(np.stack(values))
         batch[pad_key] = torch.from_numpy(np.stack(pads))
 
     def _batch_frames(self, where: list[tuple[int, int, int]], cols: dict, batch: dict) -> None:
@@ -673,6 +680,41 @@ def _rows_of(base: torch.Tensor, values: list) -> bool:
     offset = base.storage_offset()
     return all(isinstance(v, torch.Tensor) and v._base is base and v.shape == base.shape[1:] and v.is_contiguous()
                and v.storage_offset() == offset + i * step for i, v in enumerate(values))
+
+
+class _LazyFrames:
+    """An episode's force-matrix stream held undecoded (reel.Task.force_matrix_frames): a
+    batch decodes the frames it samples, each episode's in one call (_take)."""
+
+    def __init__(self, frames: Any):
+        self.frames = frames
+
+
+def _take(name: str, pad_key: str, where: list[tuple[int, int, int]], cols: dict,
+          rows_of: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray] | None]:
+    """Column `name`'s values (and ``_is_pad``, None for a column without one) at each
+    sample's rows: indexed from an episode's arrays, or, for a lazy stream, decoded once per
+    episode of the batch (a sampled cell found empty is padding too)."""
+    values: list[Any] = [None] * len(where)
+    pads: list[Any] | None = [None] * len(where) if pad_key in cols[where[0][:2]] else None
+    members: dict[tuple[int, int], list[int]] = {}
+    for i, (si, n, _) in enumerate(where):
+        members.setdefault((si, n), []).append(i)
+    for key, samples in members.items():
+        c = cols[key]
+        if isinstance(c[name], _LazyFrames):
+            got = c[name].frames.decode(np.concatenate([rows_of[i] for i in samples]))
+            at = 0
+            for i in samples:
+                k = len(rows_of[i])
+                values[i], pads[i] = got["values"][at:at + k], ~got["valid"][at:at + k]
+                at += k
+            continue
+        for i in samples:
+            values[i] = c[name][rows_of[i]]
+            if pads is not None:
+                pads[i] = c[pad_key][rows_of[i]]
+    return values, pads
 
 
 def _stream_clock(cols: dict) -> np.ndarray:

@@ -51,7 +51,7 @@ nb::object StreamCapsule(std::shared_ptr<arrow::RecordBatchReader> reader);
 // arrow_ext.cc: Task.data_stream / Task.episodes_stream, tables as Arrow C stream capsules.
 void BindArrow(nb::class_<Task>& task);
 // samples_ext.cc: Task.imu / Task.slam (decode.h into numpy).
-void BindSamples(nb::class_<Task>& task);
+void BindSamples(nb::module_& m, nb::class_<Task>& task);
 // writer_ext.cc: reel._core.TaskWriter and EpisodeWriter (the recorder).
 void BindWriter(nb::module_& m);
 // foreign_ext.cc: reel._core.ForeignDataset (LeRobot v2.x/v3.x, bundles) and is_foreign.

@@ -149,19 +149,16 @@ std::optional<ForceMatrixArray> ForceMatrix(const Task& task, int64_t n, int64_t
     nb::gil_scoped_release release;
     st = [&]() -> Status {
       REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
-      REEL_ASSIGN_OR_RETURN(auto table, task.ReadData(e, {column}));
+      // The one row's pages only (Task::ReadDataRows), not the column: a loop over rows stays linear.
+      REEL_ASSIGN_OR_RETURN(auto cell, task.ReadDataRows(e, column, {row}));
       auto rows = task.ReadEpisodeRow(e);
       EpisodeRow defaults;
       defaults.episode_index = n;
-      auto chunked = table->GetColumnByName(column);
-      if (chunked->type()->id() != arrow::Type::LIST)
-        return Status::Invalid(task.Path(e.data_path) + ": column \"" + column +
-                               "\" is not a force-matrix list column");
-      const auto& type = static_cast<const arrow::ListType&>(*chunked->type());
+      const auto& type = static_cast<const arrow::ListType&>(*cell->type());
       const std::string dtype = type.value_type()->id() == arrow::Type::INT16 ? "int16" : "float32";
       REEL_ASSIGN_OR_RETURN(auto spec, ResolveForceMatrixSpec(column, rows.ok() ? *rows : defaults,
                                                               task.info(), dtype));
-      auto decoded = DecodeForceMatrixCell(*chunked, row, spec.spec, out);
+      auto decoded = DecodeForceMatrixCell(arrow::ChunkedArray(cell), 0, spec.spec, out);
       if (!decoded.ok())
         return decoded.status().WithContext(task.Path(e.data_path) + ": column \"" + column + "\"");
       present = *decoded;
@@ -316,7 +313,7 @@ NB_MODULE(_core, m) {
         return Check(t.root(), o, ObjectStoreOptions());
       });
   BindArrow(task_cls);
-  BindSamples(task_cls);
+  BindSamples(m, task_cls);
   BindKeypoints(task_cls);
 
   BindVideo(m);

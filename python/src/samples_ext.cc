@@ -2,6 +2,7 @@
 // §4.6, §8.2.4) decoded by the C++ core (decode.h) into flat numpy arrays.
 #include <arrow/api.h>
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -179,24 +180,60 @@ nb::dict ImuWindowsDict(const Task& task, int64_t n, int64_t window, double max_
   return d;
 }
 
-nb::dict ForceMatricesDict(const Task& task, int64_t n, const std::string& column, const std::string& plane,
-                           int downsample, double tolerance_s) {
+ForcePlane PlaneOf(const std::string& plane) {
   if (plane != "full" && plane != "fz") RaiseStatus(Status::Invalid("plane must be \"full\" or \"fz\", got \"" + plane + "\""));
-  Result<AlignedForceMatrices> m = NotRunYet();
-  {
-    nb::gil_scoped_release release;
-    m = AlignForceMatrices(task, n, column, plane == "fz" ? ForcePlane::kFz : ForcePlane::kFull, downsample,
-                           tolerance_s);
-  }
+  return plane == "fz" ? ForcePlane::kFz : ForcePlane::kFull;
+}
+
+// {values (rows, h, w) for the fz plane or (rows, h, w, 3), valid (rows,), dt_ns (rows,)}.
+nb::dict MatricesDict(Result<AlignedForceMatrices> m) {
   AlignedForceMatrices v = Unwrap(std::move(m));
   const size_t rows = v.valid.size();
   nb::dict d;
-  d["values"] = plane == "fz"
+  d["values"] = v.channels == 1
                     ? ToNumpy(v.values.data(), v.values.size(), nb::make_tuple(rows, v.height, v.width), "float32")
                     : ToNumpy(v.values.data(), v.values.size(), nb::make_tuple(rows, v.height, v.width, 3), "float32");
   d["valid"] = ToNumpy(reinterpret_cast<const bool*>(v.valid.data()), rows, nb::make_tuple(rows), "bool");
   d["dt_ns"] = ToNumpy(v.dt_ns.data(), rows, nb::make_tuple(rows), "int64");
   return d;
+}
+
+nb::dict ForceMatricesDict(const Task& task, int64_t n, const std::string& column, const std::string& plane,
+                           int downsample, double tolerance_s) {
+  const ForcePlane p = PlaneOf(plane);
+  Result<AlignedForceMatrices> m = NotRunYet();
+  {
+    nb::gil_scoped_release release;
+    m = AlignForceMatrices(task, n, column, p, downsample, tolerance_s);
+  }
+  return MatricesDict(std::move(m));
+}
+
+ForceMatrixFrames* OpenForceMatrixFrames(const Task& task, int64_t n, const std::string& column,
+                                         const std::string& plane, int downsample, double tolerance_s) {
+  const ForcePlane p = PlaneOf(plane);
+  Result<std::unique_ptr<ForceMatrixFrames>> frames = NotRunYet();
+  {
+    nb::gil_scoped_release release;
+    frames = ForceMatrixFrames::Open(task, n, column, p, downsample, tolerance_s);
+  }
+  return Unwrap(std::move(frames)).release();
+}
+
+nb::dict DecodeFrames(const ForceMatrixFrames& frames, nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> rows) {
+  std::vector<int64_t> wanted(rows.data(), rows.data() + rows.shape(0));
+  Result<AlignedForceMatrices> m = NotRunYet();
+  {
+    nb::gil_scoped_release release;
+    m = frames.Decode(wanted);
+  }
+  return MatricesDict(std::move(m));
+}
+
+nb::object Paired(const ForceMatrixFrames& frames) {
+  std::vector<uint8_t> paired(static_cast<size_t>(frames.rows()));
+  for (size_t r = 0; r < paired.size(); ++r) paired[r] = frames.pairing()[r].a >= 0;
+  return ToNumpy(reinterpret_cast<const bool*>(paired.data()), paired.size(), nb::make_tuple(paired.size()), "bool");
 }
 
 nb::dict SlamSpec(const Task& task, int64_t n, const std::string& column) {
@@ -218,7 +255,13 @@ nb::dict SlamSpec(const Task& task, int64_t n, const std::string& column) {
 
 }  // namespace
 
-void BindSamples(nb::class_<Task>& task) {
+void BindSamples(nb::module_& m, nb::class_<Task>& task) {
+  nb::class_<ForceMatrixFrames>(m, "ForceMatrixFrames")
+      .def_prop_ro("rows", &ForceMatrixFrames::rows)
+      .def_prop_ro("paired", &Paired, "bool (rows,): a sample's stamp within tolerance of the frame.")
+      .def("decode", &DecodeFrames, "rows"_a,
+           "Frames `rows` (int64, any order, repeats allowed): {values, valid, dt_ns}, reading only "
+           "the samples they pair with.");
   task.def("imu", &Imu, "episode_index"_a,
            "Episode N's IMU samples: {row (k,), ts_ns (k,) or empty, values (k, 6) float32}.")
       .def("slam", &Slam, "episode_index"_a, "column"_a,
@@ -233,6 +276,9 @@ void BindSamples(nb::class_<Task>& task) {
            "reel/align.h ImuWindowsOf: {values (rows, K, 6), ns (rows, K), valid (rows, K), clock}.")
       .def("force_matrices", &ForceMatricesDict, "episode_index"_a, "column"_a, "plane"_a, "downsample"_a,
            "tolerance_s"_a, "reel/align.h AlignForceMatrices: {values, valid (rows,), dt_ns (rows,)}.")
+      .def("force_matrix_frames", &OpenForceMatrixFrames, "episode_index"_a, "column"_a, "plane"_a, "downsample"_a,
+           "tolerance_s"_a, nb::keep_alive<0, 1>(),
+           "reel/align.h ForceMatrixFrames::Open: the pairing now, the matrices on decode(rows).")
       .def("slam_spec", &SlamSpec, "episode_index"_a, "column"_a,
            "reel/decode.h ResolveSlamSpec: {frame, frame_axes, time, owner, source}.")
       .def("glove", &Glove, "episode_index"_a, "column"_a, "canonical"_a,

@@ -229,3 +229,35 @@ def test_deltas_on_a_frame_clock_with_a_hole_fall_back_to_timestamp(reel_mod, tm
     s = ds[3]
     assert s[FORCE].tolist() == [[0, 0, 0], force[3].tolist()]
     assert s[FORCE + "_is_pad"].tolist() == [True, False]
+
+
+@pytest.mark.parametrize("layout", ["reel", "pyarrow_defaults", "pyarrow_page_index"])
+def test_matrix_frames_decode_only_what_is_asked_whatever_the_file_layout(reel_mod, sim, tmp_path, layout):
+    """Task.force_matrix_frames (what the loader holds per episode) decodes any rows, in any
+    order and repeated, to the values numpy computes: from reel's own files (an offset index,
+    no dictionary: only the pages asked for are read), from pyarrow's defaults (the reference
+    collector's writer: dictionary pages, no offset index: row groups read whole) and from
+    pyarrow with an offset index and dictionary pages (the dictionary read before each run)."""
+    import shutil
+
+    root = tmp_path / "task"
+    shutil.copytree(sim, root)
+    if layout != "reel":
+        table = pq.read_table(root / data_rel(1))
+        pq.write_table(table, root / data_rel(1), row_group_size=16, data_page_size=4096,
+                       write_page_index=layout == "pyarrow_page_index")
+    want = expected(root, 1)
+    frames = reel_mod.open(str(root)).force_matrix_frames(1, MATRIX, plane="fz")
+    assert frames.rows == len(want[MATRIX])
+    assert np.array_equal(~frames.paired, want[MATRIX + "_is_pad"])
+    rows = np.array([40, 3, 3, 0, 44, 17, 2, 1, 40, 29], dtype=np.int64)
+    got = frames.decode(rows)
+    assert np.array_equal(got["values"], want[MATRIX][rows])
+    assert np.array_equal(~got["valid"], want[MATRIX + "_is_pad"][rows])
+    whole = frames.decode(np.arange(frames.rows, dtype=np.int64))
+    assert np.array_equal(whole["values"], want[MATRIX])
+    with pytest.raises(reel_mod.InvalidError, match="outside the episode"):
+        frames.decode(np.array([frames.rows], dtype=np.int64))
+    one = reel_mod.open(str(root)).force_matrix(1, 40, MATRIX)  # the one-row read behind Task.force_matrix
+    cells = pq.read_table(root / data_rel(1)).column(MATRIX)[40].as_py()
+    assert (one is None) == (len(cells) == 0)

@@ -87,7 +87,7 @@ struct BoundedReader {
 
 Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
                                                                const std::string& path,
-                                                               bool use_threads) {
+                                                               bool use_threads, ParquetSource* source) {
   REEL_ASSIGN_OR_RETURN(auto file, fs->OpenRandomAccess(path));
   try {
     // A parquet reader sizes buffers from the file's own headers: they come from a pool
@@ -106,6 +106,7 @@ Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
       return Status::Corruption(path + ": not a readable parquet file (" + opened.message() + ")");
     held->pool->Raise(DeclaredBytes(*held->reader->parquet_reader()->metadata()));
     std::shared_ptr<parquet::arrow::FileReader> shared(held, held->reader.get());
+    if (source) *source = {file, held->pool.get()};
     shared->set_use_threads(use_threads);
     // Columns are found by name everywhere; a second column of one name would be
     // ambiguous, and Arrow's by-name lookup answers it with no column at all.

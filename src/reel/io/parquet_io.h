@@ -14,6 +14,8 @@
 #include "reel/status.h"
 
 namespace arrow {
+class Array;
+class MemoryPool;
 class Table;
 }
 namespace parquet {
@@ -26,10 +28,17 @@ class FileReader;
 
 namespace reel::internal {
 
-// Opens a parquet file; Corruption naming `path` when it is not parquet.
+// What a page-level reader needs beside an open FileReader: the file it reads and the
+// bounded pool its buffers come from (both live as long as the FileReader).
+struct ParquetSource {
+  std::shared_ptr<arrow::io::RandomAccessFile> file;
+  arrow::MemoryPool* pool = nullptr;
+};
+// Opens a parquet file; Corruption naming `path` when it is not parquet. `source`, when
+// given, receives the file and pool (for ReadListRows).
 Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
                                                                const std::string& path,
-                                                               bool use_threads);
+                                                               bool use_threads, ParquetSource* source = nullptr);
 // Leaf column indices of the named top-level columns; NotFound for an absent name.
 Result<std::vector<int>> LeafIndices(const parquet::arrow::FileReader& reader,
                                      const std::vector<std::string>& columns,
@@ -53,6 +62,16 @@ Result<std::shared_ptr<arrow::Table>> ReadParquetTable(FileSystem* fs, const std
 Result<std::vector<int64_t>> ReadListLengths(parquet::arrow::FileReader& reader, const std::string& column,
                                              const std::string& path);
 
+// Rows `rows` (ascending, distinct) of the top-level list column `column`, as one list
+// array of the column's Arrow type holding them in that order. Where the file has an offset
+// index (reel's writer and Arrow C++'s default write one; a page then starts at a row) and
+// no dictionary page, only the pages holding a wanted row are read (one ReadAt per run of
+// adjacent pages), decompressed and decoded, so one force-matrix frame costs one frame,
+// not the episode; otherwise each row group holding one is read whole. Corruption when the
+// pages disagree with the index; Invalid for rows out of order or range.
+Result<std::shared_ptr<arrow::Array>> ReadListRows(parquet::arrow::FileReader& reader, const ParquetSource& source,
+                                                   const std::string& column, const std::vector<int64_t>& rows,
+                                                   const std::string& path);
 // Reads those of `columns` that the file has (a narrower read than ReadParquetTable).
 Result<std::shared_ptr<arrow::Table>> ReadParquetColumnsPresent(FileSystem* fs,
                                                                 const std::string& path,

@@ -2,6 +2,7 @@
 // -1) for nullable and non-nullable lists, null elements, empty cells, 187,500-value
 // cells, cells split across data pages and row groups, and every leaf type it admits.
 #include <arrow/api.h>
+#include <arrow/array/concatenate.h>
 #include <arrow/io/file.h>
 #include <gtest/gtest.h>
 #include <parquet/arrow/reader.h>
@@ -122,6 +123,116 @@ TEST(ReadListLengths, RefusesWhatIsNotAListOfOnePrimitive) {
   EXPECT_EQ(ReadListLengths(**reader, "plain", path).status().code(), StatusCode::kNotSupported);
   EXPECT_EQ(ReadListLengths(**reader, "nested", path).status().code(), StatusCode::kNotSupported);
   EXPECT_EQ(ReadListLengths(**reader, "absent", path).status().code(), StatusCode::kNotFound);
+}
+
+// ReadListRows against Arrow's whole-column read, row for row: with and without an offset
+// index (the page path and the whole-row-group path), small pages (a cell over many pages,
+// many cells a page), several row groups, null rows, empty cells and null elements, each leaf
+// type, and subsets from one row to every row.
+TEST(ReadListRows, EqualsTheRowsOfArrowsWholeRead) {
+  auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  const std::string path = (*dir)->path() + "/rows.parquet";
+  const std::vector<int64_t> shape = {3, -1, 0, 2000, 1, 0, 7, 187500, -1, 5, 0, 40, 2, 9000, 1};
+  const std::vector<std::vector<int64_t>> subsets = {
+      {}, {0}, {7}, {14}, {1, 2}, {3, 7, 8, 13}, {0, 5, 6, 9, 10, 11, 12, 14}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}};
+  for (const auto& type : {arrow::int16(), arrow::int32(), arrow::float32(), arrow::int64(), arrow::float64()}) {
+    for (bool null_elements : {false, true}) {
+      auto field = arrow::field("observation.x_force_matrix", arrow::list(type), true);
+      auto table = arrow::Table::Make(arrow::schema({arrow::field("frame_index", arrow::int64()), field}),
+                                      {Int64s(15), ListColumn(type, shape, null_elements)});
+      for (bool index : {true, false}) {
+        for (int64_t group : {int64_t{4}, int64_t{64 * 1024}}) {
+          parquet::WriterProperties::Builder b;
+          b.data_pagesize(4096)->max_rows_per_page(2)->compression(parquet::Compression::ZSTD);
+          if (index) b.enable_write_page_index(); else b.disable_write_page_index();
+          auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
+          ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, group, b.build()).ok());
+          ASSERT_TRUE(sink->Close().ok());
+          ParquetSource source;
+          auto reader = OpenParquet(DefaultFileSystem(), path, false, &source);
+          ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+          const auto whole = arrow::Concatenate((*ReadParquetTable(DefaultFileSystem(), path, {field->name()}, false))
+                                                    ->column(0)->chunks()).ValueOrDie();
+          for (const auto& rows : subsets) {
+            auto got = ReadListRows(**reader, source, field->name(), rows, path);
+            ASSERT_TRUE(got.ok()) << got.status().ToString() << " " << type->ToString() << " index " << index
+                                  << " groups of " << group << " rows " << rows.size();
+            ASSERT_EQ((*got)->length(), static_cast<int64_t>(rows.size()));
+            for (size_t i = 0; i < rows.size(); ++i)
+              EXPECT_TRUE((*got)->Slice(static_cast<int64_t>(i), 1)->Equals(whole->Slice(rows[i], 1)))
+                  << type->ToString() << " index " << index << " row groups of " << group << " row " << rows[i]
+                  << " null elements " << null_elements;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Bytes this process has read through read(2)/pread(2) so far (/proc/self/io rchar).
+int64_t BytesReadSoFar() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  int64_t value = 0;
+  while (io >> key >> value)
+    if (key == "rchar:") return value;
+  return -1;
+}
+
+// The cost claim: one force-matrix-sized row of a 40-row file reads about one row's pages,
+// not the column (noise values, so ZSTD cannot shrink the file to nothing).
+TEST(ReadListRows, ReadsOnlyThePagesOfTheRowsAskedFor) {
+  auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  const std::string path = (*dir)->path() + "/matrix.parquet";
+  constexpr int64_t kRows = 40, kWidth = 187500;
+  arrow::Int16Builder values;
+  uint32_t state = 29;
+  for (int64_t i = 0; i < kRows * kWidth; ++i) {
+    state = state * 1664525u + 1013904223u;
+    ASSERT_TRUE(values.Append(static_cast<int16_t>(state >> 16)).ok());
+  }
+  arrow::Int32Builder offsets;
+  for (int64_t r = 0; r <= kRows; ++r) ASSERT_TRUE(offsets.Append(static_cast<int32_t>(r * kWidth)).ok());
+  auto lists = arrow::ListArray::FromArrays(*offsets.Finish().ValueOrDie(), *values.Finish().ValueOrDie()).ValueOrDie();
+  auto table = arrow::Table::Make(arrow::schema({arrow::field("observation.x_force_matrix", lists->type())}), {lists});
+  auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
+  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, kRows,
+                                         parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build())
+                  .ok());
+  ASSERT_TRUE(sink->Close().ok());
+  const int64_t size = static_cast<int64_t>(std::filesystem::file_size(path));
+  ParquetSource source;
+  auto reader = OpenParquet(DefaultFileSystem(), path, false, &source);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  const int64_t before = BytesReadSoFar();
+  auto got = ReadListRows(**reader, source, "observation.x_force_matrix", {27}, path);
+  const int64_t read = BytesReadSoFar() - before;
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE((*got)->Equals(lists->Slice(27, 1)));
+  EXPECT_LT(read, size / 8) << "read " << read << " bytes of a " << size << "-byte file for one of its 40 rows";
+}
+
+TEST(ReadListRows, RefusesRowsOutOfOrderOrRangeAndWhatIsNotAList) {
+  auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  const std::string path = (*dir)->path() + "/rows.parquet";
+  auto field = arrow::field("observation.x_force_matrix", arrow::list(arrow::int16()));
+  auto table = arrow::Table::Make(arrow::schema({arrow::field("frame_index", arrow::int64()), field}),
+                                  {Int64s(4), ListColumn(arrow::int16(), {1, 2, 3, 4}, false)});
+  auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
+  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 2).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  ParquetSource source;
+  auto reader = OpenParquet(DefaultFileSystem(), path, false, &source);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ(ReadListRows(**reader, source, field->name(), {2, 1}, path).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(ReadListRows(**reader, source, field->name(), {1, 1}, path).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(ReadListRows(**reader, source, field->name(), {4}, path).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(ReadListRows(**reader, source, field->name(), {-1}, path).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(ReadListRows(**reader, source, "frame_index", {0}, path).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(ReadListRows(**reader, source, "absent", {0}, path).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "io/arrow_take.h"
+#include "io/parquet_io.h"
 #include "reel/align.h"
 #include "reel/columns.h"
 #include "reel/decode.h"
@@ -552,61 +553,117 @@ Result<ResolvedForceMatrixSpec> SpecOf(const Task& task, int64_t n, const std::s
   return ResolveForceMatrixSpec(column, row, task.info(), int16 ? "int16" : "float32");
 }
 
+// Frame r's sample is `sample[r]`, an index into `values` (-1: none), decoded once per
+// sample whatever the order and pooled into row r; a sample whose cell is empty is no sample.
+Result<AlignedForceMatrices> DecodeSamples(const arrow::ChunkedArray& values, const std::vector<int64_t>& sample,
+                                           const std::vector<int64_t>& dt_ns, const ForceMatrixSpec& spec,
+                                           ForcePlane plane, int downsample) {
+  if (downsample < 1 || kForceMatrixSide % downsample != 0)
+    return Status::Invalid("force-matrix downsample must divide 250, got " + std::to_string(downsample));
+  AlignedForceMatrices out;
+  out.height = out.width = kForceMatrixSide / downsample;
+  out.channels = plane == ForcePlane::kFz ? 1 : 3;
+  const int64_t cell = out.height * out.width * out.channels, rows = static_cast<int64_t>(sample.size());
+  out.values.assign(static_cast<size_t>(rows * cell), 0.0f);
+  out.valid.assign(rows, 0);
+  out.dt_ns.assign(rows, 0);
+  std::vector<int64_t> order;
+  for (int64_t r = 0; r < rows; ++r)
+    if (sample[r] >= 0) order.push_back(r);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return sample[x] < sample[y]; });
+  std::vector<float> frame(kForceMatrixValues);
+  int64_t decoded = -1;  // the sample `frame` holds
+  bool present = false;
+  for (int64_t r : order) {
+    if (sample[r] != decoded) {
+      REEL_ASSIGN_OR_RETURN(present, DecodeForceMatrixCell(values, sample[r], spec, frame.data()));
+      decoded = sample[r];
+    }
+    if (!present) continue;  // a stamped row whose cell is empty: no sample
+    PoolFrame(frame.data(), out, downsample, &out.values[r * cell]);
+    out.valid[r] = 1;
+    out.dt_ns[r] = dt_ns[r];
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<AlignedForceMatrices> PairForceMatrices(const arrow::ChunkedArray& values, const std::vector<int64_t>& stamps,
                                                const std::vector<int64_t>& frame_ns, const ForceMatrixSpec& spec,
                                                ForcePlane plane, int downsample, int64_t tolerance_ns) {
-  if (downsample < 1 || kForceMatrixSide % downsample != 0)
-    return Status::Invalid("force-matrix downsample must divide 250, got " + std::to_string(downsample));
   std::vector<int64_t> sample_rows(stamps.size());
   for (size_t r = 0; r < sample_rows.size(); ++r) sample_rows[r] = static_cast<int64_t>(r);
   const auto p = PairFrames(frame_ns, stamps, sample_rows, tolerance_ns, AlignMethod::kNearest);
-  AlignedForceMatrices out;
-  out.height = out.width = kForceMatrixSide / downsample;
-  out.channels = plane == ForcePlane::kFz ? 1 : 3;
-  const int64_t cell = out.height * out.width * out.channels, rows = static_cast<int64_t>(p.size());
-  out.values.assign(static_cast<size_t>(rows * cell), 0.0f);
-  out.valid.assign(rows, 0);
-  out.dt_ns.assign(rows, 0);
-  std::vector<float> frame(kForceMatrixValues);
-  int64_t decoded = -1;  // the sample `frame` holds: neighbouring frames often share one
-  bool present = false;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (p[r].a < 0) continue;
-    if (p[r].a != decoded) {
-      REEL_ASSIGN_OR_RETURN(present, DecodeForceMatrixCell(values, p[r].a, spec, frame.data()));
-      decoded = p[r].a;
-    }
-    if (!present) continue;  // a stamped row whose cell is empty: no sample
-    PoolFrame(frame.data(), out, downsample, &out.values[r * cell]);
-    out.valid[r] = 1;
-    out.dt_ns[r] = p[r].dt_ns;
+  std::vector<int64_t> sample(p.size()), dt(p.size());
+  for (size_t r = 0; r < p.size(); ++r) sample[r] = p[r].a, dt[r] = p[r].dt_ns;
+  return DecodeSamples(values, sample, dt, spec, plane, downsample);
+}
+
+Result<std::unique_ptr<ForceMatrixFrames>> ForceMatrixFrames::Open(const Task& task, int64_t n,
+                                                                   const std::string& column, ForcePlane plane,
+                                                                   int downsample, double tolerance_s) {
+  if (downsample < 1 || kForceMatrixSide % downsample != 0)
+    return Status::Invalid("force-matrix downsample must divide 250, got " + std::to_string(downsample));
+  std::unique_ptr<ForceMatrixFrames> out(new ForceMatrixFrames());
+  REEL_ASSIGN_OR_RETURN(auto schema, SchemaOf(task, n, &out->where_));
+  const auto field = schema->GetFieldByName(column);
+  if (!field) return Status::NotFound(out->where_ + ": no column \"" + column + "\"");
+  if (StreamClockOf(column, *schema) != StreamClock::kScalarNs || field->type()->id() != arrow::Type::LIST)
+    return Status::Invalid(out->where_ + ": column \"" + column + "\" is not a force-matrix column stamped by " +
+                           column + "_ns");
+  REEL_ASSIGN_OR_RETURN(const int64_t tolerance_ns, ToleranceNs(task, tolerance_s, out->where_));
+  REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, {"frame_index", "hardware_ns", column + "_ns"}));
+  REEL_ASSIGN_OR_RETURN(auto stamps, Int64Values(*ep.table->GetColumnByName(column + "_ns"), column + "_ns"));
+  REEL_ASSIGN_OR_RETURN(auto spec, SpecOf(task, n, column, *field->type()));
+  auto source = std::make_shared<internal::ParquetSource>();
+  REEL_ASSIGN_OR_RETURN(out->file_, internal::OpenParquet(task.fs(), out->where_, false, source.get()));
+  out->source_ = std::move(source);
+  out->reading_ = std::make_unique<std::mutex>();
+  std::vector<int64_t> sample_rows(stamps.size());
+  for (size_t r = 0; r < sample_rows.size(); ++r) sample_rows[r] = static_cast<int64_t>(r);
+  out->pairing_ = PairFrames(ep.frame_ns, stamps, sample_rows, tolerance_ns, AlignMethod::kNearest);
+  out->column_ = column;
+  out->spec_ = spec.spec;
+  out->plane_ = plane;
+  out->downsample_ = downsample;
+  return out;
+}
+
+Result<AlignedForceMatrices> ForceMatrixFrames::Decode(const std::vector<int64_t>& frames) const {
+  std::vector<int64_t> wanted;  // the samples the frames pair with, ascending, each once
+  for (int64_t f : frames) {
+    if (f < 0 || f >= rows())
+      return Status::Invalid(where_ + ": frame " + std::to_string(f) + " outside the episode's " +
+                             std::to_string(rows()) + " rows");
+    if (pairing_[f].a >= 0) wanted.push_back(pairing_[f].a);
   }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  auto read = [&] {
+    std::lock_guard<std::mutex> lock(*reading_);
+    return internal::ReadListRows(*file_, *source_, column_, wanted, where_);
+  }();
+  REEL_ASSIGN_OR_RETURN(auto cells, std::move(read));
+  const arrow::ChunkedArray values(cells);
+  std::vector<int64_t> sample(frames.size(), -1), dt(frames.size(), 0);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const FramePairing& p = pairing_[frames[i]];
+    if (p.a < 0) continue;
+    sample[i] = std::lower_bound(wanted.begin(), wanted.end(), p.a) - wanted.begin();
+    dt[i] = p.dt_ns;
+  }
+  auto out = DecodeSamples(values, sample, dt, spec_, plane_, downsample_);
+  if (!out.ok()) return out.status().WithContext(where_ + ": column \"" + column_ + "\"");
   return out;
 }
 
 Result<AlignedForceMatrices> AlignForceMatrices(const Task& task, int64_t n, const std::string& column,
                                                 ForcePlane plane, int downsample, double tolerance_s) {
-  if (downsample < 1 || kForceMatrixSide % downsample != 0)
-    return Status::Invalid("force-matrix downsample must divide 250, got " + std::to_string(downsample));
-  std::string where;
-  REEL_ASSIGN_OR_RETURN(auto schema, SchemaOf(task, n, &where));
-  if (!schema->GetFieldByName(column)) return Status::NotFound(where + ": no column \"" + column + "\"");
-  if (StreamClockOf(column, *schema) != StreamClock::kScalarNs ||
-      schema->GetFieldByName(column)->type()->id() != arrow::Type::LIST)
-    return Status::Invalid(where + ": column \"" + column + "\" is not a force-matrix column stamped by " + column +
-                           "_ns");
-  REEL_ASSIGN_OR_RETURN(const int64_t tolerance_ns, ToleranceNs(task, tolerance_s, where));
-  // Paired from the stamps alone, then only the paired cells decoded from the column as read
-  // (no copy of the encoded cells).
-  REEL_ASSIGN_OR_RETURN(Episode ep, ReadEpisode(task, n, {"frame_index", "hardware_ns", column, column + "_ns"}));
-  const arrow::ChunkedArray& values = *ep.table->GetColumnByName(column);
-  REEL_ASSIGN_OR_RETURN(auto stamps, Int64Values(*ep.table->GetColumnByName(column + "_ns"), column + "_ns"));
-  REEL_ASSIGN_OR_RETURN(auto spec, SpecOf(task, n, column, *values.type()));
-  auto out = PairForceMatrices(values, stamps, ep.frame_ns, spec.spec, plane, downsample, tolerance_ns);
-  if (!out.ok()) return out.status().WithContext(where + ": column \"" + column + "\"");
-  return out;
+  REEL_ASSIGN_OR_RETURN(auto frames, ForceMatrixFrames::Open(task, n, column, plane, downsample, tolerance_s));
+  std::vector<int64_t> all(static_cast<size_t>(frames->rows()));
+  for (size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int64_t>(r);
+  return frames->Decode(all);
 }
 
 Result<ResolvedSlamSpec> SlamSpecOf(const Task& task, int64_t n, const std::string& column) {

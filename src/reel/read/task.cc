@@ -419,6 +419,16 @@ Result<std::shared_ptr<arrow::Table>> Task::ReadData(const EpisodeEntry& episode
   return internal::ReadParquetTable(fs_, Path(episode.data_path), columns, true);
 }
 
+Result<std::shared_ptr<arrow::Array>> Task::ReadDataRows(const EpisodeEntry& episode, const std::string& column,
+                                                         const std::vector<int64_t>& rows) const {
+  if (episode.data_path.empty())
+    return Status::NotFound(root_ + ": episode " + std::to_string(episode.episode_index) + " has no data parquet");
+  const std::string path = Path(episode.data_path);
+  internal::ParquetSource source;
+  REEL_ASSIGN_OR_RETURN(auto reader, internal::OpenParquet(fs_, path, false, &source));
+  return internal::ReadListRows(*reader, source, column, rows, path);
+}
+
 Result<std::shared_ptr<arrow::RecordBatchReader>> Task::OpenData(
     const EpisodeEntry& episode, const std::vector<std::string>& columns) const {
   if (episode.data_path.empty())
