@@ -52,6 +52,20 @@ void DecodeColumns(const reel::Task& task, const arrow::Table& table, const reel
   }
 }
 
+// The page-level reads (Task::ReadDataRows, ForceMatrixFrames) of every list column: a few
+// rows through the file's offset index, which is as much input as the pages themselves.
+void ReadRows(const reel::Task& task, const reel::EpisodeEntry& entry, const arrow::Table& table) {
+  using namespace reel;
+  for (int i = 0; i < table.num_columns(); ++i) {
+    if (table.column(i)->type()->id() != arrow::Type::LIST) continue;
+    const std::string& name = table.field(i)->name();
+    const int64_t rows = table.num_rows();
+    (void)task.ReadDataRows(entry, name, rows > 1 ? std::vector<int64_t>{0, rows - 1} : std::vector<int64_t>{0});
+    auto frames = ForceMatrixFrames::Open(task, entry.episode_index, name, ForcePlane::kFz, 5);
+    if (frames.ok() && (*frames)->rows() > 0) (void)(*frames)->Decode({(*frames)->rows() - 1, 0, 0});
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -75,6 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (void)(*task)->ReadDataSchema(first[i]);
         auto table = (*task)->ReadData(first[i]);
         if (table.ok()) DecodeColumns(**task, **table, rows[i].ok() ? *rows[i] : EpisodeRow{});
+        if (table.ok()) ReadRows(**task, first[i], **table);
         (void)(*task)->FindEpisode(first[i].episode_index);
         // Time alignment (reel/align.h) of every stream, both methods, and the IMU tables.
         AlignOptions align;
