@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reel/fs.h"
@@ -110,6 +111,26 @@ class PathTemplate {
   std::string text_;
   std::vector<std::vector<Piece>> components_;
 };
+
+// Video slot names (multi-device §2.4, §4.3). A slot name is the reference collector's
+// slot_base() of the name a user gave the device: runs of characters other than ASCII
+// letters and digits, '_' and the CJK ideographs U+4E00-U+9FFF become one '_', then '_' is
+// trimmed from both ends; case is kept ("D405_head", "桌面相机", "my cam!" -> "my_cam").
+// `fallback` when nothing is left. Bytes that are not UTF-8 count as other characters.
+// Slot names are not column names: only column segments are held to [a-z0-9_]+ (§2.4).
+std::string SlotBase(std::string_view name, std::string_view fallback);
+// A name slot_base leaves as it is (non-empty): what the recorder, `check` and the server accept.
+bool IsSlotName(std::string_view slot);
+// The RGB and depth slots of a new RealSense device (the reference's allocate_slot_names):
+// the prefix is SlotBase(user_name, the model's "D4xx" lower-cased, else "realsense");
+// RGB "<prefix>_rgb", depth "<prefix>_depth" (the prefix itself when it already ends in
+// "_depth"); the n-th device of a prefix (n >= 2, counting the occupied RGB slots that begin
+// with "<prefix>_rgb") gets "_n" after both.
+struct AllocatedSlots {
+  std::string rgb, depth;
+};
+AllocatedSlots AllocateSlotNames(std::string_view user_name, std::string_view model_name,
+                                 const std::vector<std::string>& occupied_rgb_slots);
 
 // Files that are not data (contract §11): readers ignore them and the checker
 // never parses them. True for dotfiles (".lock", ".x.tmp"), recycled_episode.json,

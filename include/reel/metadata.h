@@ -64,6 +64,14 @@ struct DeviceEntry {
   std::string kind;  // d435, s80m, uvc, gripper, data_ble, ble_glove, usb_glove, ...
   std::string name;
   std::vector<std::string> slots;
+  // The device <-> column binding, additive keys the multi-device doc proposes (§6.4):
+  // which observation columns this device writes. Names are column bodies ("left_glove",
+  // "gripper_2_gripper_state"); "observation.<body>" is accepted when read.
+  std::optional<std::string> sensor_column;  // a glove: its one sensor column (singular)
+  std::vector<std::string> sensor_columns;   // a gripper: its columns (plural, a list)
+  std::optional<int64_t> rig;                // a gripper: its rig number (1 = no column prefix)
+  // "observation.<body>" of every column bound above, in order, without repeats.
+  std::vector<std::string> BoundColumns() const;
 };
 
 struct InfoJson {

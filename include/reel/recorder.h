@@ -50,6 +50,13 @@ struct DeviceOptions {
   // StereoCalibration dict as JSON ("" = none). The first device with one becomes
   // calibration["head_stereo"], later ones "<first slot without _N>_calibration".
   std::string calibration_json;
+  // The device <-> column binding written into its devices[] entry (multi-device §6.4's
+  // additive keys; DeviceEntry): a glove's sensor column ("left_glove"), a gripper's
+  // columns ("gripper_state", ...) and rig number (0 = none). One column has one writer:
+  // a column bound to two devices is refused.
+  std::string sensor_column;
+  std::vector<std::string> sensor_columns;
+  int64_t rig = 0;
 };
 
 // Declaration of one SLAM trajectory column (multi-device §6.6).

@@ -80,13 +80,15 @@ CheckOptions = _core.CheckOptions
 SimulateOptions = _core.SimulateOptions
 ServeConfig = _core.ServeConfig
 sha256_hex = _core.sha256_hex
+slot_base = _core.slot_base
+allocate_slot_names = _core.allocate_slot_names
 hash_password = _core.hash_password
 for _cls in (ExportOptions, ImportOptions, PackOptions, PushOptions, UploadOptions, OutboxOptions, CheckOptions, SimulateOptions, ServeConfig):
     _cls.__repr__ = _options_repr
 
 __all__ = [
     "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
-    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "upload_status", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "backfill_hand_pose", "add_columns", "serve", "Server", "sha256_hex",
+    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "upload_status", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "backfill_hand_pose", "add_columns", "serve", "Server", "sha256_hex", "slot_base", "allocate_slot_names",
     "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "PushOptions", "UploadOptions", "OutboxOptions", "CheckOptions",
     "SimulateOptions", "ServeConfig",
     "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",

@@ -392,6 +392,7 @@ def log_episode(task: Any, episode: int, recording: Any = None, *, max_frames: i
     rec = recording if recording is not None else rr.RecordingStream("reel", recording_id=recording_id(task, episode))
     summary: dict[str, Any] = {"task": _task_name(task), "episode": ep.n, "rows": ep.rows, "cameras": {},
                                "signals": {}, "imu": 0, "gloves": {}, "force_matrices": {}, "slam": {}, "status": {}}
+    summary["labels"] = device_labels(task)
     rec.send_recording_name(recording_id(task, episode))
     _log_cameras(rec, ep, max_frames, summary)
     _log_signals(rec, ep, summary)
@@ -406,13 +407,35 @@ def log_episode(task: Any, episode: int, recording: Any = None, *, max_frames: i
     return summary
 
 
+def device_labels(task: Any) -> dict[str, str]:
+    """Who wrote what, for the viewer's labels: each slot (device_names) and each column bound
+    to a device (devices[].sensor_column / sensor_columns, multi-device §6.4) -> the device's
+    name. A column bound to two devices keeps the first (`reel check` warns devices.binding)."""
+    info = task.info if _is_pooled(task) else {}
+    labels = {str(k): str(v) for k, v in (info.get("device_names") or {}).items() if v}
+    for d in info.get("devices") or []:
+        bound = ([d["sensor_column"]] if isinstance(d.get("sensor_column"), str) else []) + \
+            [c for c in d.get("sensor_columns") or [] if isinstance(c, str)]
+        for c in bound:
+            column = c if c.startswith("observation.") else "observation." + c
+            if d.get("name"):
+                labels.setdefault(column, str(d["name"]))
+    return labels
+
+
+def _label(summary: dict[str, Any], key: str) -> str:
+    device = summary.get("labels", {}).get(key)
+    return f"{key} ({device})" if device else key
+
+
 def blueprint(summary: dict[str, Any]) -> Any:
     """The default layout for a summary of log_episode: cameras in a grid, the SLAM world in
-    3D, then signals, IMU, glove and force-matrix images, and the text events."""
+    3D, then signals, IMU, glove and force-matrix images, and the text events. Camera, glove
+    and force-matrix views are labelled with the device that wrote them (device_labels)."""
     import rerun.blueprint as rrb
-    cameras = [rrb.Spatial2DView(origin=f"cameras/{slot}", name=slot) for slot in summary["cameras"]]
-    tensors = [rrb.TensorView(origin=f"gloves/{c}", name=c) for c in summary["gloves"]]
-    tensors += [rrb.TensorView(origin=f"force_matrix/{c}", name=c) for c in summary["force_matrices"]]
+    cameras = [rrb.Spatial2DView(origin=f"cameras/{slot}", name=_label(summary, slot)) for slot in summary["cameras"]]
+    tensors = [rrb.TensorView(origin=f"gloves/{c}", name=_label(summary, c)) for c in summary["gloves"]]
+    tensors += [rrb.TensorView(origin=f"force_matrix/{c}", name=_label(summary, c)) for c in summary["force_matrices"]]
     left = [rrb.Grid(*cameras, name="cameras")] if cameras else []
     if summary["slam"]:
         left.append(rrb.Spatial3DView(origin="world", name="SLAM"))

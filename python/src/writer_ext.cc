@@ -59,11 +59,14 @@ TaskWriterOptions OptionsFrom(const nb::dict& d) {
   if (d.contains("devices"))
     for (nb::handle h : nb::cast<nb::list>(d["devices"])) {
       nb::dict dev = nb::cast<nb::dict>(h);
-      RejectUnknown(dev, {"key", "kind", "name", "slots", "calibration_json"}, "TaskWriter devices[]");
+      RejectUnknown(dev, {"key", "kind", "name", "slots", "calibration_json", "sensor_column", "sensor_columns", "rig"},
+                    "TaskWriter devices[]");
       o.devices.push_back({Get<std::string>(dev, "key", ""), Get<std::string>(dev, "kind", ""),
                            Get<std::string>(dev, "name", ""),
                            dev.contains("slots") ? Strings(dev["slots"]) : std::vector<std::string>{},
-                           Get<std::string>(dev, "calibration_json", "")});
+                           Get<std::string>(dev, "calibration_json", ""), Get<std::string>(dev, "sensor_column", ""),
+                           dev.contains("sensor_columns") ? Strings(dev["sensor_columns"]) : std::vector<std::string>{},
+                           Get<int64_t>(dev, "rig", 0)});
     }
   if (d.contains("force_matrix_tiers"))
     for (auto [k, v] : nb::cast<nb::dict>(d["force_matrix_tiers"]))

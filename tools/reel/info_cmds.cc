@@ -96,6 +96,11 @@ int RunInfo(const Common& c) {
   const Json doc = Json::parse(*serialized);
   for (const char* key : {"devices", "cameras", "video_extensions"}) j[key] = doc[key];
   j["video_slots"] = std::vector<std::string>(slots.begin(), slots.end());
+  Json owners = Json::object();  // the device <-> column binding (multi-device §6.4)
+  for (const DeviceEntry& d : info.devices)
+    for (const std::string& column : d.BoundColumns())
+      if (!owners.contains(column)) owners[column] = d.key;
+  j["column_owners"] = std::move(owners);
   Json features = Json::object();
   for (const auto& [name, f] : info.features) features[name] = FeatureJson(f);
   j["features"] = features;
@@ -116,6 +121,10 @@ int RunInfo(const Common& c) {
   for (const DeviceEntry& d : info.devices) {
     std::cout << "  " << d.kind << "  " << d.name << "  " << d.key << "  slots:";
     for (const auto& s : d.slots) std::cout << " " << s;
+    if (d.rig) std::cout << "  rig " << *d.rig;
+    const std::vector<std::string> bound = d.BoundColumns();
+    if (!bound.empty()) std::cout << "  writes:";
+    for (const auto& column : bound) std::cout << " " << column;
     std::cout << "\n";
   }
   std::cout << "video slots\n";

@@ -1,6 +1,7 @@
 // Task-level rules: info.json, layout, stats.json, tasks.jsonl, features; then
 // the per-episode rules of episode_rules.cc over every episode in parallel.
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -185,6 +186,24 @@ void CheckFeatures(const InfoJson& info, FindingSink& sink) {
 }
 
 
+// The device <-> column binding (multi-device §6.4 proposal): info.devices is the union over
+// the task's episodes by key, so a column bound to two devices had two writers, or changed
+// its owner from one episode to another; both are worth a look, neither corrupts the data.
+void CheckDeviceBinding(const InfoJson& info, FindingSink& sink) {
+  std::map<std::string, std::string> owner;  // column -> first device key bound to it
+  for (const DeviceEntry& d : info.devices)
+    for (const std::string& column : d.BoundColumns()) {
+      auto [it, fresh] = owner.emplace(column, d.key);
+      if (!fresh)
+        sink.Add("devices.binding", kInfo,
+                 "column \"" + column + "\" is bound to devices \"" + it->second + "\" and \"" + d.key +
+                     "\": two writers, or its owner changed between episodes (one column has one writer)");
+      else if (!info.Feature(column))
+        sink.Add("devices.binding", kInfo,
+                 "device \"" + d.key + "\" is bound to column \"" + column + "\", which features does not declare");
+    }
+}
+
 void CheckDevicesAndVideo(const InfoJson& info, FindingSink& sink) {
   std::set<std::string> named;
   for (const auto& [slot, name] : info.device_names) named.insert(slot);
@@ -198,6 +217,7 @@ void CheckDevicesAndVideo(const InfoJson& info, FindingSink& sink) {
         sink.Add("devices.names", kInfo,
                  "device_names has no entry for slot \"" + slot + "\" of device \"" + d.key + "\"");
   }
+  CheckDeviceBinding(info, sink);
   for (const auto& [slot, ext] : info.video_extensions)
     if (ext != "mp4" && ext != "mkv")
       sink.Add("video.extension", kInfo,
@@ -367,6 +387,48 @@ void CheckTasks(const Task& task, FindingSink& sink) {
   if (!tasks.ok()) sink.Add("tasks.jsonl", rel, tasks.status().message());
 }
 
+// The owner a device binding gives `column` ("" when unbound; multi-device §6.4).
+std::string OwnerOf(const InfoJson& info, const std::string& column) {
+  for (const DeviceEntry& d : info.devices)
+    for (const std::string& c : d.BoundColumns())
+      if (c == column) return d.key;
+  return "";
+}
+
+}  // namespace
+
+void ColumnSpans::Add(const std::string& column, int64_t n) {
+  auto [it, fresh] = spans_.emplace(column, std::pair{n, n});
+  it->second.first = std::min(it->second.first, n);
+  it->second.second = std::max(it->second.second, n);
+}
+
+// data.column_renamed (multi-device §2.4 "同一任务的列名不得跨 episode 改名"): two observation
+// columns of one dtype and shape that never share an episode, one ending before the other
+// begins, look like one column renamed. Columns bound to different devices are not (the
+// task changed devices); `_ns` companions are left to their data column.
+void CheckColumnSpans(const InfoJson& info, const ColumnSpans& spans, FindingSink& sink) {
+  const auto& all = spans.spans();
+  for (const auto& [x, xs] : all) {
+    const FeatureSpec* fx = info.Feature(x);
+    if (!x.starts_with("observation.") || x.ends_with("_ns") || !fx) continue;
+    for (const auto& [y, ys] : all) {
+      const FeatureSpec* fy = info.Feature(y);
+      if (x == y || !y.starts_with("observation.") || y.ends_with("_ns") || !fy || xs.second >= ys.first) continue;
+      if (fx->dtype != fy->dtype || fx->shape != fy->shape) continue;
+      const std::string ox = OwnerOf(info, x), oy = OwnerOf(info, y);
+      if (!ox.empty() && !oy.empty() && ox != oy) continue;
+      sink.Add("data.column_renamed", kInfo,
+               "column \"" + x + "\" (episodes " + std::to_string(xs.first) + "-" + std::to_string(xs.second) +
+                   ") and \"" + y + "\" (episodes " + std::to_string(ys.first) + "-" + std::to_string(ys.second) +
+                   ") never share an episode and have one dtype and shape: a renamed column? Names do not change "
+                   "across episodes (multi-device §2.4)");
+    }
+  }
+}
+
+namespace {
+
 void CheckSensors(const Task& task, FindingSink& sink) {
   for (const auto& [name, f] : task.info().features) {
     if (!name.starts_with("observation.") || !name.ends_with("_glove")) continue;
@@ -452,18 +514,21 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
 
   std::vector<FindingSink> per_episode(episodes->size());
   const int threads = options.io_threads > 0 ? options.io_threads : 2;
-  std::mutex progress_mutex;
+  std::mutex mutex;  // guards spans and the progress count
+  internal::ColumnSpans spans;
   int64_t checked = 0;
   internal::ParallelFor(static_cast<int64_t>(episodes->size()), threads, [&](int64_t i) {
     const EpisodeEntry& e = (*episodes)[static_cast<size_t>(i)];
-    internal::CheckEpisode(t, e, per_episode[static_cast<size_t>(i)], options.deep);
+    const auto columns = internal::CheckEpisode(t, e, per_episode[static_cast<size_t>(i)], options.deep);
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const std::string& c : columns) spans.Add(c, e.episode_index);
     if (!options.progress) return;
-    std::lock_guard<std::mutex> lock(progress_mutex);
     options.progress({"episodes checked", ++checked, static_cast<int64_t>(episodes->size()),
                       root + ": episode " + std::to_string(e.episode_index)});
   });
   for (FindingSink& s : per_episode)
     for (Finding& f : s.findings()) sink.findings().push_back(std::move(f));
+  internal::CheckColumnSpans(t.info(), spans, sink);
   report.findings = std::move(sink.findings());
   return report;
 }

@@ -1,8 +1,11 @@
 // Internal: state shared by the checker's rule groups.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reel/check.h"
@@ -28,8 +31,22 @@ class FindingSink {
 };
 
 // Per-episode rules: the episodes row, the data parquet, the video files. `deep`:
-// CheckOptions::deep (force-matrix columns read through Arrow, values and all).
-void CheckEpisode(const Task& task, const EpisodeEntry& episode, FindingSink& sink, bool deep);
+// CheckOptions::deep (force-matrix columns read through Arrow, values and all). Returns the
+// data parquet's column names (none when it has no readable data file), for the task-wide
+// rules that look across episodes (CheckColumnSpans).
+std::vector<std::string> CheckEpisode(const Task& task, const EpisodeEntry& episode, FindingSink& sink, bool deep);
+
+// The first and last episode (N) in which each data column appears.
+class ColumnSpans {
+ public:
+  void Add(const std::string& column, int64_t n);
+  const std::map<std::string, std::pair<int64_t, int64_t>>& spans() const { return spans_; }
+
+ private:
+  std::map<std::string, std::pair<int64_t, int64_t>> spans_;
+};
+// Task-wide rules over the columns' spans: data.column_renamed.
+void CheckColumnSpans(const InfoJson& info, const ColumnSpans& spans, FindingSink& sink);
 
 // Video files opened with FFmpeg: video.unreadable, and video.frame_count against
 // `data_rows` (the data parquet's rows; nullopt when there is no readable data file).

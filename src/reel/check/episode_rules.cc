@@ -491,19 +491,19 @@ void CheckColumnName(const std::string& name, const std::string& where, FindingS
   }
 }
 
-void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink, bool deep) {
+std::vector<std::string> CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink, bool deep) {
   std::optional<EpisodeRow> row = CheckRow(task, e, sink);
   CheckFileGroup(task, e, row ? &*row : nullptr, sink);
   CheckVideos(e, task.info(), sink);
   if (e.data_path.empty()) {  // deleted after upload: the row stays, data goes
     CheckVideoFiles(task, e, std::nullopt, sink);
-    return;
+    return {};
   }
   auto data = ReadEpisodeData(task, e, deep);
   if (!data.ok()) {
     sink.Add("data.unreadable", e.data_path, data.status().message());
     CheckVideoFiles(task, e, std::nullopt, sink);
-    return;
+    return {};
   }
   const arrow::Table& t = *data->table;
   CheckVideoFiles(task, e, data->rows, sink);
@@ -526,6 +526,7 @@ void CheckEpisode(const Task& task, const EpisodeEntry& e, FindingSink& sink, bo
                    "/" + std::to_string(row->end_frame_index) + ", expected 0/" +
                    std::to_string(row->length - 1));
   }
+  return t.ColumnNames();
 }
 
 }  // namespace reel::internal

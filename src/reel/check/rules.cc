@@ -32,6 +32,9 @@ const std::vector<RuleInfo> kRules = {
        "each devices[] entry has key, kind, name and slots"},
       {"devices.names", S::kWarning, "multi-device §6.4",
        "device_names maps every slot of every device"},
+      {"devices.binding", S::kWarning, "multi-device §5.2, §6.4; decisions",
+       "a column bound to a device (sensor_column / sensor_columns, additive keys) is declared in features, "
+       "and no column is bound to two devices (two writers, or an owner that changed between episodes)"},
       // Layout
       {"layout.legacy_leftover", S::kError, "contract §1",
        "no v1.0 leftovers in a pooled task: calibration/, metadata.json, timestamps.json, "
@@ -123,6 +126,9 @@ const std::vector<RuleInfo> kRules = {
        "list columns hold [] or zeros for rows without a sample, never null"},
       {"data.undeclared_column", S::kError, "multi-device §6.8",
        "every observation.* column has a feature in info.json"},
+      {"data.column_renamed", S::kWarning, "multi-device §2.4",
+       "a column keeps its name across episodes: two observation columns of one dtype and shape that never "
+       "share an episode, one ending before the other begins and not bound to different devices, look renamed"},
       {"data.column_name", S::kError, "multi-device §2.4",
        "column names use lower-case ASCII [a-z0-9_] segments; retired names (gripper_1_*, "
        "observation.images.*) are not written; slam_pose is legacy (warning)"},

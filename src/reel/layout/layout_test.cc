@@ -234,3 +234,47 @@ TEST(KeypointsMirror, FoundBesideTheRecordingsTreeOrGivenExplicitly) {
 
 }  // namespace
 }  // namespace reel
+
+namespace reel {
+namespace {
+
+// The reference collector's slot_base() (collector/core/device_naming.py:
+// re.sub(r"[^0-9A-Za-z_一-鿿]+", "_", name.strip()).strip("_") or fallback), case by case.
+TEST(SlotBase, CleansAsTheReferenceDoes) {
+  EXPECT_EQ(SlotBase("D405_head", "x"), "D405_head");
+  EXPECT_EQ(SlotBase("桌面相机", "x"), "桌面相机");
+  EXPECT_EQ(SlotBase("my cam!", "x"), "my_cam");
+  EXPECT_EQ(SlotBase("  __Cam-01__ ", "x"), "Cam_01");
+  EXPECT_EQ(SlotBase("a_ b", "x"), "a__b");           // a '_' next to a cleaned run stays
+  EXPECT_EQ(SlotBase("Caméra", "x"), "Cam_ra");        // é is outside the class
+  EXPECT_EQ(SlotBase("頭部 カメラ", "x"), "頭部");       // kana are outside U+4E00-U+9FFF
+  EXPECT_EQ(SlotBase("Ｄ４０５", "d405"), "d405");      // full-width letters: nothing left
+  EXPECT_EQ(SlotBase("\xF0\x9F\x8E\xA5\xF0\x9F\x8E\xA5", "d405"), "d405");  // emoji
+  EXPECT_EQ(SlotBase("", "fallback"), "fallback");
+  EXPECT_EQ(SlotBase("cam\xFF\xFE" "1", "x"), "cam_1");  // bytes that are not UTF-8: other characters
+  EXPECT_EQ(SlotBase("\xE4\xB8", "x"), "x");            // a truncated ideograph
+  EXPECT_EQ(SlotBase("\xC0\xB1", "x"), "x");            // an overlong '1' is not a digit
+  EXPECT_EQ(SlotBase("一鿿", "x"), "一鿿");              // both ends of the range
+}
+
+TEST(SlotBase, ASlotNameIsAFixedPoint) {
+  for (const char* ok : {"head_left_rgb", "D405_head_rgb", "桌面相机_rgb", "a__b", "d435_rgb_2"})
+    EXPECT_TRUE(IsSlotName(ok)) << ok;
+  for (const char* bad : {"", "_rgb", "rgb_", "my cam", "cam/../x", "Cam-01", "é"}) EXPECT_FALSE(IsSlotName(bad)) << bad;
+}
+
+// allocate_slot_names(user_name, model_name, occupied_rgb_slots).
+TEST(AllocateSlotNames, NamesAndNumbersAsTheReferenceDoes) {
+  auto both = [](const AllocatedSlots& s) { return s.rgb + " " + s.depth; };
+  EXPECT_EQ(both(AllocateSlotNames("D405_head", "Intel RealSense D405", {})), "D405_head_rgb D405_head_depth");
+  EXPECT_EQ(both(AllocateSlotNames("桌面相机", "Intel RealSense D435", {})), "桌面相机_rgb 桌面相机_depth");
+  EXPECT_EQ(both(AllocateSlotNames("", "Intel RealSense D435", {})), "d435_rgb d435_depth");
+  EXPECT_EQ(both(AllocateSlotNames("", "Intel RealSense D435", {"d435_rgb"})), "d435_rgb_2 d435_depth_2");
+  EXPECT_EQ(both(AllocateSlotNames("", "D435I", {"d435_rgb", "d435_rgb_2"})), "d435_rgb_3 d435_depth_3");
+  EXPECT_EQ(both(AllocateSlotNames("D405_depth", "D405", {})), "D405_depth_rgb D405_depth");
+  EXPECT_EQ(both(AllocateSlotNames("", "Intel RealSense", {})), "realsense_rgb realsense_depth");
+  EXPECT_EQ(both(AllocateSlotNames("\xF0\x9F\x8E\xA5", "D405", {"head_left_rgb"})), "d405_rgb d405_depth");
+}
+
+}  // namespace
+}  // namespace reel

@@ -78,7 +78,8 @@ FeatureSpec Float32(std::vector<int64_t> shape) {
 // The task-level declaration one session adds (MergeInfo unions them in N order;
 // created_at and calibration are set over all sessions by FinishStagedInfo).
 Result<InfoJson> Declaration(const MigratePlan& plan, const Session& s, const Json& meta, const arrow::Table& table,
-                             const std::vector<std::string>& sensors, bool has_imu) {
+                             const std::vector<std::string>& sensors, bool has_imu,
+                             std::vector<std::string>* warnings) {
   InfoJson d;
   d.format = "pooled_episodes_v1";
   d.codebase_version = "v3.0";
@@ -108,13 +109,31 @@ Result<InfoJson> Declaration(const MigratePlan& plan, const Session& s, const Js
   d.video = !s.videos.empty();
   for (const Json& dev : meta.value("devices", Json::array())) {
     if (!dev.is_object()) continue;
-    DeviceEntry e{dev.value("key", std::string()), dev.value("kind", std::string()),
-                  dev.value("name", std::string()), {}};
+    DeviceEntry e;
+    e.key = dev.value("key", std::string());
+    e.kind = dev.value("kind", std::string());
+    e.name = dev.value("name", std::string());
+    // v1.0 devices kept the glove's sensor_column, which the pooled compact entry keeps too
+    // (multi-device §6.4's additive binding), as the sensor's name.
+    if (auto sc = dev.find("sensor_column"); sc != dev.end() && sc->is_string() && !sc->get<std::string>().empty()) {
+      const std::string column = sc->get<std::string>();
+      e.sensor_column = column.starts_with("observation.") ? column.substr(12) : column;
+    }
     for (const Json& slot : dev.value("slots", Json::array()))
       if (slot.is_string()) e.slots.push_back(slot.get<std::string>());
-    if (!e.name.empty())
-      for (const std::string& slot : e.slots) d.device_names.emplace_back(slot, e.name);
-    if (!e.key.empty()) d.devices.push_back(std::move(e));
+    if (e.key.empty()) continue;
+    // Contract §6.4: a device has a kind and a name, and device_names names each of its slots.
+    if (e.kind.empty() && e.key.find(':') != std::string::npos) {  // keys are "<kind>:<id>" (multi-device §1)
+      e.kind = e.key.substr(0, e.key.find(':'));
+      warnings->push_back(s.name + "/metadata.json: device \"" + e.key + "\" has no kind; \"" + e.kind +
+                          "\" from its key");
+    }
+    if (e.name.empty()) {
+      e.name = e.key;
+      warnings->push_back(s.name + "/metadata.json: device \"" + e.key + "\" has no name; named by its key");
+    }
+    for (const std::string& slot : e.slots) d.device_names.emplace_back(slot, e.name);
+    d.devices.push_back(std::move(e));
   }
   return d;
 }
@@ -147,11 +166,12 @@ EpisodeRow RowOf(const Session& s, const internal::SessionMeta& m, const arrow::
 // Session s as episode s.n of the staged task, in one transaction under `lock`. Its
 // metadata is read again here (the plan keeps only the small fields) and released on return.
 Status StageSession(internal::TaskLock* lock, FileSystem* fs, const MigratePlan& plan, const Session& s,
-                    int64_t* frames_out) {
+                    int64_t* frames_out, std::vector<std::string>* warnings) {
   const std::string dir = JoinPath(plan.source, s.name);
   REEL_ASSIGN_OR_RETURN(internal::SessionMeta meta, internal::ReadSessionMeta(fs, plan.source, s));
   REEL_ASSIGN_OR_RETURN(auto frames, internal::ReadLegacyFrames(fs, dir));
   REEL_ASSIGN_OR_RETURN(auto sources, internal::ReadLegacySensors(fs, dir, s));
+  warnings->insert(warnings->end(), sources.warnings.begin(), sources.warnings.end());
   REEL_ASSIGN_OR_RETURN(auto table, internal::PooledTableFromLegacy(s.n, frames.frames, sources.tables));
   REEL_ASSIGN_OR_RETURN(auto txn, internal::EpisodeTransaction::Begin(lock, s.n));
   REEL_ASSIGN_OR_RETURN(std::string data_rel, PooledRel(InfoJson{}.data_path, s.n, std::nullopt, std::nullopt));
@@ -171,7 +191,8 @@ Status StageSession(internal::TaskLock* lock, FileSystem* fs, const MigratePlan&
   }
   internal::TaskFilesUpdate update;
   REEL_ASSIGN_OR_RETURN(update.stats, internal::EpisodeStatsFromTable(*table, sources.sensors));
-  REEL_ASSIGN_OR_RETURN(update.declaration, Declaration(plan, s, meta.meta, *table, sources.sensors, sources.has_imu));
+  REEL_ASSIGN_OR_RETURN(update.declaration, Declaration(plan, s, meta.meta, *table, sources.sensors, sources.has_imu,
+                                                          warnings));
   update.tasks_jsonl = "{\"task_index\": 0, \"task\": " + internal::Dump(Json(plan.task_name), -1) + "}\n";
   Status st = txn->Commit(update);
   if (!txn->decided()) return st.WithContext(dir);
@@ -240,7 +261,8 @@ Result<std::vector<std::string>> Stage(FileSystem* fs, MigratePlan* plan, const 
   {
     REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, staged));
     for (size_t i = 0; i < plan->sessions.size(); ++i) {
-      REEL_RETURN_IF_ERROR(StageSession(&lock, fs, *plan, plan->sessions[i], &plan->sessions[i].frames));
+      REEL_RETURN_IF_ERROR(StageSession(&lock, fs, *plan, plan->sessions[i], &plan->sessions[i].frames,
+                                        &report->warnings));
       if (options.progress)
         options.progress({"sessions staged", static_cast<int64_t>(i + 1), static_cast<int64_t>(plan->sessions.size()),
                           plan->sessions[i].name});

@@ -120,7 +120,11 @@ struct LegacySensors {
   std::vector<LegacyTable> tables;   // sensors in name order, then imu
   std::vector<std::string> sensors;  // data/<sensor>/ names (not imu)
   bool has_imu = false;
+  std::vector<std::string> warnings;  // sensors left out: every value 0 (v1.0-layout step 4)
 };
+// A sensor whose observation.<sensor> values are all 0 (or that has none) is left out with
+// a warning, its table too (its status.* columns with it), as the reference migration does:
+// the v1.0 writer zero-filled a glove that was never connected.
 Result<LegacySensors> ReadLegacySensors(FileSystem* fs, const std::string& session_dir, const Session& s);
 
 // migrate_depth.cc. The depth frame sequence of slot `slot` in session s (files

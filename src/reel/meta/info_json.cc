@@ -1,4 +1,6 @@
 // meta/info.json: parse into InfoJson, serialize back keeping unknown keys.
+#include <algorithm>
+
 #include "util/json_util.h"
 #include "reel/metadata.h"
 
@@ -10,6 +12,17 @@ int64_t FeatureSpec::ElementCount() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+std::vector<std::string> DeviceEntry::BoundColumns() const {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& name) {
+    std::string column = name.starts_with("observation.") ? name : "observation." + name;
+    if (std::find(out.begin(), out.end(), column) == out.end()) out.push_back(std::move(column));
+  };
+  if (sensor_column) add(*sensor_column);
+  for (const std::string& c : sensor_columns) add(c);
+  return out;
 }
 
 bool InfoJson::Has(std::string_view key) const {
@@ -105,9 +118,38 @@ Status ParseDevices(const Json& obj, const std::string& path, std::vector<Device
     REEL_RETURN_IF_ERROR(internal::GetString(d, "kind", where, e.kind));
     REEL_RETURN_IF_ERROR(internal::GetString(d, "name", where, e.name));
     REEL_RETURN_IF_ERROR(internal::GetStringList(d, "slots", where, e.slots));
+    REEL_RETURN_IF_ERROR(ParseOptionalString(d, "sensor_column", where, e.sensor_column));
+    REEL_RETURN_IF_ERROR(internal::GetStringList(d, "sensor_columns", where, e.sensor_columns));
+    if (d.contains("rig")) {
+      int64_t rig = 0;
+      REEL_RETURN_IF_ERROR(internal::GetInt(d, "rig", where, rig));
+      e.rig = rig;
+    }
     out.push_back(std::move(e));
   }
   return Status::OK();
+}
+
+// The devices list: each entry's modelled keys, over the keys it had in `old` (the same
+// key's entry), so keys reel does not model (the collector's additive ones) are kept.
+Json DevicesToJson(const std::vector<DeviceEntry>& devices, const Json& old) {
+  Json out = Json::array();
+  for (const DeviceEntry& d : devices) {
+    Json j = Json::object();
+    if (old.is_array())
+      for (const Json& o : old)
+        if (o.is_object() && o.value("key", Json()) == Json(d.key)) j = o;
+    j["key"] = d.key;
+    j["kind"] = d.kind;
+    j["name"] = d.name;
+    j["slots"] = d.slots;
+    for (const char* key : {"sensor_column", "sensor_columns", "rig"}) j.erase(key);
+    if (d.sensor_column) j["sensor_column"] = *d.sensor_column;
+    if (!d.sensor_columns.empty()) j["sensor_columns"] = d.sensor_columns;
+    if (d.rig) j["rig"] = *d.rig;
+    out.push_back(std::move(j));
+  }
+  return out;
 }
 
 Result<Json> ParseVerbatim(const std::string& raw, const std::string& what) {
@@ -241,10 +283,7 @@ Result<std::string> SerializeInfoJson(const InfoJson& info) {
   Json exts = Json::object();
   for (const auto& [slot, ext] : info.video_extensions) exts[slot] = ext;
   doc["video_extensions"] = std::move(exts);
-  Json devices = Json::array();
-  for (const DeviceEntry& d : info.devices)
-    devices.push_back({{"key", d.key}, {"kind", d.kind}, {"name", d.name}, {"slots", d.slots}});
-  doc["devices"] = std::move(devices);
+  doc["devices"] = DevicesToJson(info.devices, doc.contains("devices") ? doc["devices"] : Json());
   Json names = Json::object();
   for (const auto& [slot, name] : info.device_names) names[slot] = name;
   doc["device_names"] = std::move(names);

@@ -183,6 +183,38 @@ TEST(SerializeInfoJson, UnknownKeysSurviveInOriginalOrder) {
   EXPECT_EQ(Keys(out["features"]).back(), "observation.gripper_state");
 }
 
+// Multi-device §6.4: the additive binding keys are read and written back, and a device
+// entry's keys reel does not model (serial, a collector's later additions) survive a rewrite.
+TEST(SerializeInfoJson, DeviceBindingReadWrittenAndOtherDeviceKeysKept) {
+  OJson doc = OJson::parse(kAppendixB);
+  doc["devices"] = OJson::array(
+      {{{"key", "usbglove:1"}, {"kind", "data_ble"}, {"name", "L"}, {"slots", OJson::array()},
+        {"sensor_column", "left_glove"}, {"serial", "S1"}},
+       {{"key", "gripper:AA"}, {"kind", "gripper"}, {"name", "G"}, {"slots", {"gripper_rgb"}},
+        {"sensor_columns", {"gripper_state", "observation.gripper_left_force"}}, {"rig", 1}}});
+  auto info = ParseInfoJson(doc.dump(), kPath);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_EQ(info->devices.size(), 2u);
+  EXPECT_EQ(info->devices[0].sensor_column, "left_glove");
+  EXPECT_EQ(info->devices[0].BoundColumns(), std::vector<std::string>{"observation.left_glove"});
+  EXPECT_EQ(info->devices[1].rig, 1);
+  EXPECT_EQ(info->devices[1].BoundColumns(),
+            (std::vector<std::string>{"observation.gripper_state", "observation.gripper_left_force"}));
+  info->devices[1].name = "G2";
+  info->devices[0].sensor_column.reset();
+  const OJson out = OJson::parse(*SerializeInfoJson(*info));
+  EXPECT_EQ(out["devices"][0]["serial"], "S1");
+  EXPECT_FALSE(out["devices"][0].contains("sensor_column"));
+  EXPECT_EQ(out["devices"][1]["name"], "G2");
+  EXPECT_EQ(out["devices"][1]["rig"], 1);
+  EXPECT_EQ(out["devices"][1]["sensor_columns"], doc["devices"][1]["sensor_columns"]);
+  // Wrong types name the key.
+  doc["devices"][1]["rig"] = "one";
+  auto bad = ParseInfoJson(doc.dump(), kPath);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("rig"), std::string::npos) << bad.status().ToString();
+}
+
 TEST(ParseInfoJson, WrongTypesAreInvalidNamingTheKey) {
   struct Case { const char* key; std::function<void(OJson&)> mutate; } cases[] = {
       {"fps", [](OJson& d) { d["fps"] = "30"; }},

@@ -123,19 +123,30 @@ TaskWriterOptions SimulatedRigOptions(const std::string& task_name, const Simula
   TaskWriterOptions o;
   o.task_name = task_name;
   o.fps = options.fps;
+  // Each device with the columns it writes (multi-device §6.4's additive binding): a glove's
+  // sensor_column, a gripper's sensor_columns and rig, the ego head's IMU and trajectory.
+  const auto gripper_columns = [](const std::string& p) {
+    return std::vector<std::string>{p + "gripper_state", p + "gripper_left_force", p + "gripper_right_force",
+                                    p + "gripper_left_force_ns", p + "gripper_right_force_ns",
+                                    p + "gripper_left_force_matrix", p + "gripper_left_force_matrix_ns",
+                                    (p.empty() ? "" : "gripper_2_") + std::string("slam_trajectory"),
+                                    (p.empty() ? "" : "gripper_2_") + std::string("slam_trajectory_ns")};
+  };
   o.devices = {
       {"s80m:000000000001@1-3.4.1", "s80m", "S80C_head", {"stereo_left", "stereo_right", "stereo_depth"},
-       StereoCalibration("head_stereo", 1280, 800, 0.095)},
+       StereoCalibration("head_stereo", 1280, 800, 0.095), "", {"imu", "ego_slam_trajectory",
+       "ego_slam_trajectory_ns"}, 0},
       {"gripper:CC:BA:97:25:B4:44", "gripper", "UMI 夹爪001",
-       {"gripper_stereo_left", "gripper_rgb", "gripper_pose", "gripper_force_left", "gripper_force_right"}, ""},
+       {"gripper_stereo_left", "gripper_rgb", "gripper_pose", "gripper_force_left", "gripper_force_right"}, "", "",
+       gripper_columns(""), 1},
       {"gripper:68:EE:8F:C6:0D:BC", "gripper", "UMI 夹爪002",
        {"gripper_2_stereo_left", "gripper_2_rgb", "gripper_2_pose", "gripper_2_force_left",
-        "gripper_2_force_right"}, ""},
-      {"usbglove:364933593535", "data_ble", "USB 手套_left", {}, ""},
-      {"usbglove:364133593535", "data_ble", "USB 手套_right", {}, ""},
+        "gripper_2_force_right"}, "", "", gripper_columns("gripper_2_"), 2},
+      {"usbglove:364933593535", "data_ble", "USB 手套_left", {}, "", "left_glove", {}, 0},
+      {"usbglove:364133593535", "data_ble", "USB 手套_right", {}, "", "right_glove", {}, 0},
       {"d435:213622075531", "d435", "D435_wrist", {"d435_rgb", "d435_depth"},
-       StereoCalibration("d435", 640, 480, 0.05)},
-      {"uvc:usb-DECXIN_0001", "uvc", "head_cam", {"head_left_rgb"}, ""},
+       StereoCalibration("d435", 640, 480, 0.05), "", {}, 0},
+      {"uvc:usb-DECXIN_0001", "uvc", "head_cam", {"head_left_rgb"}, "", "", {}, 0},
   };
   o.video.slots = RigVideoSlots(options);
   o.force_matrix_tiers = {{"observation.gripper_left_force_matrix", options.tier},

@@ -428,6 +428,10 @@ Status EpisodeData::Append(const FrameRow& row) {
   std::map<std::string, bool> touched;  // columns given a value on this row
   REEL_RETURN_IF_ERROR(AppendKeys(row, touched));
   REEL_RETURN_IF_ERROR(AppendFixed(row, touched));
+  // Hand pose is written on every episode, gloves or not (contract §7.2 "恒写占位零";
+  // multi-device §4.5 "恒写列，无解算时全零占位"): zero placeholders that backfill-hand-pose
+  // fills later, never counted in stats (§4). A glove brings them beside itself (AppendFixed).
+  if (rows_ == 0) REEL_RETURN_IF_ERROR(EnsureHandPosePlaceholders());
   REEL_RETURN_IF_ERROR(AppendScalars(row, touched));
   REEL_RETURN_IF_ERROR(AppendImu(row, touched));
   REEL_RETURN_IF_ERROR(AppendSlam(row, touched));

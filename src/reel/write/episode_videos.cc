@@ -6,18 +6,11 @@
 
 #include "layout/confined.h"
 #include "layout/journal.h"
+#include "reel/layout.h"
 
 namespace reel::internal {
 
 namespace {
-
-// Lower-case ASCII segments joined by '_' (multi-device §2.4 slot names).
-bool IsSlotName(const std::string& s) {
-  if (s.empty() || s.front() == '_' || s.back() == '_') return false;
-  for (char ch : s)
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
-  return s.find("__") == std::string::npos;
-}
 
 // The depth codec of `slot`: FFV1 when asked; else the family the task already records
 // the slot with (so one task does not mix .mp4 and .mkv episodes by accident); else
@@ -52,7 +45,8 @@ Status ValidateVideoOptions(const TaskWriterOptions& options) {
   for (const VideoSlotOptions& s : v.slots) {
     const std::string where = "video slot \"" + s.slot + "\"";
     if (!IsSlotName(s.slot))
-      return Status::Invalid(where + ": slot names are lower-case ASCII segments [a-z0-9] joined by '_'");
+      return Status::Invalid(where + ": not a slot name (multi-device §2.4: slot_base() keeps ASCII letters and digits, '_' "
+                             "and CJK ideographs, no '_' at either end; this one cleans to \"" + SlotBase(s.slot, "") + "\")");
     if (!by_name.emplace(s.slot, &s).second) return Status::Invalid(where + ": declared twice");
     if (!options.devices.empty() && !device_slots.contains(s.slot))
       return Status::Invalid(where + ": not in any device's slots (devices[].slots lists every slot)");

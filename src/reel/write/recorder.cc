@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <set>
 
 #include "util/json_util.h"
@@ -89,6 +90,32 @@ FeatureSpec FeatureFor(const std::string& column, ColumnFamily family, int32_t w
 
 bool IsFeatureColumn(const std::string& name, ColumnFamily family) {
   return (name == "action" || name.starts_with("observation.")) && family != ColumnFamily::kUnknown;
+}
+
+// devices[] and device_names of the declaration, with each device's column binding
+// (multi-device §6.4); a column bound to two devices is refused (§5.2: "同一个
+// observation.<x> 不允许两个写入方").
+Status DeclareDevices(const std::vector<DeviceOptions>& devices, InfoJson* decl) {
+  std::map<std::string, std::string> writer_of;  // column -> device key
+  for (const DeviceOptions& d : devices) {
+    DeviceEntry e;
+    e.key = d.key;
+    e.kind = d.kind;
+    e.name = d.name;
+    e.slots = d.slots;
+    if (!d.sensor_column.empty()) e.sensor_column = d.sensor_column;
+    e.sensor_columns = d.sensor_columns;
+    if (d.rig != 0) e.rig = d.rig;
+    for (const std::string& column : e.BoundColumns()) {
+      auto [it, fresh] = writer_of.emplace(column, d.key);
+      if (!fresh)
+        return Status::Invalid("devices: column \"" + column + "\" is bound to both \"" + it->second + "\" and \"" +
+                               d.key + "\"; one column has one writer (multi-device §5.2)");
+    }
+    for (const std::string& slot : d.slots) decl->device_names.emplace_back(slot, d.name);
+    decl->devices.push_back(std::move(e));
+  }
+  return Status::OK();
 }
 
 // calibration keys (reference-behaviour.md "info.json"): the first device with a
@@ -287,10 +314,7 @@ Result<InfoJson> EpisodeWriter::Impl::Declaration(Json* fm_specs, Json* slam_spe
     }
     decl.features.emplace_back(column, std::move(f));
   }
-  for (const DeviceOptions& d : options.devices) {
-    decl.devices.push_back({d.key, d.kind, d.name, d.slots});
-    for (const std::string& slot : d.slots) decl.device_names.emplace_back(slot, d.name);
-  }
+  REEL_RETURN_IF_ERROR(DeclareDevices(options.devices, &decl));
   REEL_ASSIGN_OR_RETURN(decl.calibration_json, PlanCalibration(options.devices));
   return decl;
 }

@@ -1,0 +1,255 @@
+"""The writer side of the contract (issue 30), each test written from the seed text and
+checked with pyarrow/json, not through reel:
+
+- hand pose on every episode (contract §7.2 "恒写占位零", §4 "不入统计"; multi-device §4.5
+  "恒写列，无解算时全零占位", App. C "恒有"), so a bare-hand task can be backfilled;
+- slot names as the collector makes them (multi-device §2.4 slot_base(), §4.3
+  allocate_slot_names(): "D405_head_rgb", "桌面相机_rgb"), written, checked, packed, served and
+  exported to a LeRobot dataset that the real LeRobotDataset loads;
+- migration (shared/docs/v1.0-layout.md step 4, contract §6.4): an all-zero v1.0 sensor folder
+  is absent (no column, no status, no stats), a device without a name still checks clean;
+- the device <-> column binding (multi-device §6.4 proposal: sensor_column, sensor_columns,
+  "rig"; §5.2 one writer per column): written, kept, shown, checked, used for labels;
+- a column renamed across episodes is a check warning (multi-device §2.4).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .cli_run import reel
+from .fixtures import data_rel
+from .lerobot_peer import dump
+from .test_migrate import TASK, make_v1_task, pooled_rel
+from .test_keypoints import ep_dir, landmarks, write_3d
+from .test_recorder_common import check_clean, reel_exec, simulate
+
+POSES = ("observation.left_hand_pose", "observation.right_hand_pose")
+
+
+def bare_hand_task(reel_mod, root, rows=5):
+    """A head camera and nothing worn: no glove, no gripper (a bare-hand demonstration)."""
+    w = reel_mod.TaskWriter(str(root), fps=30.0, task_name="bare",
+                            devices=[{"key": "uvc:head", "kind": "uvc", "name": "head", "slots": ["head_left_rgb"]}],
+                            video={"slots": [{"slot": "head_left_rgb", "width": 32, "height": 24}],
+                                   "preset": "ultrafast"})
+    with w.episode() as ep:
+        for i in range(rows):
+            ep.push_rgb("head_left_rgb", np.full((24, 32, 3), 10 * i, np.uint8))
+            ep.append(timestamp=i / 30, wall_time=1.7e9 + i / 30, hardware_ns=10**9 + i * 33_333_333)
+    return root
+
+
+def test_a_bare_hand_episode_has_hand_pose_placeholders_out_of_stats_and_backfills(reel_mod, reel_bin, tmp_path):
+    task = bare_hand_task(reel_mod, tmp_path / "data" / "recordings" / "bare")
+    t = pq.read_table(task / data_rel(1))
+    for col in POSES:
+        assert col in t.column_names, col
+        assert str(t.schema.field(col).type) == "fixed_size_list<element: float>[63]"
+        assert np.array(t.column(col).to_pylist()).tolist() == [[0.0] * 63] * 5
+    info = json.loads((task / "meta/info.json").read_text())
+    for col in POSES:
+        assert info["features"][col] == {"dtype": "float32", "shape": [21, 3]}, info["features"].get(col)
+    stats = json.loads((task / "meta/stats.json").read_text())
+    assert not set(POSES) & set(stats)
+    check_clean(reel_bin, task)
+    # backfill-hand-pose works on it (it refused a task without the columns before).
+    mirror = tmp_path / "keypoints_output" / "bare"
+    write_3d(ep_dir(mirror, 1) / "hand_pose_3d/chunk-000.parquet", [(2, (True, "Left", 7), (True, "Right", 8))])
+    rc, out, err = reel_exec(reel_bin, "backfill-hand-pose", task, "--keypoints", mirror, "--json")
+    assert rc == 0, out + err
+    t = pq.read_table(task / data_rel(1))
+    assert np.allclose(t.column(POSES[0])[2].as_py(), landmarks(7))
+    assert np.allclose(t.column(POSES[1])[2].as_py(), landmarks(8))
+    assert t.column(POSES[0])[1].as_py() == [0.0] * 63
+    check_clean(reel_bin, task)
+
+
+# multi-device §2.4/§4.3, worked out by hand from the rules (not through reel): slot_base keeps
+# [0-9A-Za-z_] and U+4E00-U+9FFF, folds every other run into one "_", trims "_", keeps case.
+SLOT_BASE_CASES = [
+    ("D405_head", "D405_head"), ("桌面相机", "桌面相机"), ("my cam!", "my_cam"), ("  a--b  ", "a_b"),
+    ("Kamera ü 1", "Kamera_1"), ("___", "camera"), ("", "camera"), ("左手 D405", "左手_D405"),
+]
+
+
+def test_slot_base_and_allocate_slot_names_follow_the_collector(reel_mod):
+    for name, want in SLOT_BASE_CASES:
+        assert reel_mod.slot_base(name) == want, name
+    a = reel_mod.allocate_slot_names
+    assert a("D405_head", "Intel RealSense D405") == ("D405_head_rgb", "D405_head_depth")
+    assert a("", "Intel RealSense D435I") == ("d435_rgb", "d435_depth")
+    assert a("", "Intel RealSense L515") == ("realsense_rgb", "realsense_depth")
+    assert a("", "Intel RealSense D435I", ["d435_rgb"]) == ("d435_rgb_2", "d435_depth_2")
+    assert a("wrist_depth", "D405") == ("wrist_depth_rgb", "wrist_depth")
+
+
+COLLECTOR_SLOTS = ["D405_head_rgb", "D405_head_depth", "桌面相机_rgb"]
+
+
+def collector_named_task(reel_mod, root, rows=6):
+    """A D405 named "D405_head" by its user and a UVC desk camera named in Chinese, the slots
+    allocate_slot_names()/slot_base() give them."""
+    W, H = 32, 24
+    w = reel_mod.TaskWriter(
+        str(root), fps=30.0, task_name="collector_names",
+        devices=[{"key": "d405:123", "kind": "d405", "name": "D405_head", "slots": COLLECTOR_SLOTS[:2]},
+                 {"key": "uvc:desk", "kind": "uvc", "name": "桌面相机", "slots": [COLLECTOR_SLOTS[2]]}],
+        video={"slots": [{"slot": "D405_head_rgb", "width": W, "height": H},
+                         {"slot": "D405_head_depth", "width": W, "height": H, "depth": True,
+                          "master_slot": "D405_head_rgb"},
+                         {"slot": "桌面相机_rgb", "width": W, "height": H}],
+               "preset": "ultrafast"})
+    with w.episode() as ep:
+        for i in range(rows):
+            ep.push_rgb("D405_head_rgb", np.full((H, W, 3), 20 * i, np.uint8))
+            ep.push_depth("D405_head_depth", np.full((H, W), 500 + 10 * i, np.uint16))
+            ep.push_rgb("桌面相机_rgb", np.full((H, W, 3), 200 - 20 * i, np.uint8))
+            ep.append(timestamp=i / 30, wall_time=1.7e9 + i / 30, hardware_ns=10**9 + i * 33_333_333)
+    return root
+
+
+def test_collector_slot_names_write_check_pack_and_export_to_lerobot(reel_mod, reel_bin, tmp_path):
+    task = collector_named_task(reel_mod, tmp_path / "data" / "recordings" / "names")
+    info = json.loads((task / "meta/info.json").read_text(encoding="utf-8"))
+    assert sorted(info["cameras"]) == sorted(COLLECTOR_SLOTS)
+    for slot in COLLECTOR_SLOTS:
+        assert any((task / "videos/chunk-000" / slot).glob("episode-000.*")), slot
+    # status.<slot> exists only for UVC slots, not for external sources such as a RealSense
+    # (multi-device Appendix: 外部帧源没有 status.<slot>): reel writes none unless asked.
+    names = pq.read_schema(task / data_rel(1)).names
+    assert not [n for n in names if n.startswith("status.")], names
+    check_clean(reel_bin, task)
+    t = reel_mod.open(str(task))
+    assert t.frames(1, "D405_head_rgb", [5]).shape == (1, 24, 32, 3)
+    assert int(t.frames(1, "D405_head_depth", [5])[0, 0, 0]) == 550
+    assert abs(int(t.frames(1, "桌面相机_rgb", [5])[0, 0, 0, 0]) - 100) <= 6
+    # pack, then import the slice into another task: the server's slice rules take the names
+    reel(reel_bin, "pack", task, 1, tmp_path / "ep1.zip")
+    rc, out, err = reel_exec(reel_bin, "import", tmp_path / "ep1.zip", tmp_path / "back" / "names")
+    assert rc == 0, out + err
+    check_clean(reel_bin, tmp_path / "back" / "names")
+    # LeRobot v3.0: the keys keep the slot names and the real LeRobotDataset loads them
+    out_dir = tmp_path / "lerobot"
+    reel(reel_bin, "export", "--to", "lerobot-v3", task, out_dir)
+    d = dump(out_dir, "v3.0")
+    assert d["observation.images.D405_head_rgb"].shape == (6, 24, 32, 3)
+    assert d["observation.images.桌面相机_rgb"].shape == (6, 24, 32, 3)
+    assert abs(int(d["observation.images.D405_head_rgb"][3, 0, 0, 0]) - 60) <= 6
+    assert abs(int(d["observation.images.桌面相机_rgb"][3, 0, 0, 0]) - 140) <= 6
+
+
+def test_migration_drops_an_all_zero_sensor_and_names_an_unnamed_device(reel_bin, tmp_path):
+    v1 = make_v1_task(tmp_path / "v1")
+    # Session 2 (N = 2): the left glove was never connected, the v1.0 writer zero-filled it.
+    path = next((v1 / f"{TASK}_000002" / "data" / "left_glove").rglob("*.parquet"))
+    t = pq.read_table(path)
+    zeros = pa.array([[0.0] * 256] * t.num_rows, pa.list_(pa.float32(), 256))
+    pq.write_table(t.set_column(t.column_names.index("observation.left_glove"), "observation.left_glove", zeros), path)
+    # Session 5 (N = 3, the last): its head device has no name and no kind.
+    meta_path = v1 / f"{TASK}_000005" / "metadata.json"
+    meta = json.loads(meta_path.read_text())
+    meta["devices"][0]["name"] = ""
+    meta["devices"][0]["kind"] = ""
+    meta_path.write_text(json.dumps(meta))
+    out = json.loads(reel(reel_bin, "migrate", "--json", v1, "--to", tmp_path / "pooled").stdout)
+    dest = tmp_path / "pooled"
+    assert any("left_glove" in w and "0" in w for w in out["warnings"]), out["warnings"]
+    assert any("s80m:AB12" in w and "name" in w for w in out["warnings"]), out["warnings"]
+    ep2 = pq.read_table(dest / pooled_rel(2, "data"))
+    assert "observation.left_glove" not in ep2.column_names and "status.ble_glove:L1" not in ep2.column_names
+    assert "observation.right_glove" in ep2.column_names
+    # stats over the rows that hold the glove: episodes 1 and 3 only (no zero rows of N = 2)
+    rows = np.concatenate([np.array(pq.read_table(dest / pooled_rel(n, "data")).column("observation.left_glove")
+                                    .to_pylist(), np.float64) for n in (1, 3)])
+    stats = json.loads((dest / "meta/stats.json").read_text())["observation.left_glove"]
+    assert np.allclose(np.array(stats["mean"], np.float64).reshape(-1), rows.mean(axis=0), rtol=1e-5)
+    info = json.loads((dest / "meta/info.json").read_text())
+    head = next(d for d in info["devices"] if d["key"] == "s80m:AB12")
+    assert head["name"] and head["kind"] == "s80m"
+    assert all(info["device_names"].get(slot) for d in info["devices"] for slot in d["slots"])
+    # the v1.0 device's sensor_column is kept as the binding (multi-device §6.4), as a sensor name
+    assert next(d for d in info["devices"] if d["key"] == "ble_glove:R1")["sensor_column"] == "right_glove"
+    check_clean(reel_bin, dest)
+
+
+def test_device_binding_written_shown_checked_and_labelled(reel_mod, reel_bin, tmp_path):
+    task = tmp_path / "sim"
+    simulate(reel_bin, task, "--count", 1, "--seconds", 0.4, "--no-video")
+    info = json.loads((task / "meta/info.json").read_text(encoding="utf-8"))
+    by_key = {d["key"]: d for d in info["devices"]}
+    assert by_key["usbglove:364933593535"]["sensor_column"] == "left_glove"
+    assert by_key["usbglove:364133593535"]["sensor_column"] == "right_glove"
+    g1, g2 = by_key["gripper:CC:BA:97:25:B4:44"], by_key["gripper:68:EE:8F:C6:0D:BC"]
+    assert (g1["rig"], g2["rig"]) == (1, 2)
+    assert "gripper_state" in g1["sensor_columns"] and "gripper_2_gripper_state" in g2["sensor_columns"]
+    # every bound column is one the episode wrote, and no column has two writers
+    columns = set(pq.read_schema(task / data_rel(1)).names)
+    bound = [c if c.startswith("observation.") else "observation." + c
+             for d in info["devices"] for c in ([d["sensor_column"]] if "sensor_column" in d else []) +
+             d.get("sensor_columns", [])]
+    assert bound and set(bound) <= columns and len(bound) == len(set(bound)), bound
+    report = check_clean(reel_bin, task)
+    assert not [f for t in report["tasks"] for f in t["findings"] if f["rule"] == "devices.binding"]
+    shown = json.loads(reel(reel_bin, "info", task, "--json").stdout)
+    assert shown["column_owners"]["observation.left_glove"] == "usbglove:364933593535"
+    assert shown["column_owners"]["observation.gripper_2_gripper_state"] == "gripper:68:EE:8F:C6:0D:BC"
+    assert "writes: observation.left_glove" in reel(reel_bin, "info", task).stdout
+    from reel.rerun import device_labels
+    labels = device_labels(reel_mod.open(str(task)))
+    assert labels["observation.left_glove"] == "USB 手套_left" and labels["d435_rgb"] == "D435_wrist"
+    # Hand-edited so that two devices claim one column: check warns, naming both.
+    info["devices"][-1]["sensor_column"] = "left_glove"
+    info["devices"][-1]["serial"] = "kept"
+    (task / "meta/info.json").write_text(json.dumps(info, ensure_ascii=False, indent=2), encoding="utf-8")
+    report = json.loads(reel_exec(reel_bin, "check", task, "--json")[1])
+    found = [f for t in report["tasks"] for f in t["findings"] if f["rule"] == "devices.binding"]
+    assert found and "usbglove:364933593535" in found[0]["message"] and found[0]["severity"] == "warning", found
+
+
+def test_the_writer_refuses_two_writers_and_keeps_a_devices_other_keys(reel_mod, tmp_path):
+    devices = [{"key": "usb_glove:A", "kind": "usb_glove", "name": "A", "sensor_column": "left_glove"},
+               {"key": "usb_glove:B", "kind": "usb_glove", "name": "B", "sensor_column": "observation.left_glove"}]
+    with pytest.raises(reel_mod.InvalidError, match="left_glove.*usb_glove:A.*usb_glove:B"):
+        with reel_mod.TaskWriter(str(tmp_path / "two"), fps=30.0, devices=devices).episode() as ep:
+            ep.append(timestamp=0.0)
+    root = tmp_path / "keep"
+    one = [{"key": "usb_glove:A", "kind": "usb_glove", "name": "A", "sensor_column": "left_glove"}]
+    with reel_mod.TaskWriter(str(root), fps=30.0, devices=one).episode() as ep:
+        ep.append(timestamp=0.0, fixed={"observation.left_glove": [1.0] * 256})
+    info = json.loads((root / "meta/info.json").read_text())
+    info["devices"][0]["serial"] = "S-1"  # a key the collector may add; reel does not model it
+    (root / "meta/info.json").write_text(json.dumps(info))
+    with reel_mod.TaskWriter(str(root), fps=30.0, devices=one).episode() as ep:
+        ep.append(timestamp=0.0, fixed={"observation.left_glove": [2.0] * 256})
+    dev = json.loads((root / "meta/info.json").read_text())["devices"][0]
+    assert dev["serial"] == "S-1" and dev["sensor_column"] == "left_glove"
+
+
+def _findings(reel_bin, task, rule):
+    report = json.loads(reel_exec(reel_bin, "check", task, "--json")[1])
+    return [f for t in report["tasks"] for f in t["findings"] if f["rule"] == rule]
+
+
+def test_a_column_renamed_across_episodes_is_a_warning(reel_mod, reel_bin, tmp_path):
+    root = tmp_path / "renamed"
+    for name in ("observation.gripper_state", "observation.gripper_status"):  # ep 1, then ep 2
+        with reel_mod.TaskWriter(str(root), fps=30.0).episode() as ep:
+            for i in range(3):
+                ep.append(timestamp=i / 30, fixed={name: [1.0, 2.0, float(i)]})
+    found = _findings(reel_bin, root, "data.column_renamed")
+    assert len(found) == 1 and found[0]["severity"] == "warning", found
+    assert "observation.gripper_state" in found[0]["message"] and "observation.gripper_status" in found[0]["message"]
+    # A glove swapped for the other one (bound to two devices) is not a rename.
+    other = tmp_path / "swapped"
+    for key, sensor in (("usb_glove:A", "left_glove"), ("usb_glove:B", "right_glove")):
+        dev = [{"key": key, "kind": "usb_glove", "name": key, "sensor_column": sensor}]
+        with reel_mod.TaskWriter(str(other), fps=30.0, devices=dev).episode() as ep:
+            ep.append(timestamp=0.0, fixed={f"observation.{sensor}": [1.0] * 256})
+    assert _findings(reel_bin, other, "data.column_renamed") == []
+    check_clean(reel_bin, other)
