@@ -225,7 +225,9 @@ NB_MODULE(_core, m) {
       "path"_a, "storage"_a = ObjectStoreOptions(),
       "Detects the dataset format of `path` (a path or URI) from meta/info.json or manifest.json.");
 
-  m.def("slot_base", &SlotBase, "name"_a, "fallback"_a = "camera",
+  m.def(
+      "slot_base", [](const std::string& name, const std::string& fallback) { return SlotBase(name, fallback); },
+      "name"_a, "fallback"_a = "camera",
         "The reference collector's slot_base(): runs of characters other than ASCII letters, digits, "
         "'_' and CJK ideographs become one '_', '_' trimmed at both ends, case kept; `fallback` when "
         "nothing is left (multi-device §2.4).");

@@ -238,13 +238,13 @@ def _findings(reel_bin, task, rule):
 
 def test_a_column_renamed_across_episodes_is_a_warning(reel_mod, reel_bin, tmp_path):
     root = tmp_path / "renamed"
-    for name in ("observation.gripper_state", "observation.gripper_status"):  # ep 1, then ep 2
+    for name in ("observation.gripper_left_force", "observation.gripper_l_force"):  # ep 1, then ep 2
         with reel_mod.TaskWriter(str(root), fps=30.0).episode() as ep:
             for i in range(3):
                 ep.append(timestamp=i / 30, fixed={name: [1.0, 2.0, float(i)]})
     found = _findings(reel_bin, root, "data.column_renamed")
     assert len(found) == 1 and found[0]["severity"] == "warning", found
-    assert "observation.gripper_state" in found[0]["message"] and "observation.gripper_status" in found[0]["message"]
+    assert "observation.gripper_left_force" in found[0]["message"] and "observation.gripper_l_force" in found[0]["message"]
     # A glove swapped for the other one (bound to two devices) is not a rename.
     other = tmp_path / "swapped"
     for key, sensor in (("usb_glove:A", "left_glove"), ("usb_glove:B", "right_glove")):

@@ -162,7 +162,9 @@ TEST_F(EpisodeDataTest, GloveBringsZeroHandPosePlaceholders) {
   EXPECT_NE(std::find(names.begin(), names.end(), "observation.right_hand_pose"), names.end());
 }
 
-TEST_F(EpisodeDataTest, NoGloveNoHandPose) {
+// Contract §7.2 "恒写占位零", multi-device Appendix C "恒有": the hand-pose placeholders are
+// on every episode, a glove or not (issue 30; before, only beside a glove).
+TEST_F(EpisodeDataTest, HandPoseWithoutAGloveToo) {
   EpisodeData data = Make(8);
   for (int64_t i = 0; i < 3; ++i) {
     FrameRow r = Row(i, false);
@@ -173,7 +175,11 @@ TEST_F(EpisodeDataTest, NoGloveNoHandPose) {
   ASSERT_TRUE(path.ok()) << path.status().ToString();
   auto schema = ReadParquetSchema(DefaultFileSystem(), *path);
   ASSERT_TRUE(schema.ok());
-  EXPECT_EQ((*schema)->GetFieldIndex("observation.left_hand_pose"), -1);
+  for (const char* name : {"observation.left_hand_pose", "observation.right_hand_pose"}) {
+    const int index = (*schema)->GetFieldIndex(name);
+    ASSERT_NE(index, -1) << name;
+    EXPECT_TRUE((*schema)->field(index)->type()->Equals(arrow::fixed_size_list(arrow::float32(), 63)));
+  }
 }
 
 // Multi-device §8.1.3 and §8.2.4: 0 is "no stamp"; an episode none of whose stamps is set
