@@ -200,6 +200,26 @@ nb::object DecodeRowDiffFrames(EncodedFrames encoded, double scale) {
   return result;
 }
 
+// reel::SlotBase and reel::AllocateSlotNames (reel/layout.h), the collector's slot naming.
+void BindSlotNames(nb::module_& m) {
+  m.def(
+      "slot_base", [](const std::string& name, const std::string& fallback) { return SlotBase(name, fallback); },
+      "name"_a, "fallback"_a = "camera",
+        "The reference collector's slot_base(): runs of characters other than ASCII letters, digits, "
+        "'_' and CJK ideographs become one '_', '_' trimmed at both ends, case kept; `fallback` when "
+        "nothing is left (multi-device §2.4).");
+  m.def(
+      "allocate_slot_names",
+      [](const std::string& user_name, const std::string& model_name, const std::vector<std::string>& occupied) {
+        AllocatedSlots a = AllocateSlotNames(user_name, model_name, occupied);
+        return std::make_pair(a.rgb, a.depth);
+      },
+      "user_name"_a, "model_name"_a = "", "occupied_rgb_slots"_a = std::vector<std::string>(),
+      "The (rgb, depth) slot names the reference collector gives a new RealSense device "
+      "(allocate_slot_names, multi-device §4.3): prefix slot_base(user_name) or the model's 'd4xx', "
+      "'_n' after both for the n-th device of a prefix.");
+}
+
 }  // namespace
 }  // namespace py
 }  // namespace reel
@@ -225,22 +245,7 @@ NB_MODULE(_core, m) {
       "path"_a, "storage"_a = ObjectStoreOptions(),
       "Detects the dataset format of `path` (a path or URI) from meta/info.json or manifest.json.");
 
-  m.def(
-      "slot_base", [](const std::string& name, const std::string& fallback) { return SlotBase(name, fallback); },
-      "name"_a, "fallback"_a = "camera",
-        "The reference collector's slot_base(): runs of characters other than ASCII letters, digits, "
-        "'_' and CJK ideographs become one '_', '_' trimmed at both ends, case kept; `fallback` when "
-        "nothing is left (multi-device §2.4).");
-  m.def(
-      "allocate_slot_names",
-      [](const std::string& user_name, const std::string& model_name, const std::vector<std::string>& occupied) {
-        AllocatedSlots a = AllocateSlotNames(user_name, model_name, occupied);
-        return std::make_pair(a.rgb, a.depth);
-      },
-      "user_name"_a, "model_name"_a = "", "occupied_rgb_slots"_a = std::vector<std::string>(),
-      "The (rgb, depth) slot names the reference collector gives a new RealSense device "
-      "(allocate_slot_names, multi-device §4.3): prefix slot_base(user_name) or the model's 'd4xx', "
-      "'_n' after both for the n-th device of a prefix.");
+  BindSlotNames(m);
   m.def("decode_row_diff_frames", &DecodeRowDiffFrames, "encoded"_a, "scale"_a,
         "Decodes k row_diff_quantized force matrices (k, 187500) int16 into (k, 250, 250, 3) "
         "float32: int32 cumulative sum per row of 750, int16 wrap, then / scale.");
