@@ -132,6 +132,14 @@ struct AllocatedSlots {
 AllocatedSlots AllocateSlotNames(std::string_view user_name, std::string_view model_name,
                                  const std::vector<std::string>& occupied_rgb_slots);
 
+// Auxiliary streams (contract 000 §8: "RGB 的 _aux 类辅助流归主 key 同一目录，非主键可忽略"): a
+// helper stream of an episode's video lives in the same slot directory as that video,
+// named after it: "<stem>_aux.<ext>" or "<stem>_aux_<name>.<ext>" beside "<stem>.<ext'>"
+// (ext, ext' mp4 or mkv; <name> ASCII letters, digits and '_'). Returns the main video's
+// stem ("episode-000" for "episode-000_aux.mp4"), or nullopt when `file_name` is not such a
+// name. Readers ignore these files; `check` accepts one whose main video exists.
+std::optional<std::string> AuxStreamMainStem(std::string_view file_name);
+
 // Files that are not data (contract §11): readers ignore them and the checker
 // never parses them. True for dotfiles (".lock", ".x.tmp"), recycled_episode.json,
 // _trash, _migrate_backup_*, _episodes_*.parquet.

@@ -10,12 +10,17 @@ checked with pyarrow/json, not through reel:
   is absent (no column, no status, no stats), a device without a name still checks clean;
 - the device <-> column binding (multi-device §6.4 proposal: sensor_column, sensor_columns,
   "rig"; §5.2 one writer per column): written, kept, shown, checked, used for labels;
-- a column renamed across episodes is a check warning (multi-device §2.4).
+- a column renamed across episodes is a check warning (multi-device §2.4);
+- auxiliary streams beside a slot's video (000 §8 "RGB 的 _aux 类辅助流归主 key 同一目录，非主键可忽略"):
+  not strays, gone with their episode, taken (and ignored) by the import server.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+import zipfile
 
 import numpy as np
 import pytest
@@ -25,6 +30,8 @@ import pyarrow.parquet as pq
 from .cli_run import reel
 from .fixtures import data_rel
 from .lerobot_peer import dump
+from .serve_common import ReelServer, build_slice, write_config
+from .test_serve import upload
 from .test_migrate import TASK, make_v1_task, pooled_rel
 from .test_keypoints import ep_dir, landmarks, write_3d
 from .test_recorder_common import check_clean, reel_exec, simulate
@@ -72,6 +79,17 @@ def test_a_bare_hand_episode_has_hand_pose_placeholders_out_of_stats_and_backfil
 
 # multi-device §2.4/§4.3, worked out by hand from the rules (not through reel): slot_base keeps
 # [0-9A-Za-z_] and U+4E00-U+9FFF, folds every other run into one "_", trims "_", keeps case.
+@contextlib.contextmanager
+def served(reel_bin, where):
+    """An import server on loopback (tests/e2e/serve_common.py), root where/root."""
+    srv = ReelServer(reel_bin, where / "root", write_config(reel_bin, where / "serve.json", project_a="names"),
+                     where / "serve.log").start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
 SLOT_BASE_CASES = [
     ("D405_head", "D405_head"), ("桌面相机", "桌面相机"), ("my cam!", "my_cam"), ("  a--b  ", "a_b"),
     ("Kamera ü 1", "Kamera_1"), ("___", "camera"), ("", "camera"), ("左手 D405", "左手_D405"),
@@ -117,7 +135,9 @@ def collector_named_task(reel_mod, root, rows=6):
 def test_collector_slot_names_write_check_pack_and_export_to_lerobot(reel_mod, reel_bin, tmp_path):
     task = collector_named_task(reel_mod, tmp_path / "data" / "recordings" / "names")
     info = json.loads((task / "meta/info.json").read_text(encoding="utf-8"))
-    assert sorted(info["cameras"]) == sorted(COLLECTOR_SLOTS)
+    # cameras holds the RGB slots, video_extensions every slot (multi-device §6.3)
+    assert sorted(info["cameras"]) == sorted(s for s in COLLECTOR_SLOTS if "depth" not in s)
+    assert sorted(info["video_extensions"]) == sorted(COLLECTOR_SLOTS)
     for slot in COLLECTOR_SLOTS:
         assert any((task / "videos/chunk-000" / slot).glob("episode-000.*")), slot
     # status.<slot> exists only for UVC slots, not for external sources such as a RealSense
@@ -129,11 +149,16 @@ def test_collector_slot_names_write_check_pack_and_export_to_lerobot(reel_mod, r
     assert t.frames(1, "D405_head_rgb", [5]).shape == (1, 24, 32, 3)
     assert int(t.frames(1, "D405_head_depth", [5])[0, 0, 0]) == 550
     assert abs(int(t.frames(1, "桌面相机_rgb", [5])[0, 0, 0, 0]) - 100) <= 6
-    # pack, then import the slice into another task: the server's slice rules take the names
-    reel(reel_bin, "pack", task, 1, tmp_path / "ep1.zip")
-    rc, out, err = reel_exec(reel_bin, "import", tmp_path / "ep1.zip", tmp_path / "back" / "names")
-    assert rc == 0, out + err
-    check_clean(reel_bin, tmp_path / "back" / "names")
+    # reel pack's slice names them as they are; the import server takes the slice
+    reel(reel_bin, "pack", task, 1, "-o", tmp_path / "ep1.zip")
+    with zipfile.ZipFile(tmp_path / "ep1.zip") as z:
+        want = {f"videos/chunk-000/{s}/episode-000.{info['video_extensions'][s]}" for s in COLLECTOR_SLOTS}
+        assert want <= set(z.namelist()), z.namelist()
+    with served(reel_bin, tmp_path) as server:
+        assert upload(server.url, tmp_path / "ep1.zip", name="names", episode_index=0).status_code == 201
+        check_clean(reel_bin, server.root / "names")
+        for slot in COLLECTOR_SLOTS:
+            assert any((server.root / "names/videos/chunk-000" / slot).glob("episode-000.*")), slot
     # LeRobot v3.0: the keys keep the slot names and the real LeRobotDataset loads them
     out_dir = tmp_path / "lerobot"
     reel(reel_bin, "export", "--to", "lerobot-v3", task, out_dir)
@@ -253,3 +278,33 @@ def test_a_column_renamed_across_episodes_is_a_warning(reel_mod, reel_bin, tmp_p
             ep.append(timestamp=0.0, fixed={f"observation.{sensor}": [1.0] * 256})
     assert _findings(reel_bin, other, "data.column_renamed") == []
     check_clean(reel_bin, other)
+
+
+def test_an_aux_stream_beside_its_video_is_accepted_deleted_with_it_and_ignored_by_the_server(reel_bin, tmp_path):
+    task = tmp_path / "aux"
+    simulate(reel_bin, task, "--count", 2, "--seconds", 0.3, "--video-size", "32x24")
+    slot_dir = task / "videos/chunk-000/head_left_rgb"
+    main = slot_dir / "episode-000.mp4"
+    aux = {slot_dir / "episode-000_aux.mp4", slot_dir / "episode-000_aux_heatmap.mp4"}
+    for a in aux:
+        shutil.copyfile(main, a)
+    assert _findings(reel_bin, task, "layout.stray_file") == []
+    check_clean(reel_bin, task)
+    # an aux stream whose video is not there is a stray, and says why
+    orphan = slot_dir / "episode-007_aux.mp4"
+    shutil.copyfile(main, orphan)
+    strays = _findings(reel_bin, task, "layout.stray_file")
+    assert len(strays) == 1 and "_aux" in strays[0]["message"] and strays[0]["path"].endswith("episode-007_aux.mp4")
+    orphan.unlink()
+    # the import server takes a slice that carries one, and imports the episode without it
+    zip_path = build_slice(task, 1, tmp_path / "s1.zip",
+                           extra={"videos/chunk-000/head_left_rgb/episode-000_aux.mp4": main.read_bytes()})
+    with served(reel_bin, tmp_path) as server:
+        r = upload(server.url, zip_path, name="names", episode_index=0)
+        assert r.status_code == 201, r.text
+        got = server.root / "names/videos/chunk-000/head_left_rgb"
+        assert (got / "episode-000.mp4").read_bytes() == main.read_bytes() and not (got / "episode-000_aux.mp4").exists()
+    # reel delete takes the aux streams with the episode's files
+    reel(reel_bin, "delete", task, 1)
+    assert not main.exists() and not any(a.exists() for a in aux)
+    check_clean(reel_bin, task)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "check/context.h"
@@ -288,6 +289,19 @@ Status CheckLayout(FileSystem* fs, const std::string& root, FindingSink& sink) {
 }
 
 // Files under data/, videos/, meta/episodes/ that no template explains.
+// The episode video "<dir>/<stem>.<mp4|mkv>" an auxiliary stream in `dir` belongs to, when
+// it exists and the video template matches it; else nullopt (contract 000 §8).
+Result<std::optional<std::string>> AuxStreamMain(const Task& task, const std::string& dir, const std::string& stem) {
+  REEL_ASSIGN_OR_RETURN(auto video_path, PathTemplate::Parse(task.info().video_path));
+  for (const char* ext : {".mp4", ".mkv"}) {
+    const std::string rel = dir + "/" + stem + ext;
+    if (!video_path.Match(rel)) continue;
+    REEL_ASSIGN_OR_RETURN(FileInfo st, task.fs()->Stat(task.Path(rel)));
+    if (st.type == FileType::kFile) return std::optional<std::string>(rel);
+  }
+  return std::optional<std::string>();
+}
+
 Status CheckStrayFiles(const Task& task, FindingSink& sink) {
   std::vector<PathTemplate> templates;
   for (const std::string* t : {&task.info().data_path, &task.info().video_path,
@@ -318,9 +332,15 @@ Status CheckStrayFiles(const Task& task, FindingSink& sink) {
       }
       bool known = std::any_of(templates.begin(), templates.end(),
                                [&](const PathTemplate& t) { return t.Match(child).has_value(); });
-      if (!known)
+      if (known) continue;
+      if (auto main = AuxStreamMainStem(e.name)) {
+        REEL_ASSIGN_OR_RETURN(std::optional<std::string> video, AuxStreamMain(task, rel, *main));
+        if (video) continue;  // an auxiliary stream beside its episode's video: may be ignored (§8)
         sink.Add("layout.stray_file", child,
-                 "file matches no info.json path template; readers will not see it");
+                 "an auxiliary stream (_aux) with no video " + rel + "/" + *main + ".<mp4|mkv> beside it");
+        continue;
+      }
+      sink.Add("layout.stray_file", child, "file matches no info.json path template; readers will not see it");
     }
     return Status::OK();
   };

@@ -276,5 +276,15 @@ TEST(AllocateSlotNames, NamesAndNumbersAsTheReferenceDoes) {
   EXPECT_EQ(both(AllocateSlotNames("\xF0\x9F\x8E\xA5", "D405", {"head_left_rgb"})), "d405_rgb d405_depth");
 }
 
+// 000 §8: "RGB 的 _aux 类辅助流归主 key 同一目录": <stem>_aux[_<name>].<mp4|mkv> beside <stem>.<ext>.
+TEST(AuxStreamMainStem, NamesBesideTheirVideo) {
+  EXPECT_EQ(AuxStreamMainStem("episode-000_aux.mp4"), "episode-000");
+  EXPECT_EQ(AuxStreamMainStem("episode-012_aux_heatmap.mkv"), "episode-012");
+  EXPECT_EQ(AuxStreamMainStem("episode-000_aux_a_b2.mp4"), "episode-000");
+  for (const char* no : {"episode-000.mp4", "episode-000_aux.parquet", "_aux.mp4", "episode-000_aux_.mp4",
+                         "episode-000_auxx.mp4", "episode-000_aux-x.mp4", "episode-000_aux", "aux.mp4"})
+    EXPECT_EQ(AuxStreamMainStem(no), std::nullopt) << no;
+}
+
 }  // namespace
 }  // namespace reel

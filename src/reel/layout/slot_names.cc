@@ -1,4 +1,5 @@
-// Video slot names as the reference collector makes them (include/reel/layout.h SlotBase).
+// Video slot names as the reference collector makes them (include/reel/layout.h SlotBase),
+// and the names of a slot's auxiliary streams (AuxStreamMainStem).
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -79,6 +80,22 @@ AllocatedSlots AllocateSlotNames(std::string_view user_name, std::string_view mo
   const std::string suffix = n == 0 ? "" : "_" + std::to_string(n + 1);
   const std::string depth = base.ends_with("_depth") ? base : base + "_depth";
   return {base + "_rgb" + suffix, depth + suffix};
+}
+
+std::optional<std::string> AuxStreamMainStem(std::string_view file_name) {
+  const size_t dot = file_name.rfind('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  const std::string_view ext = file_name.substr(dot + 1), stem = file_name.substr(0, dot);
+  if (ext != "mp4" && ext != "mkv") return std::nullopt;
+  for (size_t at = stem.find("_aux"); at != std::string_view::npos; at = stem.find("_aux", at + 1)) {
+    const std::string_view rest = stem.substr(at + 4);
+    const bool named = rest.size() > 1 && rest[0] == '_' &&
+                       std::all_of(rest.begin() + 1, rest.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                       });
+    if (at > 0 && (rest.empty() || named)) return std::string(stem.substr(0, at));
+  }
+  return std::nullopt;
 }
 
 }  // namespace reel

@@ -2,9 +2,12 @@
 #include "pack/slice_rules.h"
 
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "reel/layout.h"
 #include "reel/pack.h"
 
 namespace reel {
@@ -215,10 +218,20 @@ Result<SlicePath> ClassifySlicePath(const std::string& name) {
     p.image_key = std::string(parts[2]);
     return p;
   }
+  if (parts.size() == 4 && parts[0] == "videos" && ParseNumbered(parts[1], "chunk-", "", &p.chunk) &&
+      IsImageKey(parts[2])) {
+    if (std::optional<std::string> stem = AuxStreamMainStem(parts[3]);
+        stem && ParseNumbered(*stem + ".mp4", "episode-", ".mp4", &p.file)) {
+      p.kind = SlicePath::Kind::kAux;
+      p.image_key = std::string(parts[2]);
+      return p;
+    }
+  }
   return SliceError("zip.not_allowed", "entry " + q + " is not a slice path (meta/info.json, "
                     "meta/stats.json, meta/tasks.jsonl, data/chunk-CCC/episode-FFF.parquet, "
                     "meta/episodes/chunk-CCC/episode-FFF.parquet or "
-                    "videos/chunk-CCC/<image_key>/episode-FFF.<mp4|mkv>)");
+                    "videos/chunk-CCC/<image_key>/episode-FFF.<mp4|mkv>, or an auxiliary stream "
+                    "episode-FFF_aux[_<name>].<mp4|mkv> beside it)");
 }
 
 std::string FoldCase(const std::string& name) {

@@ -25,12 +25,14 @@ Status CheckEntryName(const std::string& name);
 
 // What an allowed slice path is.
 struct SlicePath {
-  enum class Kind { kInfo, kStats, kTasks, kData, kEpisodes, kVideo };
+  // kAux: an auxiliary stream beside an episode's video (contract 000 §8, AuxStreamMainStem);
+  // accepted in a slice and not imported ("非主键可忽略": may be ignored).
+  enum class Kind { kInfo, kStats, kTasks, kData, kEpisodes, kVideo, kAux };
   Kind kind = Kind::kInfo;
-  bool episode_file = false;  // kData, kEpisodes, kVideo: carries (chunk, file)
+  bool episode_file = false;  // kData, kEpisodes, kVideo, kAux: carries (chunk, file)
   int64_t chunk = 0;
   int64_t file = 0;
-  std::string image_key;  // kVideo
+  std::string image_key;  // kVideo, kAux
 };
 
 // Classifies a name that passed CheckEntryName; zip.not_allowed for anything that

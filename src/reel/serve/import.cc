@@ -210,6 +210,9 @@ Result<Placement> PlanPlacement(const InfoJson& slice, const InfoJson& task, con
   for (const SliceEntry& e : manifest.entries) {
     if (e.arcname == internal::kInfoPath || e.arcname == internal::kStatsPath || e.arcname == internal::kTasksPath)
       continue;
+    // An auxiliary stream beside a video (its name passed ClassifySlicePath): accepted and not
+    // imported; contract 000 §8 says readers may ignore it.
+    if (e.arcname.starts_with("videos/") && AuxStreamMainStem(BaseName(e.arcname))) continue;
     if (!out.count(e.arcname))
       return Layout(e.arcname + " is not a file of episode " + std::to_string(n) +
                     " by the slice's own templates (video_extensions, slots)");

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "util/json_util.h"
@@ -415,6 +416,31 @@ Result<CommittedEpisode> EpisodeWriter::Commit() {
 
 // ---- delete ---------------------------------------------------------------------------------
 
+namespace {
+
+// The auxiliary streams beside episode e's videos (contract 000 §8, AuxStreamMainStem): they
+// go with the episode, or they would outlive the video they belong to.
+Result<std::vector<std::string>> AuxStreamsOf(const Task& task, const EpisodeEntry& e) {
+  std::vector<std::string> out;
+  std::set<std::string> dirs;
+  for (const auto& [slot, rel] : e.videos) dirs.insert(DirName(rel));
+  for (const std::string& dir : dirs) {
+    REEL_ASSIGN_OR_RETURN(auto entries, task.fs()->ListDir(task.Path(dir)));
+    for (const DirEntry& d : entries) {
+      std::optional<std::string> stem = AuxStreamMainStem(d.name);
+      if (!stem || d.type != FileType::kFile) continue;
+      for (const auto& [slot, rel] : e.videos)
+        if (DirName(rel) == dir && BaseName(rel).starts_with(*stem + ".")) {
+          out.push_back(JoinPath(dir, d.name));
+          break;
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Status DeleteEpisode(const std::string& root, int64_t episode_index, FileSystem* fs) {
   if (!fs) fs = DefaultFileSystem();
   // The lock rolls forward an interrupted delete (or commit) before N is looked at.
@@ -427,8 +453,10 @@ Status DeleteEpisode(const std::string& root, int64_t episode_index, FileSystem*
   // One journaled commit: meta/.commit-N.json hides N from readers until every file is
   // gone, and the next writer's lock finishes a delete a crash interrupted, so N is
   // whole or gone, never partial.
+  REEL_ASSIGN_OR_RETURN(std::vector<std::string> aux, AuxStreamsOf(*task, e));
   REEL_ASSIGN_OR_RETURN(auto txn, internal::EpisodeTransaction::Begin(&lock, episode_index));
   for (const std::string& rel : group.present) txn->Remove(rel);
+  for (const std::string& rel : aux) txn->Remove(rel);
   Status st = txn->CommitFiles();
   if (!st.ok())
     return st.WithContext(root + ": deleting episode " + std::to_string(episode_index) +
