@@ -241,8 +241,8 @@ def test_the_writer_refuses_two_writers_and_keeps_a_devices_other_keys(reel_mod,
     devices = [{"key": "usb_glove:A", "kind": "usb_glove", "name": "A", "sensor_column": "left_glove"},
                {"key": "usb_glove:B", "kind": "usb_glove", "name": "B", "sensor_column": "observation.left_glove"}]
     with pytest.raises(reel_mod.InvalidError, match="left_glove.*usb_glove:A.*usb_glove:B"):
-        with reel_mod.TaskWriter(str(tmp_path / "two"), fps=30.0, devices=devices).episode() as ep:
-            ep.append(timestamp=0.0)
+        reel_mod.TaskWriter(str(tmp_path / "two"), fps=30.0, devices=devices)  # refused at open
+    assert not (tmp_path / "two").exists()
     root = tmp_path / "keep"
     one = [{"key": "usb_glove:A", "kind": "usb_glove", "name": "A", "sensor_column": "left_glove"}]
     with reel_mod.TaskWriter(str(root), fps=30.0, devices=one).episode() as ep:

@@ -288,7 +288,6 @@ Status CheckLayout(FileSystem* fs, const std::string& root, FindingSink& sink) {
   return Status::OK();
 }
 
-// Files under data/, videos/, meta/episodes/ that no template explains.
 // The episode video "<dir>/<stem>.<mp4|mkv>" an auxiliary stream in `dir` belongs to, when
 // it exists and the video template matches it; else nullopt (contract 000 §8).
 Result<std::optional<std::string>> AuxStreamMain(const Task& task, const std::string& dir, const std::string& stem) {
@@ -302,6 +301,7 @@ Result<std::optional<std::string>> AuxStreamMain(const Task& task, const std::st
   return std::optional<std::string>();
 }
 
+// Files under data/, videos/, meta/episodes/ that no template explains.
 Status CheckStrayFiles(const Task& task, FindingSink& sink) {
   std::vector<PathTemplate> templates;
   for (const std::string* t : {&task.info().data_path, &task.info().video_path,

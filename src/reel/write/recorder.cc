@@ -160,6 +160,10 @@ Result<std::unique_ptr<TaskWriter>> TaskWriter::Open(const std::string& root,
     REEL_RETURN_IF_ERROR(ForceMatrixSpecForTier(tier).status());
   }
   REEL_RETURN_IF_ERROR(internal::ValidateVideoOptions(options));
+  {  // a column bound to two devices is refused now, not when the first episode commits
+    InfoJson devices;
+    REEL_RETURN_IF_ERROR(DeclareDevices(options.devices, &devices));
+  }
   REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(JoinPath(root, kInfoPath)));
   if (st.type != FileType::kNotFound) {
     REEL_ASSIGN_OR_RETURN(DetectedFormat format, DetectFormat(fs, root));
