@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,11 @@ struct DeviceEntry {
   // "observation.<body>" of every column bound above, in order, without repeats.
   std::vector<std::string> BoundColumns() const;
 };
+
+// The binding of a devices list: each bound column -> the keys of the devices that bind it,
+// in list order. More than one key breaks multi-device §5.2's one writer per column (two
+// writers, or an owner that changed between episodes: devices[] is a union by key).
+std::map<std::string, std::vector<std::string>> ColumnWriters(const std::vector<DeviceEntry>& devices);
 
 struct InfoJson {
   std::string format;  // "pooled_episodes_v1"

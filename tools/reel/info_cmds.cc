@@ -97,9 +97,7 @@ int RunInfo(const Common& c) {
   for (const char* key : {"devices", "cameras", "video_extensions"}) j[key] = doc[key];
   j["video_slots"] = std::vector<std::string>(slots.begin(), slots.end());
   Json owners = Json::object();  // the device <-> column binding (multi-device §6.4)
-  for (const DeviceEntry& d : info.devices)
-    for (const std::string& column : d.BoundColumns())
-      if (!owners.contains(column)) owners[column] = d.key;
+  for (const auto& [column, keys] : ColumnWriters(info.devices)) owners[column] = keys.front();
   j["column_owners"] = std::move(owners);
   Json features = Json::object();
   for (const auto& [name, f] : info.features) features[name] = FeatureJson(f);

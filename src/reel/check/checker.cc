@@ -1,7 +1,6 @@
 // Task-level rules: info.json, layout, stats.json, tasks.jsonl, features; then
 // the per-episode rules of episode_rules.cc over every episode in parallel.
 #include <algorithm>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -191,18 +190,15 @@ void CheckFeatures(const InfoJson& info, FindingSink& sink) {
 // the task's episodes by key, so a column bound to two devices had two writers, or changed
 // its owner from one episode to another; both are worth a look, neither corrupts the data.
 void CheckDeviceBinding(const InfoJson& info, FindingSink& sink) {
-  std::map<std::string, std::string> owner;  // column -> first device key bound to it
-  for (const DeviceEntry& d : info.devices)
-    for (const std::string& column : d.BoundColumns()) {
-      auto [it, fresh] = owner.emplace(column, d.key);
-      if (!fresh)
-        sink.Add("devices.binding", kInfo,
-                 "column \"" + column + "\" is bound to devices \"" + it->second + "\" and \"" + d.key +
-                     "\": two writers, or its owner changed between episodes (one column has one writer)");
-      else if (!info.Feature(column))
-        sink.Add("devices.binding", kInfo,
-                 "device \"" + d.key + "\" is bound to column \"" + column + "\", which features does not declare");
-    }
+  for (const auto& [column, keys] : ColumnWriters(info.devices)) {
+    if (!info.Feature(column))
+      sink.Add("devices.binding", kInfo,
+               "device \"" + keys[0] + "\" is bound to column \"" + column + "\", which features does not declare");
+    for (size_t k = 1; k < keys.size(); ++k)
+      sink.Add("devices.binding", kInfo,
+               "column \"" + column + "\" is bound to devices \"" + keys[0] + "\" and \"" + keys[k] +
+                   "\": two writers, or its owner changed between episodes (one column has one writer)");
+  }
 }
 
 void CheckDevicesAndVideo(const InfoJson& info, FindingSink& sink) {
@@ -407,14 +403,6 @@ void CheckTasks(const Task& task, FindingSink& sink) {
   if (!tasks.ok()) sink.Add("tasks.jsonl", rel, tasks.status().message());
 }
 
-// The owner a device binding gives `column` ("" when unbound; multi-device §6.4).
-std::string OwnerOf(const InfoJson& info, const std::string& column) {
-  for (const DeviceEntry& d : info.devices)
-    for (const std::string& c : d.BoundColumns())
-      if (c == column) return d.key;
-  return "";
-}
-
 }  // namespace
 
 void ColumnSpans::Add(const std::string& column, int64_t n) {
@@ -429,6 +417,11 @@ void ColumnSpans::Add(const std::string& column, int64_t n) {
 // task changed devices); `_ns` companions are left to their data column.
 void CheckColumnSpans(const InfoJson& info, const ColumnSpans& spans, FindingSink& sink) {
   const auto& all = spans.spans();
+  const auto writers = ColumnWriters(info.devices);
+  const auto owner = [&](const std::string& column) {  // "" when unbound (multi-device §6.4)
+    auto it = writers.find(column);
+    return it == writers.end() ? std::string() : it->second.front();
+  };
   for (const auto& [x, xs] : all) {
     const FeatureSpec* fx = info.Feature(x);
     if (!x.starts_with("observation.") || x.ends_with("_ns") || !fx) continue;
@@ -436,7 +429,7 @@ void CheckColumnSpans(const InfoJson& info, const ColumnSpans& spans, FindingSin
       const FeatureSpec* fy = info.Feature(y);
       if (x == y || !y.starts_with("observation.") || y.ends_with("_ns") || !fy || xs.second >= ys.first) continue;
       if (fx->dtype != fy->dtype || fx->shape != fy->shape) continue;
-      const std::string ox = OwnerOf(info, x), oy = OwnerOf(info, y);
+      const std::string ox = owner(x), oy = owner(y);
       if (!ox.empty() && !oy.empty() && ox != oy) continue;
       sink.Add("data.column_renamed", kInfo,
                "column \"" + x + "\" (episodes " + std::to_string(xs.first) + "-" + std::to_string(xs.second) +

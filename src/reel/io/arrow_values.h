@@ -29,5 +29,9 @@ std::optional<int64_t> FixedRowValues(const arrow::DataType& type);
 // of them at any depth; null rows skipped), or nullopt. Other types: nullopt.
 std::optional<int64_t> FirstNonFiniteRow(const arrow::Array& array);
 std::optional<int64_t> FirstNonFiniteRow(const arrow::ChunkedArray& column);
+// The same for a value other than 0 (NaN included): the first row that holds a sample.
+std::optional<int64_t> FirstNonZeroRow(const arrow::ChunkedArray& column);
+// Whether `type` is float or double, or lists of them at any depth (what the scans read).
+bool HoldsFloats(const arrow::DataType& type);
 
 }  // namespace reel::internal

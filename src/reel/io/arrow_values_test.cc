@@ -60,6 +60,20 @@ TEST(FirstNonFiniteRow, FindsTheRowThroughEveryShape) {
   EXPECT_EQ(FirstNonFiniteRow(**ints.Finish()), std::nullopt);
 }
 
+// A v1.0 sensor whose every value is 0 was absent (reel migrate); a null row's values are
+// not the column's, and NaN is a value.
+TEST(FirstNonZeroRow, FindsTheFirstSampleAndSkipsNullRows) {
+  auto zeros = *arrow::FixedSizeListArray::FromArrays(Doubles({0, 0, 0, 0}), 2);
+  EXPECT_EQ(FirstNonZeroRow(arrow::ChunkedArray({zeros})), std::nullopt);
+  auto later = *arrow::FixedSizeListArray::FromArrays(Doubles({0, 0, 0, 0.5}), 2);
+  EXPECT_EQ(FirstNonZeroRow(arrow::ChunkedArray({zeros, later})), 3);
+  auto lists = Lists({{{0, 0}}, std::nullopt, {{}}});  // the null row holds a NaN underneath
+  EXPECT_EQ(FirstNonZeroRow(arrow::ChunkedArray({lists})), std::nullopt);
+  EXPECT_EQ(FirstNonZeroRow(arrow::ChunkedArray({Lists({{{0, kNan}}})})), 0);
+  EXPECT_TRUE(HoldsFloats(*arrow::list(arrow::fixed_size_list(arrow::float32(), 6))));
+  EXPECT_FALSE(HoldsFloats(*arrow::list(arrow::int64())));
+}
+
 TEST(FixedRowValues, CountsNestedFixedWidthsAndNotVariableLists) {
   EXPECT_EQ(FixedRowValues(*arrow::float32()), 1);
   EXPECT_EQ(FixedRowValues(*arrow::fixed_size_list(arrow::float32(), 256)), 256);

@@ -13,6 +13,7 @@
 #include "reel/json_limits.h"
 #include "reel/layout.h"
 #include "reel/task.h"
+#include "io/arrow_values.h"
 #include "io/json_file.h"
 
 namespace reel::internal {
@@ -526,46 +527,6 @@ Result<LegacyFrames> ReadLegacyFrames(FileSystem* fs, const std::string& session
   return out;
 }
 
-namespace {
-
-// Whether a v1.0 sensor column holds a value other than 0 (a missing column, null rows
-// and empty lists hold none). Values are float or double lists at any depth, as the v1.0
-// writer wrote them; another type counts as present (reel does not guess at it).
-Result<bool> AnyNonZero(const std::shared_ptr<arrow::ChunkedArray>& column, const std::string& path) {
-  if (!column) return false;
-  for (std::shared_ptr<arrow::Array> values : column->chunks()) {
-    for (;;) {
-      const arrow::Type::type id = values->type_id();
-      arrow::Result<std::shared_ptr<arrow::Array>> flat;
-      if (id == arrow::Type::LIST)
-        flat = static_cast<const arrow::ListArray&>(*values).Flatten();
-      else if (id == arrow::Type::LARGE_LIST)
-        flat = static_cast<const arrow::LargeListArray&>(*values).Flatten();
-      else if (id == arrow::Type::FIXED_SIZE_LIST)
-        flat = static_cast<const arrow::FixedSizeListArray&>(*values).Flatten();
-      else
-        break;
-      if (!flat.ok()) return Status::Corruption(path + ": " + flat.status().message());
-      values = *flat;
-    }
-    const auto nonzero = [&](const auto& typed) {
-      for (int64_t i = 0; i < typed.length(); ++i)
-        if (typed.IsValid(i) && typed.Value(i) != 0) return true;
-      return false;
-    };
-    if (values->type_id() == arrow::Type::FLOAT) {
-      if (nonzero(static_cast<const arrow::FloatArray&>(*values))) return true;
-    } else if (values->type_id() == arrow::Type::DOUBLE) {
-      if (nonzero(static_cast<const arrow::DoubleArray&>(*values))) return true;
-    } else if (values->length() > 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 Result<LegacySensors> ReadLegacySensors(FileSystem* fs, const std::string& session_dir, const Session& s) {
   std::map<std::string, std::string> by_sub;  // data/<sub>/chunk-*/<file>.parquet
   for (const std::string& f : s.files) {
@@ -580,7 +541,10 @@ Result<LegacySensors> ReadLegacySensors(FileSystem* fs, const std::string& sessi
     if (sub == "imu") continue;
     const std::string path = JoinPath(session_dir, rel);
     REEL_ASSIGN_OR_RETURN(auto table, ReadParquetFile(fs, path));
-    REEL_ASSIGN_OR_RETURN(bool present, AnyNonZero(table->GetColumnByName("observation." + sub), path));
+    // A missing column, null rows and empty lists hold no value; the v1.0 writer wrote float
+    // lists, and a column of another type counts as present (reel does not guess at it).
+    const auto column = table->GetColumnByName("observation." + sub);
+    const bool present = column && (!HoldsFloats(*column->type()) || FirstNonZeroRow(*column));
     if (!present) {  // the v1.0 writer zero-filled a sensor that was never there (step 4)
       out.warnings.push_back(path + ": every value of observation." + sub +
                              " is 0; the sensor was absent (v1.0 zero-fills), so its column, status and stats "

@@ -25,6 +25,13 @@ std::vector<std::string> DeviceEntry::BoundColumns() const {
   return out;
 }
 
+std::map<std::string, std::vector<std::string>> ColumnWriters(const std::vector<DeviceEntry>& devices) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const DeviceEntry& d : devices)
+    for (const std::string& column : d.BoundColumns()) out[column].push_back(d.key);
+  return out;
+}
+
 bool InfoJson::Has(std::string_view key) const {
   for (const auto& k : present_keys)
     if (k == key) return true;

@@ -97,7 +97,6 @@ bool IsFeatureColumn(const std::string& name, ColumnFamily family) {
 // (multi-device §6.4); a column bound to two devices is refused (§5.2: "同一个
 // observation.<x> 不允许两个写入方").
 Status DeclareDevices(const std::vector<DeviceOptions>& devices, InfoJson* decl) {
-  std::map<std::string, std::string> writer_of;  // column -> device key
   for (const DeviceOptions& d : devices) {
     DeviceEntry e;
     e.key = d.key;
@@ -107,15 +106,13 @@ Status DeclareDevices(const std::vector<DeviceOptions>& devices, InfoJson* decl)
     if (!d.sensor_column.empty()) e.sensor_column = d.sensor_column;
     e.sensor_columns = d.sensor_columns;
     if (d.rig != 0) e.rig = d.rig;
-    for (const std::string& column : e.BoundColumns()) {
-      auto [it, fresh] = writer_of.emplace(column, d.key);
-      if (!fresh)
-        return Status::Invalid("devices: column \"" + column + "\" is bound to both \"" + it->second + "\" and \"" +
-                               d.key + "\"; one column has one writer (multi-device §5.2)");
-    }
     for (const std::string& slot : d.slots) decl->device_names.emplace_back(slot, d.name);
     decl->devices.push_back(std::move(e));
   }
+  for (const auto& [column, keys] : ColumnWriters(decl->devices))
+    if (keys.size() > 1)
+      return Status::Invalid("devices: column \"" + column + "\" is bound to both \"" + keys[0] + "\" and \"" +
+                             keys[1] + "\"; one column has one writer (multi-device §5.2)");
   return Status::OK();
 }
 
