@@ -61,20 +61,29 @@ endef
 peers: .venv-lerobot/.stamp .venv-lerobot21/.stamp
 
 # --- C++ build: core library, reel CLI, unit tests ----------------------------
+# One build tree for the CLI, the unit tests and the Python extension: `make python` (and the
+# wheel test) hand scikit-build-core this tree with the same settings, so the core compiles once
+# (issue 33). A plain `pip install .` keeps pyproject's own Release tree (build/py-<tag>).
+SKBUILD_SHARED := -Cbuild-dir=$(BUILD) -Ccmake.build-type=RelWithDebInfo \
+  -Ccmake.define.REEL_BUILD_TESTS=ON -Cinstall.strip=true
 build: deps venv
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREEL_BUILD_PYTHON=ON \
 	  -DPython_EXECUTABLE=$(abspath $(PY)) $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >/dev/null
 	cmake --build $(BUILD)
 
 # --- Python package (scikit-build-core + nanobind) into the venv ---------------
-python: deps venv
-	$(if $(CCACHE),CMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) $(PY) -m pip install -q --no-build-isolation .
+python: build
+	$(PY) -m pip install -q --no-build-isolation $(SKBUILD_SHARED) .
 
+# Both cores: ctest and pytest-xdist run tests side by side (each test owns its tmp dir and
+# binds port 0), which halves `make test` on the 2-core reference machine.
+JOBS ?= $(shell nproc)
 unit: build
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
 e2e: build python peers
-	REEL_BIN=$(abspath $(REEL)) $(PY) -m pytest -q tests
+	REEL_BIN=$(abspath $(REEL)) REEL_WHEEL_CONFIG="$(SKBUILD_SHARED)" \
+	  $(PY) -m pytest -q -n $(JOBS) --dist loadfile tests
 
 # Code rules (seconds; first, so a broken rule fails fast): the include layers of
 # docs/architecture.md, one definition per type name in each program (C++'s ODR), and no

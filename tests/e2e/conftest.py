@@ -23,6 +23,18 @@ from .fixtures import EpisodeSpec, write_task
 
 TIMEOUT_S = 120
 
+# `make e2e` runs the files on every core (pytest-xdist, --dist loadfile: one file stays on one
+# worker, so module fixtures are built once). The longest files go first, so the workers
+# finish together instead of one running a kill campaign alone at the end.
+LONGEST_FIRST = ("test_push_s3.py", "test_import_s3.py", "test_object_store_write.py", "test_upload_campaign.py",
+                 "test_recorder_crash.py", "test_python_install.py", "test_serve_hardening.py",
+                 "test_lerobot_peers.py", "test_interop_peers.py", "test_upload_outbox.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+
 
 # --------------------------------------------------------------------------- fixtures
 

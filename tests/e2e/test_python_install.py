@@ -3,8 +3,9 @@ installed into a fresh venv (no access to the build tree or the dev venv), gives
 command and Python's reel.simulate / check / pack / export / import_dataset / upload, bound to
 the CLI's own options structs. The README tour runs through both, and their results agree.
 
-The wheel is built by the dev venv's pip with --no-build-isolation, reusing scikit-build's build
-directory (build/py-<tag>, incremental after `make python`); the fresh venv takes pyarrow and
+The wheel is built by the dev venv's pip with --no-build-isolation, reusing the build tree of
+`make python`: $REEL_WHEEL_CONFIG holds the Makefile's scikit-build settings (the shared tree
+build/cmake), and without it pyproject's own tree (build/py-<tag>) is used; the fresh venv takes pyarrow and
 numpy from the local pip configuration (find-links, warm cache)."""
 
 from __future__ import annotations
@@ -38,8 +39,15 @@ def venv(tmp_path_factory) -> Path:
     env = dict(os.environ)
     if shutil.which("ccache"):
         env.setdefault("CMAKE_CXX_COMPILER_LAUNCHER", "ccache")
-    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", ROOT, "-w", base / "wheel",
-        cwd=ROOT, env=env)
+    shared_tree = os.environ.get("REEL_WHEEL_CONFIG", "").split()
+    if shared_tree:  # the tree the other tests' REEL_BIN lives in: it must not change under them
+        tree = next(a.split("=", 1)[1] for a in shared_tree if a.startswith("-Cbuild-dir="))
+        dry = run("cmake", "--build", ROOT / tree, "--", "-n", cwd=ROOT).stdout
+        if "no work to do" not in dry:
+            pytest.fail(f"{tree} is older than the sources: run `make python` first (building the wheel "
+                        f"would rebuild the CLI the other tests are running)\n{dry[-1000:]}", pytrace=False)
+    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", *shared_tree, ROOT,
+        "-w", base / "wheel", cwd=ROOT, env=env)
     wheels = list((base / "wheel").glob("reel-*.whl"))
     assert len(wheels) == 1, wheels
     venv = base / "venv"
