@@ -83,7 +83,7 @@ unit: build
 
 e2e: build python peers
 	REEL_BIN=$(abspath $(REEL)) REEL_WHEEL_CONFIG="$(SKBUILD_SHARED)" \
-	  $(PY) -m pytest -q -n $(JOBS) --dist loadfile tests
+	  $(PY) -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder tests
 
 # Code rules (seconds; first, so a broken rule fails fast): the include layers of
 # docs/architecture.md, one definition per type name in each program (C++'s ODR), and no

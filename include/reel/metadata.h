@@ -49,6 +49,9 @@ struct FeatureSpec {
   std::optional<std::string> frame;     // SLAM coordinate frame id
   std::optional<std::string> clock;     // e.g. host_monotonic_ns
   std::optional<std::string> source_slot;
+  // Scalar `_ns` stamps: the value that means "no sample on this row" (multi-device §6 feature
+  // table: {"dtype":"int64","shape":[1],"encoding":"host_monotonic_ns","missing_sentinel":0}).
+  std::optional<int64_t> missing_sentinel;
   // Nested objects kept verbatim as JSON text ("" when absent).
   std::string frame_axes_json, time_json, owner_json;
   int64_t ElementCount() const;  // product of shape (1 for [])
@@ -111,7 +114,25 @@ struct InfoJson {
 
   bool Has(std::string_view key) const;
   const FeatureSpec* Feature(std::string_view column) const { return Lookup(features, column); }
+  // The frame rate of a video slot (multi-device §4.2, §6.3): cameras[slot].fps where
+  // declared, else the task's. A depth slot is never in cameras and follows its master's
+  // frames (contract §2.3): it takes the rate of the first slot of its device's `slots`
+  // that cameras declares (the collector's D435 [d435_rgb, d435_depth], stereo
+  // [stereo_left, stereo_right, stereo_depth]), else the task's.
+  double SlotFps(std::string_view slot) const;
 };
+
+// Which frame of a slot running at `slot_fps` a data row shows (the task's rows tick at
+// `task_fps`): round_half_up(row * slot_fps / task_fps), the reference reader's rule
+// (collector ui/playback_dialog.py `_seek`); at equal rates row i is frame i. Not clamped:
+// a reader clamps to the file's last frame, as the reference does.
+int64_t SlotFrameOfRow(int64_t row, double task_fps, double slot_fps);
+// The frames a writer gives a slot over `rows` rows: those whose nominal times
+// k / slot_fps fall within the rows' span, floor((rows - 1) * slot_fps / task_fps) + 1
+// (0 for no rows; `rows` at equal rates). Frame k is taken at the first row whose time
+// reaches k / slot_fps, when a camera at that rate has delivered it. The reader's rounding
+// may ask for one frame more at the last row; it is clamped, as the reference does.
+int64_t SlotFramesForRows(int64_t rows, double task_fps, double slot_fps);
 
 // `path` only labels error messages.
 Result<InfoJson> ParseInfoJson(std::string_view text, const std::string& path);

@@ -69,8 +69,11 @@ struct SlamTrajectoryOptions {
   std::string source_slot;       // slot whose frames stamp the _ns column
 };
 
-// One video slot (image_key) of the rig. Row i of the data parquet is frame i of
-// every slot's file, so a slot runs at the task's fps.
+// One video slot (image_key) of the rig. A slot at the task's fps writes one frame per
+// data row (row i = frame i). A slot with its own fps (a 15 fps UVC camera in a 30 fps
+// task, multi-device §4.2 cameras[slot].fps) takes its frame k at the first row whose
+// time reaches k / fps, so the file holds SlotFramesForRows(rows) frames (reel/metadata.h)
+// and readers show at row i its frame round_half_up(i * fps / task fps) (SlotFrameOfRow).
 struct VideoSlotOptions {
   std::string slot;  // image_key, e.g. "stereo_left", "d435_depth"; listed in a device's slots
   int width = 0;
@@ -79,6 +82,11 @@ struct VideoSlotOptions {
   // Depth slots: the RGB slot whose frames this one follows (contract §2.3: a depth
   // frame is written at every frame of its master, the last one repeated on a gap).
   std::string master_slot;
+  // RGB slots: frames per second, 0 = the task's; at most the task's (rows are the
+  // ticks a frame is taken at). Declared as cameras[slot].fps when it differs. A depth
+  // slot runs at its master's rate; readers find it through the device's slots
+  // (InfoJson::SlotFps), so a master with its own fps is its device's first RGB slot.
+  double fps = 0;
 };
 
 // What the recorder does when a slot's encoder falls behind and its queue is full.

@@ -323,13 +323,28 @@ class Task:
     def frames(self, episode_index: int, slot: str, rows: Iterable[int]) -> np.ndarray:
         """Frames ``rows`` of episode N's video for ``slot`` (an image_key, e.g. "cam_rgb").
 
-        Row i of the episode's data is frame i of its videos. Returns uint8 (n, H, W, 3) RGB,
+        Row i of the episode's data is frame i of its videos; a slot with its own fps
+        (``info["cameras"][slot]["fps"]``, multi-device §4.2) shows at row i its frame
+        round_half_up(i * slot fps / task fps), clamped to its last frame (the collector's
+        reader; a depth slot runs at its device's first camera's rate). Returns uint8 (n, H, W, 3) RGB,
         or uint16 (n, H, W) millimetres when the slot's file is a depth stream (12-bit log-code
         HEVC or FFV1). ``rows`` may be in any order and repeat. Opens the file for this call;
         for many calls on one file use :class:`VideoReader`. Raises NotFoundError for an
         unknown episode or slot (the message lists the episode's slots), InvalidError for a
         row outside the video."""
         return self._core.frames(int(episode_index), str(slot), _indices(rows))
+
+    def slot_frames(self, slot: str, rows: Iterable[int]) -> np.ndarray:
+        """The frame of ``slot``'s videos that each of ``rows`` shows, int64: the row itself at
+        the task's rate; for a slot with its own fps (:meth:`slot_fps`) round_half_up(row *
+        slot fps / task fps), not clamped to a file's last frame (docs/format.md "A slot with
+        its own frame rate")."""
+        return np.asarray(self._core.slot_frames(str(slot), _indices(rows)), dtype=np.int64)
+
+    def slot_fps(self, slot: str) -> float:
+        """The frame rate of ``slot``: ``info["cameras"][slot]["fps"]``, for a depth slot the
+        rate of its device's first camera, else the task's fps."""
+        return float(self._core.slot_fps(str(slot)))
 
     def frame_images(self, episode_index: int, slots: Iterable[str], rows: Iterable[int]) -> dict[str, np.ndarray]:
         """Frames ``rows`` of several RGB slots of episode N: {slot: uint8 (n, H, W, 3)}.

@@ -46,7 +46,8 @@ class Episode:
                scalars: Mapping[str, int] | None = None, status: Mapping[str, str] | None = None,
                imu: tuple | None = None, slam: Mapping[str, tuple] | None = None,
                force: Mapping[str, tuple] | None = None) -> None:
-        """Appends one row (one frame of every video slot).
+        """Appends one row (a frame of every video slot; a slot with its own fps only at the
+        rows where its next frame is due).
 
         fixed: column -> float32 vector (glove [256], *_state/*_force [3], action [1], ...);
         scalars: *_ns and forensic int columns; status: status.<id> -> text;
@@ -121,7 +122,7 @@ class TaskWriter:
     {column: "int16" | "int16x10" | "int16x100" | "int16x1000" | "float32"},
     slam_trajectories [{column, frame, frame_axes_json, time_json, owner_json, source_slot}],
     progress_watermark, row_group_rows, row_group_bytes, and video {slots: [{slot, width,
-    height, depth, master_slot}], codec, preset, crf, gop, depth_ffv1, keep_task_depth_codec,
+    height, depth, master_slot, fps}], codec, preset, crf, gop, depth_ffv1, keep_task_depth_codec,
     depth_preset, queue_drop, queue_frames}. An unknown option (also inside ``video``) raises TypeError naming the known
     ones."""
 

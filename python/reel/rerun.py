@@ -176,12 +176,16 @@ def _log_video_asset(rec: Any, ep: _Episode, slot: str, rel: str) -> int | None:
         return None
     asset = rr.AssetVideo(contents=data, media_type="video/mp4")
     stamps = asset.read_frame_timestamps_nanos()
-    k = min(len(stamps), ep.rows)
+    rows = np.arange(min(len(stamps), ep.rows))  # row i = frame i
+    frames = rows
+    if len(stamps) and _is_pooled(ep.task) and ep.task.slot_fps(slot) != float(ep.task.info.get("fps") or 0):
+        # A slot with its own fps: every row shows its frame by that rate, the last one held.
+        rows = np.arange(ep.rows)
+        frames = np.minimum(ep.task.slot_frames(slot, rows), len(stamps) - 1)
     entity = f"cameras/{slot}"
     rec.log(entity, asset, static=True)
-    rows = np.arange(k)
-    rec.send_columns(entity, indexes=ep.indexes(rows), columns=rr.VideoFrameReference.columns_nanos(stamps[:k]))
-    return k
+    rec.send_columns(entity, indexes=ep.indexes(rows), columns=rr.VideoFrameReference.columns_nanos(stamps[frames]))
+    return len(rows)
 
 
 def _decoded_rows(ep: _Episode, max_frames: int | None) -> np.ndarray:

@@ -80,8 +80,11 @@ class _Source:
         if self.pooled:
             self.tasks = pooled_tasks(opened)
             rows = {int(r["episode_index"]): r for r in pa.table(opened.episodes_arrow()).to_pylist()}
-            cameras = {c: (int(v["height"]), int(v["width"])) for c, v in (self.info.get("cameras") or {}).items()}
+            declared = self.info.get("cameras") or {}
+            cameras = {c: (int(v["height"]), int(v["width"])) for c, v in declared.items()}
             self.cameras = {IMAGE_PREFIX + c: hw for c, hw in cameras.items()}
+            # A slot with its own fps (multi-device §4.2) maps rows to frames (reel.Task.frames).
+            own_rate = {IMAGE_PREFIX + c for c, v in declared.items() if v.get("fps") and float(v["fps"]) != self.fps}
             self.episodes = []
             for e in opened.episodes():
                 n = int(e["episode_index"])
@@ -91,7 +94,8 @@ class _Source:
                 self.episodes.append({
                     "episode_index": n, "length": int(e["length"]),
                     "tasks": [self.tasks[ti]] if ti is not None and 0 <= ti < len(self.tasks) else [],
-                    "videos": {IMAGE_PREFIX + s: f"{opened.root}/{rel}" for s, rel in e["videos"].items()}})
+                    "videos": {IMAGE_PREFIX + s: None if IMAGE_PREFIX + s in own_rate else f"{opened.root}/{rel}"
+                               for s, rel in e["videos"].items()}})
             self.stats = _read_stats(opened.read_file("meta/stats.json"))
         else:
             self.tasks = [str(t) for t in self.info.get("tasks") or []]
@@ -416,9 +420,16 @@ class FrameDataset(torch.utils.data.Dataset):
         """The shape meta.features gives column `name` (a sample's value)."""
         return tuple(self.meta.features[name]["shape"]) if hasattr(self, "meta") else ()
 
+    def _source_frames(self, si: int, n: int, camera: str, rows: np.ndarray) -> np.ndarray:
+        """Frames of `rows` decoded by the source itself: a LeRobot Dataset (by key), or a pooled
+        task for a slot with its own fps (by slot name; reel.Task.frames maps rows to frames)."""
+        source = self._source(si)
+        name = camera[len(IMAGE_PREFIX):] if isinstance(source, reel.Task) else camera
+        return source.frame_images(n, [name], rows)[name]
+
     def _video_path(self, si: int, n: int, camera: str) -> str | None:
-        """The pooled episode's video file of `camera` (None for a LeRobot source, whose frames
-        come from its Dataset)."""
+        """The pooled episode's video file of `camera`, whose frame i is row i (None when the
+        source decodes the frames: a LeRobot source, or a slot with its own fps)."""
         videos = self._videos[(si, n)]
         if camera not in videos:
             raise reel.NotFoundError(f"{self.tasks[si]}: episode {n} has no video for camera {camera!r} "
@@ -542,8 +553,8 @@ class FrameDataset(torch.utils.data.Dataset):
                 rows, pad = self._rows_for(cam, cols[(si, n)]["timestamp"], r)
                 pads.append(pad)
                 path = self._video_path(si, n, cam)
-                if path is None:  # a LeRobot source: decoded by its Dataset, converted as FramePool does
-                    frames = torch.from_numpy(self._source(si).frame_images(n, [cam], rows)[cam]).permute(0, 3, 1, 2)
+                if path is None:  # decoded by the source, converted as FramePool does
+                    frames = torch.from_numpy(self._source_frames(si, n, cam, rows)).permute(0, 3, 1, 2)
                     (out[i] if steps else out[i:i + 1]).copy_(frames if dtype == torch.uint8 else frames / 255.0)
                     continue
                 file = files.setdefault(path, len(files))

@@ -220,17 +220,7 @@ void BindSlotNames(nb::module_& m) {
       "'_n' after both for the n-th device of a prefix.");
 }
 
-}  // namespace
-}  // namespace py
-}  // namespace reel
-
-NB_MODULE(_core, m) {
-  using namespace reel;
-  using namespace reel::py;
-  m.doc() = "reel's C++ core (pooled_episodes_v1 reader, checker, video decoding)";
-  m.attr("__version__") = REEL_VERSION;
-
-  BindStore(m);  // StorageOptions first: it is a default argument below
+void BindDetectFormat(nb::module_& m) {
   m.def(
       "detect_format",
       [](const std::string& path, const ObjectStoreOptions& storage) {
@@ -244,7 +234,37 @@ NB_MODULE(_core, m) {
       },
       "path"_a, "storage"_a = ObjectStoreOptions(),
       "Detects the dataset format of `path` (a path or URI) from meta/info.json or manifest.json.");
+}
 
+// A slot's own frame rate (reel/metadata.h InfoJson::SlotFps, SlotFrameOfRow).
+void BindSlotClock(nb::class_<Task>& task) {
+  task.def("slot_fps", [](const Task& t, const std::string& slot) { return t.info().SlotFps(slot); }, "slot"_a,
+           "The frame rate of `slot`: cameras[slot].fps, a depth slot's device's first camera's, or the task's.");
+  task.def(
+      "slot_frames",
+      [](const Task& t, const std::string& slot, IndexArray rows) {
+        const double task_fps = t.info().fps, fps = t.info().SlotFps(slot);
+        std::vector<int64_t> out(rows.data(), rows.data() + rows.shape(0));
+        for (int64_t& row : out) row = SlotFrameOfRow(row, task_fps, fps);
+        return out;
+      },
+      "slot"_a, "rows"_a,
+      "The frame of `slot` each of `rows` shows (SlotFrameOfRow, not clamped): the row itself at the "
+      "task's rate.");
+}
+
+}  // namespace
+}  // namespace py
+}  // namespace reel
+
+NB_MODULE(_core, m) {
+  using namespace reel;
+  using namespace reel::py;
+  m.doc() = "reel's C++ core (pooled_episodes_v1 reader, checker, video decoding)";
+  m.attr("__version__") = REEL_VERSION;
+
+  BindStore(m);  // StorageOptions first: it is a default argument below
+  BindDetectFormat(m);
   BindSlotNames(m);
   m.def("decode_row_diff_frames", &DecodeRowDiffFrames, "encoded"_a, "scale"_a,
         "Decodes k row_diff_quantized force matrices (k, 187500) int16 into (k, 250, 250, 3) "
@@ -327,14 +347,16 @@ NB_MODULE(_core, m) {
            "Decoded force matrix (250, 250, 3) float32 in mN, with the episode's own scale; None "
            "when the row holds no sample.")
       .def("frames", &TaskFrames, "episode_index"_a, "slot"_a, "rows"_a,
-           "Frames `rows` (int64, any order, repeats allowed) of episode N's video for `slot`: "
-           "RGB uint8 (n, H, W, 3), or depth uint16 millimetres (n, H, W) for a depth stream.")
+           "Frames shown at `rows` (int64, any order, repeats allowed) of episode N's video for "
+           "`slot`: RGB uint8 (n, H, W, 3), or depth uint16 millimetres (n, H, W) for a depth stream.")
+
       .def("check", [](const Task& t) {
         CheckOptions o;
         o.fs = t.fs();
         return Check(t.root(), o, ObjectStoreOptions());
       });
   BindArrow(task_cls);
+  BindSlotClock(task_cls);
   BindSamples(m, task_cls);
   BindKeypoints(task_cls);
 

@@ -8,6 +8,7 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -79,17 +80,18 @@ VideoReadStats ReaderStats(PyVideoReader& r, bool reset) {
   return s;
 }
 
+std::span<const int64_t> Span(const IndexArray& a) { return {a.data(), a.shape(0)}; }
+
 // Decodes `indices` into a new numpy array: RGB uint8 (n, H, W, 3) or depth
 // uint16 (n, H, W). Called with the GIL held; releases it to decode. The sizes
 // come from r.info (a copy), so a close() from another thread cannot pull the
 // reader away before the lock is taken.
-nb::object ReadFrames(PyVideoReader& r, IndexArray indices, bool depth) {
+nb::object ReadFrames(PyVideoReader& r, std::span<const int64_t> wanted, bool depth) {
   if (!r.reader) RaiseStatus(ClosedError(r.path));
-  const size_t n = indices.shape(0);
+  const size_t n = wanted.size();
   const size_t pixels = static_cast<size_t>(r.info.width) * r.info.height;
   nb::object out = depth ? NumpyEmpty(nb::make_tuple(n, r.info.height, r.info.width), "uint16")
                          : NumpyEmpty(nb::make_tuple(n, r.info.height, r.info.width, 3), "uint8");
-  const std::span<const int64_t> wanted(indices.data(), n);
   uint16_t* mm = depth ? nb::cast<U16Buffer>(out).data() : nullptr;
   uint8_t* rgb = depth ? nullptr : nb::cast<U8Buffer>(out).data();
   Status st;
@@ -282,7 +284,16 @@ nb::object TaskFrames(const Task& task, int64_t episode_index, const std::string
   r.reader = Unwrap(std::move(reader));
   r.path = r.reader->path();
   r.info = r.reader->info();
-  return ReadFrames(r, rows, r.info.depth);
+  // Rows to the slot's frames: the same at the task's rate; for a slot with its own rate the
+  // reference reader's rule, clamped to the file's last frame (reel/metadata.h).
+  std::vector<int64_t> frames(Span(rows).begin(), Span(rows).end());
+  const double task_fps = task.info().fps, fps = task.info().SlotFps(slot);
+  if (fps != task_fps)
+    for (int64_t& f : frames) {
+      if (f < 0) continue;  // the reader's error names it
+      f = std::min(SlotFrameOfRow(f, task_fps, fps), std::max<int64_t>(r.info.frames - 1, 0));
+    }
+  return ReadFrames(r, frames, r.info.depth);
 }
 
 void BindVideo(nb::module_& m) {
@@ -299,11 +310,11 @@ void BindVideo(nb::module_& m) {
       .def_prop_ro("closed", [](const PyVideoReader& r) { return !r.reader; })
       .def(
           "read_rgb",
-          [](PyVideoReader& r, IndexArray indices) { return ReadFrames(r, indices, false); },
+          [](PyVideoReader& r, IndexArray indices) { return ReadFrames(r, Span(indices), false); },
           "indices"_a, "Frames `indices` (int64, any order, repeats allowed) as uint8 (n, H, W, 3) RGB24.")
       .def(
           "read_depth",
-          [](PyVideoReader& r, IndexArray indices) { return ReadFrames(r, indices, true); },
+          [](PyVideoReader& r, IndexArray indices) { return ReadFrames(r, Span(indices), true); },
           "indices"_a, "Depth frames `indices` as uint16 (n, H, W) millimetres.")
       .def("read_rgb_at", &ReadRgbAt, "times_s"_a, "tolerance_s"_a = -1.0,
            "The frames nearest to `times_s` (float64 seconds) as uint8 (n, H, W, 3); tolerance_s < 0 "

@@ -88,9 +88,10 @@ TaskWriterOptions OptionsFrom(const nb::dict& d) {
     if (v.contains("slots"))
       for (nb::handle h : nb::cast<nb::list>(v["slots"])) {
         nb::dict s = nb::cast<nb::dict>(h);
-        RejectUnknown(s, {"slot", "width", "height", "depth", "master_slot"}, "TaskWriter video slots[]");
+        RejectUnknown(s, {"slot", "width", "height", "depth", "master_slot", "fps"}, "TaskWriter video slots[]");
         o.video.slots.push_back({Get<std::string>(s, "slot", ""), Get<int>(s, "width", 0), Get<int>(s, "height", 0),
-                                 Get<bool>(s, "depth", false), Get<std::string>(s, "master_slot", "")});
+                                 Get<bool>(s, "depth", false), Get<std::string>(s, "master_slot", ""),
+                                 Get<double>(s, "fps", 0.0)});
       }
     o.video.rgb.codec = Get<std::string>(v, "codec", o.video.rgb.codec);
     o.video.rgb.preset = Get<std::string>(v, "preset", o.video.rgb.preset);

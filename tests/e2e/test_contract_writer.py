@@ -12,7 +12,15 @@ checked with pyarrow/json, not through reel:
   "rig"; §5.2 one writer per column): written, kept, shown, checked, used for labels;
 - a column renamed across episodes is a check warning (multi-device §2.4);
 - auxiliary streams beside a slot's video (000 §8 "RGB 的 _aux 类辅助流归主 key 同一目录，非主键可忽略"):
-  not strays, gone with their episode, taken (and ignored) by the import server.
+  not strays, gone with their episode, taken (and ignored) by the import server;
+- a slot with its own frame rate (multi-device §4.2 cameras[slot] = {height, width, fps?}, §6.3
+  "fps 仅在该流与默认 fps 不同时才写"): a frame per nominal frame time, declared, checked, read at
+  row i as frame round_half_up(i * fps / task fps) clamped to the last (the collector's
+  playback `_seek`, tools/tests/test_playback_multifps.py), and re-timed by the export;
+- a bundle's videos are "libx264, yuv420p, CRF ≈ 20, short GOP" whatever the task recorded (seed
+  004 "Encoding (write-time)"), and a reader indexes a bundle dataset from manifest.json alone;
+- a scalar `_ns` stamp declares its "no sample" value (multi-device §6 feature table:
+  {"dtype":"int64","shape":[1],"encoding":"host_monotonic_ns","missing_sentinel":0}).
 """
 
 from __future__ import annotations
@@ -167,6 +175,15 @@ def test_collector_slot_names_write_check_pack_and_export_to_lerobot(reel_mod, r
     assert d["observation.images.桌面相机_rgb"].shape == (6, 24, 32, 3)
     assert abs(int(d["observation.images.D405_head_rgb"][3, 0, 0, 0]) - 60) <= 6
     assert abs(int(d["observation.images.桌面相机_rgb"][3, 0, 0, 0]) - 140) <= 6
+    # A LeRobot dataset without reel's block (any other writer's) imports with the names kept:
+    # slot_base() keeps case and CJK.
+    info_path = out_dir / "meta/info.json"
+    foreign = json.loads(info_path.read_text(encoding="utf-8"))
+    foreign.pop("reel")
+    info_path.write_text(json.dumps(foreign, ensure_ascii=False), encoding="utf-8")
+    back = tmp_path / "back"
+    reel(reel_bin, "import", out_dir, back)
+    assert {"D405_head_rgb", "桌面相机_rgb"} <= set(json.loads((back / "meta/info.json").read_text())["video_extensions"])
 
 
 def test_migration_drops_an_all_zero_sensor_and_names_an_unnamed_device(reel_bin, tmp_path):
@@ -308,3 +325,150 @@ def test_an_aux_stream_beside_its_video_is_accepted_deleted_with_it_and_ignored_
     reel(reel_bin, "delete", task, 1)
     assert not main.exists() and not any(a.exists() for a in aux)
     check_clean(reel_bin, task)
+
+
+def own_rate_task(reel_mod, root, rows=9):
+    """A 30 fps task: a head camera at the task's rate and a side UVC camera at 15 fps that
+    delivers a frame every other tick, as a 15 fps camera does (values 10, 35, 60, ...)."""
+    W, H = 32, 24
+    w = reel_mod.TaskWriter(
+        str(root), fps=30.0, task_name="rates",
+        devices=[{"key": "uvc:head", "kind": "uvc", "name": "head", "slots": ["head_rgb"]},
+                 {"key": "uvc:side", "kind": "uvc", "name": "side", "slots": ["side_rgb"]}],
+        video={"slots": [{"slot": "head_rgb", "width": W, "height": H},
+                         {"slot": "side_rgb", "width": W, "height": H, "fps": 15}],
+               "preset": "ultrafast"})
+    with w.episode() as ep:
+        for i in range(rows):
+            ep.push_rgb("head_rgb", np.full((H, W, 3), 20 * i, np.uint8))
+            if i % 2 == 0:
+                ep.push_rgb("side_rgb", np.full((H, W, 3), 10 + 25 * (i // 2), np.uint8))
+            ep.append(timestamp=i / 30, wall_time=1.7e9 + i / 30, hardware_ns=10**9 + i * 33_333_333)
+    return root
+
+
+def _pyav_gray(path) -> list[int]:
+    import av
+    with av.open(str(path)) as c:
+        return [int(f.to_ndarray(format="rgb24")[..., 0].mean().round()) for f in c.decode(video=0)]
+
+
+def test_a_slot_with_its_own_fps_records_checks_reads_and_exports(reel_mod, reel_bin, tmp_path):
+    rows = 9
+    task = own_rate_task(reel_mod, tmp_path / "data" / "recordings" / "rates", rows)
+    info = json.loads((task / "meta/info.json").read_text(encoding="utf-8"))
+    assert info["cameras"]["side_rgb"] == {"height": 24, "width": 32, "fps": 15.0}
+    assert "fps" not in info["cameras"]["head_rgb"]  # written only where it differs (§6.3)
+    # Frames whose nominal time k / 15 lies within the episode's 8 / 30 s: k = 0..4, each the
+    # one the camera delivered, none repeated.
+    side_frames = len([k for k in range(100) if k / 15 <= (rows - 1) / 30 + 1e-9])
+    side = _pyav_gray(task / "videos/chunk-000/side_rgb/episode-000.mp4")
+    assert len(side) == side_frames == 5
+    assert all(abs(got - (10 + 25 * k)) <= 6 for k, got in enumerate(side)), side
+    assert len(_pyav_gray(task / "videos/chunk-000/head_rgb/episode-000.mp4")) == rows
+    drops = json.loads(pq.read_table(task / "meta/episodes/chunk-000/episode-000.parquet")
+                       .column("drop_stats")[0].as_py())
+    assert not [k for k in drops if "side_rgb" in k], drops
+    check_clean(reel_bin, task)
+
+    # Row i shows frame round_half_up(i * 15 / 30), clamped to the last (the collector's _seek).
+    want = [side[min(int(i * 15 / 30 + 0.5), len(side) - 1)] for i in range(rows)]
+    got = reel_mod.open(str(task)).frames(1, "side_rgb", list(range(rows)))[..., 0].mean(axis=(1, 2))
+    assert np.abs(got - np.array(want)).max() <= 1, (got, want)
+    from reel.torch import FrameDataset
+    ds = FrameDataset(str(task), columns=["observation.left_hand_pose"], cameras=["side_rgb"], image_dtype="uint8")
+    for i in (0, 1, 3, 8):
+        img = ds[i]["observation.images.side_rgb"]
+        assert abs(float(img[0].float().mean()) - want[i]) <= 1, (i, want[i])
+
+    # The viewer references, per row, the presentation time of the frame that row shows.
+    from .test_view import Rrd, view
+    import av
+    view(reel_bin, task, "1", "--save", tmp_path / "ep1.rrd")
+    refs, _ = Rrd(tmp_path / "ep1.rrd").column("/cameras/side_rgb", "VideoFrameReference:timestamp", "timestamp")
+    with av.open(str(task / "videos/chunk-000/side_rgb/episode-000.mp4")) as c:
+        s = c.streams.video[0]
+        pts_ns = sorted(round(float(p.pts * s.time_base) * 1e9) for p in c.demux(s) if p.pts is not None)
+    assert [int(r) for r in refs] == [pts_ns[min(int(i * 15 / 30 + 0.5), len(pts_ns) - 1)] for i in range(rows)]
+
+    # LeRobot addresses frames by the dataset's fps: the export re-times the slot, and the
+    # real LeRobotDataset reads one frame per row.
+    out_dir = tmp_path / "lerobot"
+    reel(reel_bin, "export", "--to", "lerobot-v3", task, out_dir)
+    d = dump(out_dir, "v3.0")
+    assert d["observation.images.side_rgb"].shape == (rows, 24, 32, 3)
+    exported = d["observation.images.side_rgb"][..., 0].mean(axis=(1, 2))
+    assert np.abs(exported - np.array(want)).max() <= 6, (exported, want)
+    # ... and comes back with one frame per row, no longer declaring a rate of its own.
+    back = tmp_path / "back"
+    reel(reel_bin, "import", out_dir, back)
+    assert "fps" not in json.loads((back / "meta/info.json").read_text())["cameras"]["side_rgb"]
+    check_clean(reel_bin, back)
+
+
+def test_a_declared_rate_the_video_does_not_have_is_a_frame_count_error(reel_mod, reel_bin, tmp_path):
+    task = own_rate_task(reel_mod, tmp_path / "rates", 9)
+    path = task / "meta/info.json"
+    info = json.loads(path.read_text())
+    info["cameras"]["head_rgb"]["fps"] = 15  # 9 frames, but 9 rows at 15 fps span 5
+    path.write_text(json.dumps(info))
+    findings = _findings(reel_bin, task, "video.frame_count")
+    assert len(findings) == 1 and findings[0]["severity"] == "error", findings
+    assert "15 fps in a 30 fps task" in findings[0]["message"] and "span 5 frames" in findings[0]["message"]
+
+
+def test_the_writer_refuses_a_slot_faster_than_the_task_and_a_depth_rate_readers_cannot_find(reel_mod, tmp_path):
+    slot = {"slot": "side_rgb", "width": 32, "height": 24, "fps": 60}
+    with pytest.raises(reel_mod.InvalidError, match="side_rgb.*fps must be 0"):
+        reel_mod.TaskWriter(str(tmp_path / "a"), fps=30.0, video={"slots": [slot]})
+    # A 15 fps RGB master that is not its device's first camera: readers would time the depth
+    # slot by that first camera.
+    devices = [{"key": "d435:1", "kind": "d435", "name": "d435", "slots": ["d435_ir", "d435_rgb", "d435_depth"]}]
+    slots = [{"slot": "d435_ir", "width": 32, "height": 24},
+             {"slot": "d435_rgb", "width": 32, "height": 24, "fps": 15},
+             {"slot": "d435_depth", "width": 32, "height": 24, "depth": True, "master_slot": "d435_rgb"}]
+    with pytest.raises(reel_mod.InvalidError, match="d435_depth.*first RGB slot"):
+        reel_mod.TaskWriter(str(tmp_path / "b"), fps=30.0, devices=devices, video={"slots": slots})
+
+
+def test_a_scalar_ns_stamp_declares_its_missing_sentinel(reel_mod, reel_bin, tmp_path):
+    root = tmp_path / "ns"
+    with reel_mod.TaskWriter(str(root), fps=30.0, task_name="ns").episode() as ep:
+        for i in range(3):  # the second row has no force sample: its stamp is the sentinel
+            fixed = {} if i == 1 else {"observation.gripper_left_force": [1.0, 2.0, 3.0]}
+            scalars = {} if i == 1 else {"observation.gripper_left_force_ns": 10**9 + i}
+            ep.append(timestamp=i / 30, fixed=fixed, scalars=scalars)
+    feature = json.loads((root / "meta/info.json").read_text())["features"]["observation.gripper_left_force_ns"]
+    assert feature == {"dtype": "int64", "shape": [1], "encoding": "host_monotonic_ns", "missing_sentinel": 0}
+    stamps = pq.read_table(root / data_rel(1)).column("observation.gripper_left_force_ns").to_pylist()
+    assert stamps == [10**9, feature["missing_sentinel"], 10**9 + 2]
+    check_clean(reel_bin, root)
+
+
+def test_a_bundle_holds_h264_yuv420p_whatever_the_task_recorded(reel_mod, reel_bin, tmp_path):
+    import av
+    root = tmp_path / "hevc"
+    w = reel_mod.TaskWriter(str(root), fps=30.0, task_name="hevc",
+                            devices=[{"key": "uvc:head", "kind": "uvc", "name": "head", "slots": ["head_rgb"]}],
+                            video={"slots": [{"slot": "head_rgb", "width": 64, "height": 48}], "codec": "hevc",
+                                   "preset": "ultrafast"})
+    with w.episode() as ep:
+        for i in range(6):
+            ep.push_rgb("head_rgb", np.full((48, 64, 3), 30 * i, np.uint8))
+            ep.append(timestamp=i / 30)
+    with av.open(str(root / "videos/chunk-000/head_rgb/episode-000.mp4")) as c:
+        assert c.streams.video[0].codec_context.name == "hevc"
+    out = tmp_path / "bundle"
+    reel(reel_bin, "export", "--to", "bundle", root, out)
+    (video,) = out.glob("episodes/*/observation.images.head_rgb.mp4")
+    with av.open(str(video)) as c:
+        s = c.streams.video[0]
+        assert (s.codec_context.name, s.codec_context.format.name) == ("h264", "yuv420p")
+        frames = [int(f.to_ndarray(format="rgb24")[..., 0].mean().round()) for f in c.decode(video=0)]
+    assert len(frames) == 6 and all(abs(v - 30 * i) <= 6 for i, v in enumerate(frames)), frames
+    # Overlay annotations beside a bundle and the manifest do not disturb reading or checking.
+    (video.parent / "progress.overlay.json").write_text(json.dumps({"progress": [0.0, 0.5, 1.0]}))
+    (out / "annotations").mkdir()
+    (out / "annotations" / "language_spans.jsonl").write_text("{}\n")
+    check_clean(reel_bin, out)
+    assert len(reel_mod.open(str(out)).episodes()) == 1

@@ -492,9 +492,17 @@ def test_bundle_unknown_schema_version(run_reel, tmp_path, work):
     expect_unreadable(run_reel, root, "episode.json", "schema_version 2")
 
 
-def test_bundle_missing_directory(run_reel, bundle):
+def test_bundle_missing_directory(run_reel, bundle, reel_mod):
+    """Seed 004: "length per episode means a reader can build its whole sampling index from
+    this file alone — no bundle I/O at startup". Opening lists every episode of the manifest;
+    reading the missing one fails naming it; check reports it."""
     shutil.rmtree(bundle / "episodes" / BUNDLE_IDS[1])
-    expect_unreadable(run_reel, bundle, "manifest.json", BUNDLE_IDS[1], "missing")
+    rc, out, err = run_reel("info", bundle)
+    assert rc == 0, err
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    listed = reel_mod.open(str(bundle)).episodes()
+    assert [int(e["length"]) for e in listed] == [e["length"] for e in manifest["episodes"]]
+    expect_unreadable(run_reel, bundle, "manifest.json", BUNDLE_IDS[1], "missing", cmd="show")
     rc, report = check_report(run_reel, bundle)
     assert rc == 1
     assert_finding(report, "foreign.bundle_episode", f"episodes/{BUNDLE_IDS[1]}", "error")
@@ -503,7 +511,7 @@ def test_bundle_missing_directory(run_reel, bundle):
 def test_bundle_missing_episode_json(run_reel, bundle):
     # The second: the first episode.json is where DetectFormat looks for schema_version.
     (bundle / "episodes" / BUNDLE_IDS[1] / "episode.json").unlink()
-    expect_unreadable(run_reel, bundle, f"{BUNDLE_IDS[1]}/episode.json", "missing", "episode 1")
+    expect_unreadable(run_reel, bundle, f"{BUNDLE_IDS[1]}/episode.json", "missing", "episode 1", cmd="show")
 
 
 def test_bundle_length_manifest_vs_episode_json(run_reel, bundle):
@@ -511,7 +519,8 @@ def test_bundle_length_manifest_vs_episode_json(run_reel, bundle):
     doc = json.loads(side.read_text())
     doc["length"] = 4
     side.write_text(json.dumps(doc))
-    expect_unreadable(run_reel, bundle, f"{BUNDLE_IDS[1]}/episode.json", "length 4", "manifest.json says 3")
+    expect_unreadable(run_reel, bundle, f"{BUNDLE_IDS[1]}/episode.json", "length 4", "manifest.json says 3",
+                      cmd="show")
 
 
 def test_bundle_length_vs_data_rows(run_reel, bundle):

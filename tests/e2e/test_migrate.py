@@ -129,7 +129,10 @@ def make_v1_task(root: Path) -> Path:
             _write_parquet(s / "data" / "imu" / "chunk-0000" / "chunk_000000.parquet", _imu_table(idx, frames, rng))
         _write(s / "videos" / "head_left" / "chunk-0000" / "head_left.mp4", video_bytes("mp4", False, frames))
         if stereo:
-            _write(s / "videos" / "head_right" / "chunk-0000" / "head_right.mp4", video_bytes("mp4", False, frames))
+            # A 15 fps camera in a 30 fps session: the collector wrote a frame at every other
+            # tick, from the first (multi-device §4.2 cameras[slot].fps).
+            _write(s / "videos" / "head_right" / "chunk-0000" / "head_right.mp4",
+                   video_bytes("mp4", False, (frames + 1) // 2))
             _write(s / "videos" / "head_left" / "chunk-0000" / "head_left_aux.mp4", video_bytes("mp4", False, frames))
         _write(s / "depth" / "head_depth" / "head_depth.mkv", video_bytes("mkv", True, frames))
         _write(s / "depth" / "head_depth" / "head_depth.mp4", video_bytes("mp4", False, frames))  # heat-map preview

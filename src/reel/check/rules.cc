@@ -169,7 +169,8 @@ const std::vector<RuleInfo> kRules = {
        "wins, so older episodes may differ)"},
       {"video.frame_count", S::kError, "contract §7.3, §8",
        "every video of an episode has exactly as many frames as its data parquet has rows "
-       "(row i = frame i)"},
+       "(row i = frame i); a slot with its own fps (cameras[slot].fps, multi-device §4.2) has "
+       "floor((rows - 1) * fps / task fps) + 1, one either way allowed"},
       // LeRobot v2.x / v3.x and bundle datasets (docs/foreign-read.md)
       {"foreign.episode_order", S::kError, "foreign-read.md; LeRobot",
        "row / line i of the episode index is episode_index i: no gap, no reorder"},

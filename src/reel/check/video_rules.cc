@@ -1,5 +1,9 @@
 // Per-episode video rules that look inside the files: each opens and indexes
 // (demuxer and packet index only, no decoding) and has one frame per data row.
+#include <cstdlib>
+#include <iomanip>
+#include <sstream>
+
 #include "check/context.h"
 #include "reel/video.h"
 
@@ -32,6 +36,35 @@ void CheckStreamShape(const Task& task, const std::string& slot, const std::stri
                  " but cameras declares " + std::to_string(cam->width) + "x" + std::to_string(cam->height));
 }
 
+std::string FpsText(double fps) {
+  std::ostringstream out;
+  out << std::setprecision(6) << fps;  // 15, 29.97
+  return out.str();
+}
+
+// A slot at the task's rate has one frame per row. A slot with its own rate (cameras[slot].fps)
+// has SlotFramesForRows(rows) frames, one either way allowed: the collector takes a frame at a
+// tick only when one has arrived, and readers clamp to the last frame.
+void CheckFrameCount(const InfoJson& task_info, const std::string& slot, const std::string& path,
+                     const VideoInfo& info, int64_t rows, FindingSink& sink) {
+  const std::string stream = " frames (" + info.codec + " " + info.pix_fmt + ")";
+  const double fps = task_info.SlotFps(slot);
+  if (fps == task_info.fps) {
+    if (info.frames != rows)
+      sink.Add("video.frame_count", path,
+               "slot \"" + slot + "\" has " + std::to_string(info.frames) + stream + " but the data parquet has " +
+                   std::to_string(rows) + " rows; row i must be frame i");
+    return;
+  }
+  const int64_t want = SlotFramesForRows(rows, task_info.fps, fps);
+  if (std::abs(info.frames - want) > 1)
+    sink.Add("video.frame_count", path,
+             "slot \"" + slot + "\" runs at " + FpsText(fps) + " fps in a " + FpsText(task_info.fps) +
+                 " fps task, so its " + std::to_string(rows) + " rows span " + std::to_string(want) +
+                 " frames (floor((rows - 1) * " + FpsText(fps) + " / " + FpsText(task_info.fps) +
+                 ") + 1, one either way allowed), but it has " + std::to_string(info.frames) + stream);
+}
+
 }  // namespace
 
 void CheckVideoFiles(const Task& task, const EpisodeEntry& e, std::optional<int64_t> data_rows,
@@ -47,11 +80,7 @@ void CheckVideoFiles(const Task& task, const EpisodeEntry& e, std::optional<int6
     }
     const VideoInfo& info = (*reader)->info();
     CheckStreamShape(task, slot, path, info, sink);
-    if (data_rows && info.frames != *data_rows)
-      sink.Add("video.frame_count", path,
-               "slot \"" + slot + "\" has " + std::to_string(info.frames) + " frames (" + info.codec +
-                   " " + info.pix_fmt + ") but the data parquet has " + std::to_string(*data_rows) +
-                   " rows; row i must be frame i");
+    if (data_rows) CheckFrameCount(task.info(), slot, path, info, *data_rows, sink);
   }
 }
 

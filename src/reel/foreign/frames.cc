@@ -73,6 +73,8 @@ Result<std::shared_ptr<arrow::Table>> ReadEpisodeRows(FileSystem* fs, const std:
   const std::string path = JoinPath(root, e.data_path);
   const std::string who = EpisodeName(e.episode_index) +
                           (e.bundle_id.empty() ? "" : " (id " + e.bundle_id + ")");
+  // A reader's bundle index came from manifest.json alone: the bundle is checked as it is read.
+  if (format == DatasetFormat::kBundle && sink.strict()) REEL_RETURN_IF_ERROR(CheckBundle(fs, root, e, sink).status());
   REEL_ASSIGN_OR_RETURN(auto reader, internal::OpenParquet(fs, path, true));
   std::shared_ptr<arrow::Schema> schema;
   if (auto st = reader->GetSchema(&schema); !st.ok())

@@ -28,6 +28,8 @@ class Sink {
              StatusCode code = StatusCode::kInvalid);
   void Warning(const std::string& rule, const std::string& path, const std::string& message);
   Status status() const { return first_; }
+  // Strict: a reader (stops at the first error); else a check (collects them all).
+  bool strict() const { return strict_; }
   std::vector<Finding>& findings() { return findings_; }
 
  private:
@@ -79,9 +81,16 @@ Result<std::vector<ForeignEpisode>> LeRobotV2Episodes(FileSystem* fs, const std:
 Result<std::vector<ForeignEpisode>> LeRobotV3Episodes(FileSystem* fs, const std::string& root,
                                                       const ForeignInfo& info,
                                                       Sink& sink);
+// A bundle index is built from manifest.json alone when `sink` is strict (a reader: seed 004
+// "a reader can build its whole sampling index from this file alone — no bundle I/O at
+// startup"); a check (not strict) also verifies every bundle (CheckBundle).
 Result<std::vector<ForeignEpisode>> BundleEpisodes(FileSystem* fs, const std::string& root,
                                                    const ForeignInfo& info,
                                                    Sink& sink);
+// One bundle against its manifest entry: its directory, its episode.json (schema_version 1,
+// the same length) and its data and video files. Readers run it when they read the
+// episode, checks for every bundle. False: the directory is missing (reported to `sink`).
+Result<bool> CheckBundle(FileSystem* fs, const std::string& root, const ForeignEpisode& e, Sink& sink);
 
 // Rows of one episode (frames.cc); see ForeignDataset::ReadFrames.
 Result<std::shared_ptr<arrow::Table>> ReadEpisodeRows(FileSystem* fs, const std::string& root,

@@ -142,8 +142,10 @@ Status WriteBundles(const ExportSource& src, const std::string& dir, const Expor
     REEL_RETURN_IF_ERROR(WriteSidecar(src, *frames.pooled, JoinPath(tmp, "reel.sidecar.parquet")));
     for (const auto& cam : src.plan.cameras) {
       const std::string out = JoinPath(tmp, cam.key + ".mp4");
+      const std::vector<int64_t> retime = RetimedFrames(src.task->info(), cam.slot, n);
       REEL_ASSIGN_OR_RETURN(bool reencoded, CopyEpisodeVideo(src.task_fs, src.task->Path(*Lookup(entry.videos, cam.slot)),
-                                                             fs, out, fps, scratch->path()));
+                                                             fs, out, fps, scratch->path(),
+                                                             {.retime = retime, .bundle = !cam.depth}));
       ++(reencoded ? report->videos_reencoded : report->videos_copied);
       REEL_RETURN_IF_ERROR(fs->SyncFile(out));
     }

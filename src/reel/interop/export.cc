@@ -296,16 +296,29 @@ nlohmann::ordered_json ReelBlock(const ExportSource& src) {
   return j;
 }
 
+std::vector<int64_t> RetimedFrames(const InfoJson& info, const std::string& slot, int64_t rows) {
+  const double fps = info.SlotFps(slot);
+  std::vector<int64_t> frames;
+  if (fps == info.fps) return frames;
+  frames.reserve(rows);
+  for (int64_t row = 0; row < rows; ++row) frames.push_back(SlotFrameOfRow(row, info.fps, fps));
+  return frames;
+}
+
 Result<bool> CopyEpisodeVideo(FileSystem* input_fs, const std::string& input, FileSystem* output_fs,
-                              const std::string& output, double fps, const std::string& scratch) {
-  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(input, input_fs));
+                              const std::string& output, double fps, const std::string& scratch,
+                              const VideoCopy& how) {
+  bool copyable = false;
+  if (how.retime.empty()) {
+    REEL_ASSIGN_OR_RETURN(copyable, CopyableToMp4(input, input_fs, how.bundle));
+  }
   // The stream is copied from the input, or from its re-encoded copy in `scratch`.
   std::string from = input;
   FileSystem* from_fs = input_fs;
   if (!copyable) {
     from = JoinPath(scratch, "reencoded.mp4");
     from_fs = output_fs;
-    REEL_RETURN_IF_ERROR(ReencodeToMp4(input_fs, input, output_fs, from, fps));
+    REEL_RETURN_IF_ERROR(ReencodeToMp4(input_fs, input, output_fs, from, fps, how.retime, how.bundle ? 20 : 18));
   }
   REEL_RETURN_IF_ERROR(output_fs->CreateDirs(DirName(output)));
   REEL_ASSIGN_OR_RETURN(auto concat, StreamConcat::Open(output_fs, output, from_fs, from));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,12 +82,27 @@ Status WriteSidecar(const ExportSource& source, const arrow::Table& pooled, cons
 Status WriteJsonFile(FileSystem* fs, const std::string& path, const nlohmann::ordered_json& json,
                      int indent = 4);
 
+// The source frame of each of an episode's `rows` rows for a slot with its own fps
+// (SlotFrameOfRow, reel/metadata.h); empty when the slot runs at the task's rate. LeRobot
+// and bundles address a camera's frames by the dataset's fps, so such a slot is re-timed.
+std::vector<int64_t> RetimedFrames(const InfoJson& info, const std::string& slot, int64_t rows);
+
+// How CopyEpisodeVideo writes a stream.
+struct VideoCopy {
+  std::span<const int64_t> retime;  // RetimedFrames: re-encoded, one frame per data row
+  // Bundles (seed 004 "libx264, yuv420p, CRF ≈ 20, short GOP"): only H.264 yuv420p is
+  // copied, anything else (HEVC, AV1) re-encoded at CRF 20, GOP 2; depth stays 12-bit HEVC.
+  bool bundle = false;
+};
+
 // Copies one episode's camera stream `input` (read through `input_fs`) into its own
 // .mp4 `output` (written through `output_fs`): stream copy, or re-encoded when the
-// stream cannot go into .mp4, the re-encoded copy written to and read back from
-// `scratch` on `output_fs`. Returns whether it was re-encoded.
+// stream cannot go into .mp4 as it is or is re-timed (`how`), the re-encoded copy
+// written to and read back from `scratch` on `output_fs`. Returns whether it was
+// re-encoded.
 Result<bool> CopyEpisodeVideo(FileSystem* input_fs, const std::string& input, FileSystem* output_fs,
-                              const std::string& output, double fps, const std::string& scratch);
+                              const std::string& output, double fps, const std::string& scratch,
+                              const VideoCopy& how = {});
 
 // ---- ExportPublish::kUpload (docs/storage.md "Export to a URI") ----------------------------
 

@@ -17,6 +17,7 @@
 #include "reel/columns.h"
 #include "reel/dataset.h"
 #include "reel/interop.h"
+#include "reel/layout.h"
 #include "reel/merge.h"
 #include "write/episode_stats.h"
 #include "write/task_files.h"
@@ -192,6 +193,7 @@ Status AddRoundTripColumns(const Json& block, const arrow::Table& frames, const 
 
 // ---- any other dataset --------------------------------------------------------------------
 
+// The video slot a foreign camera key becomes: the key without its image prefix.
 std::string SlotOf(const std::string& key) {
   std::string slot = key;
   for (const char* prefix : {"observation.images.", "observation.depth.", "observation.image."}) {
@@ -200,11 +202,8 @@ std::string SlotOf(const std::string& key) {
       break;
     }
   }
-  for (char& c : slot) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) c = '_';
-  }
-  return slot;
+  // A slot name as the collector cleans one (multi-device §2.4): case and CJK kept.
+  return SlotBase(slot, "camera");
 }
 
 // `values` (n * width) as a list column of one sample a row: list<fixed_size_list
@@ -664,6 +663,9 @@ Result<EpisodeDraft> DraftEpisode(FileSystem* fs, const ImportPlan& plan, size_t
     d.row.task_index = r.value("task_index", int64_t{0});
     REEL_ASSIGN_OR_RETURN(d.decl, ParseInfoJson(internal::Dump(plan.block.value("pooled_info", Json::object()), -1),
                                                 plan.source + ": reel.pooled_info"));
+    // The export re-timed a slot with its own fps to the dataset's (RetimedFrames): its video
+    // comes back with one frame per row, so no camera keeps a rate of its own.
+    for (auto& [slot, camera] : d.decl.cameras) camera.fps.reset();
     if (!plan.target_tasks.empty()) {
       const int64_t k = d.row.task_index;
       REEL_ASSIGN_OR_RETURN(d.row.task_index,

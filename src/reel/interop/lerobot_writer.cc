@@ -288,11 +288,15 @@ Status AppendCameraV3(const ExportSource& src, size_t k, const std::string& sour
   // The stream is appended from the task, or from its re-encoded copy in `scratch`.
   std::string input = source;
   FileSystem* input_fs = src.task_fs;
-  REEL_ASSIGN_OR_RETURN(bool copyable, CopyableToMp4(source, src.task_fs));
+  const std::vector<int64_t> retime = RetimedFrames(src.task->info(), cam.slot, n);
+  bool copyable = false;
+  if (retime.empty()) {
+    REEL_ASSIGN_OR_RETURN(copyable, CopyableToMp4(source, src.task_fs));
+  }
   if (!copyable) {
     input = JoinPath(scratch, "reencoded-" + std::to_string(k) + ".mp4");
     input_fs = fs;
-    REEL_RETURN_IF_ERROR(ReencodeToMp4(src.task_fs, source, fs, input, fps));
+    REEL_RETURN_IF_ERROR(ReencodeToMp4(src.task_fs, source, fs, input, fps, retime));
     ++report->videos_reencoded;
   } else {
     ++report->videos_copied;
@@ -451,7 +455,8 @@ Status WriteLeRobot(const ExportSource& src, const std::string& dir, const Expor
         const std::string out = JoinPath(dir, "videos/chunk-" + Pad(ep / chunks, 3) + "/" + cam.key +
                                                   "/episode_" + Pad(ep, 6) + ".mp4");
         REEL_ASSIGN_OR_RETURN(bool reencoded,
-                              CopyEpisodeVideo(src.task_fs, source, fs, out, fps, scratch->path()));
+                              CopyEpisodeVideo(src.task_fs, source, fs, out, fps, scratch->path(),
+                                               {.retime = RetimedFrames(src.task->info(), cam.slot, n)}));
         ++(reencoded ? report->videos_reencoded : report->videos_copied);
         REEL_RETURN_IF_ERROR(fs->SyncFile(out));
         continue;

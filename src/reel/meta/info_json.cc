@@ -1,5 +1,6 @@
 // meta/info.json: parse into InfoJson, serialize back keeping unknown keys.
 #include <algorithm>
+#include <cmath>
 
 #include "util/json_util.h"
 #include "reel/metadata.h"
@@ -30,6 +31,33 @@ std::map<std::string, std::vector<std::string>> ColumnWriters(const std::vector<
   for (const DeviceEntry& d : devices)
     for (const std::string& column : d.BoundColumns()) out[column].push_back(d.key);
   return out;
+}
+
+double InfoJson::SlotFps(std::string_view slot) const {
+  auto declared = [&](std::string_view s) -> std::optional<double> {
+    const CameraSpec* cam = Lookup(cameras, s);
+    if (!cam) return std::nullopt;
+    return cam->fps && *cam->fps > 0 ? *cam->fps : fps;
+  };
+  if (auto own = declared(slot)) return *own;
+  for (const DeviceEntry& d : devices) {
+    if (std::find(d.slots.begin(), d.slots.end(), slot) == d.slots.end()) continue;
+    for (const std::string& s : d.slots)
+      if (auto master = declared(s)) return *master;
+  }
+  return fps;
+}
+
+int64_t SlotFrameOfRow(int64_t row, double task_fps, double slot_fps) {
+  if (!(task_fps > 0) || !(slot_fps > 0) || slot_fps == task_fps) return row;
+  // The nudge keeps an exact half (row 3 at 25/30 fps: 2.5) rounding up despite the division.
+  return static_cast<int64_t>(std::floor(static_cast<double>(row) * slot_fps / task_fps + 0.5 + 1e-9));
+}
+
+int64_t SlotFramesForRows(int64_t rows, double task_fps, double slot_fps) {
+  if (rows <= 0) return 0;
+  if (!(task_fps > 0) || !(slot_fps > 0) || slot_fps == task_fps) return rows;
+  return static_cast<int64_t>(std::floor(static_cast<double>(rows - 1) * slot_fps / task_fps + 1e-9)) + 1;
 }
 
 bool InfoJson::Has(std::string_view key) const {
@@ -69,6 +97,10 @@ Result<FeatureSpec> ParseFeature(const Json& j, const std::string& where) {
   if (auto it = j.find("scale"); it != j.end()) {
     if (!it->is_number()) return WrongType(where + ".scale", "a number", *it);
     f.scale = it->get<double>();
+  }
+  if (auto it = j.find("missing_sentinel"); it != j.end()) {
+    if (!it->is_number_integer()) return WrongType(where + ".missing_sentinel", "an integer", *it);
+    f.missing_sentinel = it->get<int64_t>();
   }
   REEL_RETURN_IF_ERROR(ParseOptionalString(j, "frame", where, f.frame));
   REEL_RETURN_IF_ERROR(ParseOptionalString(j, "clock", where, f.clock));
@@ -183,6 +215,7 @@ Result<Json> FeatureToJson(const std::string& name, const FeatureSpec& f, Json b
   } else {
     base.erase("scale");
   }
+  set_opt("missing_sentinel", f.missing_sentinel);
   set_opt("frame", f.frame);
   set_opt("clock", f.clock);
   set_opt("source_slot", f.source_slot);

@@ -215,6 +215,41 @@ TEST(SerializeInfoJson, DeviceBindingReadWrittenAndOtherDeviceKeysKept) {
   EXPECT_NE(bad.status().message().find("rig"), std::string::npos) << bad.status().ToString();
 }
 
+// The collector's playback rule (ui/playback_dialog.py `_seek`, its test_playback_multifps.py:
+// cam_b at 25 fps in a 30 fps session of 60 rows and 50 frames).
+TEST(SlotFrameOfRow, TheCollectorsPlaybackRule) {
+  EXPECT_EQ(SlotFrameOfRow(0, 30, 25), 0);
+  EXPECT_EQ(SlotFrameOfRow(1, 30, 25), 1);
+  EXPECT_EQ(SlotFrameOfRow(3, 30, 25), 3);  // 2.5 rounds half up
+  EXPECT_EQ(SlotFrameOfRow(4, 30, 25), 3);  // 3.33: the frame is held
+  EXPECT_EQ(SlotFrameOfRow(59, 30, 25), 49);
+  EXPECT_EQ(SlotFramesForRows(60, 30, 25), 50);
+  EXPECT_EQ(SlotFrameOfRow(7, 30, 30), 7);
+  EXPECT_EQ(SlotFramesForRows(7, 30, 30), 7);
+  // 15 fps in 30: frames at rows 0, 2, 4, ...; 9 rows span frames 0..4, 10 rows still 0..4.
+  EXPECT_EQ(SlotFramesForRows(9, 30, 15), 5);
+  EXPECT_EQ(SlotFramesForRows(10, 30, 15), 5);
+  EXPECT_EQ(SlotFramesForRows(1, 30, 15), 1);
+  EXPECT_EQ(SlotFramesForRows(0, 30, 15), 0);
+  EXPECT_EQ(SlotFrameOfRow(9, 30, 15), 5);  // one past the last: readers clamp
+}
+
+// cameras[slot].fps, else the task's; a depth slot by its device's first declared camera.
+TEST(InfoJson, SlotFpsOfCamerasAndDepthSlots) {
+  InfoJson info;
+  info.fps = 30;
+  info.cameras = {{"stereo_left", {800, 1280, std::nullopt}}, {"stereo_right", {800, 1280, 25.0}},
+                  {"d435_rgb", {480, 640, 15.0}}};
+  info.devices.push_back({.key = "s80m:1", .kind = "s80m", .name = "head",
+                          .slots = {"stereo_left", "stereo_right", "stereo_depth"}});
+  info.devices.push_back({.key = "d435:2", .kind = "d435", .name = "d435", .slots = {"d435_rgb", "d435_depth"}});
+  EXPECT_EQ(info.SlotFps("stereo_left"), 30);
+  EXPECT_EQ(info.SlotFps("stereo_right"), 25);
+  EXPECT_EQ(info.SlotFps("stereo_depth"), 30);  // its master is stereo_left
+  EXPECT_EQ(info.SlotFps("d435_depth"), 15);
+  EXPECT_EQ(info.SlotFps("unknown_depth"), 30);
+}
+
 TEST(ParseInfoJson, WrongTypesAreInvalidNamingTheKey) {
   struct Case { const char* key; std::function<void(OJson&)> mutate; } cases[] = {
       {"fps", [](OJson& d) { d["fps"] = "30"; }},

@@ -255,13 +255,15 @@ Status CopySegment(FileSystem* input_fs, const std::string& input, double from_s
   return video::CloseFsOutput(out.get(), /*sync=*/false);
 }
 
-Result<bool> CopyableToMp4(const std::string& input, FileSystem* fs) {
+Result<bool> CopyableToMp4(const std::string& input, FileSystem* fs, bool h264_yuv420p) {
   REEL_ASSIGN_OR_RETURN(Input in, OpenVideo(fs, input));
-  return Mp4Codec(in.stream->codecpar->codec_id);
+  const AVCodecParameters* par = in.stream->codecpar;
+  if (h264_yuv420p) return par->codec_id == AV_CODEC_ID_H264 && par->format == AV_PIX_FMT_YUV420P;
+  return Mp4Codec(par->codec_id);
 }
 
 Status ReencodeToMp4(FileSystem* input_fs, const std::string& input, FileSystem* output_fs,
-                     const std::string& output, double fps) {
+                     const std::string& output, double fps, std::span<const int64_t> frames, int crf) {
   VideoReaderOptions read_options;
   read_options.fs = input_fs;
   REEL_ASSIGN_OR_RETURN(auto reader, VideoReader::Open(input, read_options));
@@ -271,7 +273,7 @@ Status ReencodeToMp4(FileSystem* input_fs, const std::string& input, FileSystem*
   options.width = info.width;
   options.height = info.height;
   options.fps = fps;
-  options.crf = 18;
+  options.crf = crf;
   options.threads = 0;
   options.fs = output_fs;
   if (options.kind == VideoKind::kDepthHevc && !HaveHevc12Encoder()) {
@@ -283,10 +285,13 @@ Status ReencodeToMp4(FileSystem* input_fs, const std::string& input, FileSystem*
   constexpr int64_t kBatch = 16;
   std::vector<uint8_t> rgb;
   std::vector<uint16_t> mm;
-  for (int64_t start = 0; start < info.frames; start += kBatch) {
-    const int64_t n = std::min(kBatch, info.frames - start);
+  const int64_t total = frames.empty() ? info.frames : static_cast<int64_t>(frames.size());
+  if (info.frames == 0 && total > 0) return Status::Invalid(input + ": no frames to re-time");
+  for (int64_t start = 0; start < total; start += kBatch) {
+    const int64_t n = std::min(kBatch, total - start);
     std::vector<int64_t> indices(n);
-    for (int64_t i = 0; i < n; ++i) indices[i] = start + i;
+    for (int64_t i = 0; i < n; ++i)
+      indices[i] = frames.empty() ? start + i : std::clamp<int64_t>(frames[start + i], 0, info.frames - 1);
     if (info.depth) {
       mm.resize(n * pixels);
       REEL_RETURN_IF_ERROR(reader->ReadDepth(indices, mm));

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "reel/status.h"
@@ -68,13 +69,16 @@ class StreamConcat {
 Status CopySegment(FileSystem* input_fs, const std::string& input, double from_s, int64_t frames,
                    FileSystem* output_fs, const std::string& output);
 
-// Whether a stream can go into .mp4 as it is (H.264, HEVC, AV1 in .mp4 / .mov). Only
-// reads `input`, through `fs`.
-Result<bool> CopyableToMp4(const std::string& input, FileSystem* fs = nullptr);
+// Whether a stream can go into .mp4 as it is (H.264, HEVC, AV1 in .mp4 / .mov; with
+// `h264_yuv420p`, H.264 yuv420p alone, a bundle's encoding). Only reads `input`, through `fs`.
+Result<bool> CopyableToMp4(const std::string& input, FileSystem* fs = nullptr, bool h264_yuv420p = false);
 
-// Decodes `input` and encodes it again as .mp4 at `fps`: RGB as H.264 (CRF 18,
-// GOP 2), depth as 12-bit log-code HEVC. Frame count and order are kept.
+// Decodes `input` and encodes it again as .mp4 at `fps`: RGB as H.264 yuv420p (`crf`,
+// GOP 2), depth as 12-bit log-code HEVC. Frame count and order are kept, unless
+// `frames` is given: output frame k is then input frame frames[k] (clamped to the last),
+// which re-times a slot with its own rate to one frame per data row.
 Status ReencodeToMp4(FileSystem* input_fs, const std::string& input, FileSystem* output_fs,
-                     const std::string& output, double fps);
+                     const std::string& output, double fps, std::span<const int64_t> frames = {},
+                     int crf = 18);
 
 }  // namespace reel::internal

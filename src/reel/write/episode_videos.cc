@@ -1,6 +1,7 @@
 // EpisodeVideos (see episode_videos.h).
 #include "write/episode_videos.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -35,6 +36,28 @@ VideoKind DepthKind(const std::string& slot, const VideoOptions& video, const In
   return VideoKind::kDepthHevc;
 }
 
+// A depth slot is not in cameras, so readers take its rate from the first RGB slot of its
+// device (InfoJson::SlotFps). When its master has a rate of its own, that slot must be the
+// master, or a reader would map the depth frames at another rate.
+Status CheckDepthRateFindable(const TaskWriterOptions& options, const VideoSlotOptions& depth,
+                              const std::map<std::string, const VideoSlotOptions*>& by_name) {
+  const double master_fps = by_name.at(depth.master_slot)->fps;
+  if (master_fps == 0 || master_fps == options.fps) return Status::OK();
+  for (const DeviceOptions& d : options.devices) {
+    if (std::find(d.slots.begin(), d.slots.end(), depth.slot) == d.slots.end()) continue;
+    for (const std::string& slot : d.slots) {
+      auto it = by_name.find(slot);
+      if (it == by_name.end() || it->second->depth) continue;
+      if (slot == depth.master_slot) return Status::OK();
+      break;
+    }
+  }
+  return Status::Invalid("video slot \"" + depth.slot + "\": its master_slot \"" + depth.master_slot +
+                         "\" runs at its own fps, so it must be the first RGB slot of the device that lists \"" +
+                         depth.slot + "\" (readers find a depth slot's rate there: multi-device §6.3 keeps depth "
+                         "slots out of cameras)");
+}
+
 }  // namespace
 
 Status ValidateVideoOptions(const TaskWriterOptions& options) {
@@ -55,6 +78,11 @@ Status ValidateVideoOptions(const TaskWriterOptions& options) {
                              std::to_string(s.height));
     if (!s.depth && !s.master_slot.empty())
       return Status::Invalid(where + ": only depth slots follow a master_slot");
+    if (!(s.fps >= 0) || s.fps > options.fps)
+      return Status::Invalid(where + ": fps must be 0 (the task's) up to the task's " + std::to_string(options.fps) +
+                             " (rows are the ticks a frame is taken at), got " + std::to_string(s.fps));
+    if (s.depth && s.fps != 0)
+      return Status::Invalid(where + ": a depth slot runs at its master_slot's rate; set fps on the master");
   }
   for (const VideoSlotOptions& s : v.slots) {
     if (!s.depth) continue;
@@ -65,11 +93,25 @@ Status ValidateVideoOptions(const TaskWriterOptions& options) {
                              s.master_slot + "\"");
     if (master->second->depth)
       return Status::Invalid(where + ": master_slot \"" + s.master_slot + "\" is a depth slot");
+    REEL_RETURN_IF_ERROR(CheckDepthRateFindable(options, s, by_name));
   }
   if (v.queue_frames < 1)
     return Status::Invalid("video.queue_frames must be >= 1, got " + std::to_string(v.queue_frames));
   return Status::OK();
 }
+
+namespace {
+
+// The rate a slot's frames are taken at: its own, its master's for a depth slot, else the task's.
+double SlotRate(const TaskWriterOptions& options, const VideoSlotOptions& slot) {
+  const VideoSlotOptions* rate_of = &slot;
+  if (slot.depth)
+    for (const VideoSlotOptions& s : options.video.slots)
+      if (s.slot == slot.master_slot) rate_of = &s;
+  return rate_of->fps > 0 ? rate_of->fps : options.fps;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<EpisodeVideos>> EpisodeVideos::Open(FileSystem* fs, const std::string& root,
                                                            const TaskWriterOptions& options,
@@ -89,7 +131,8 @@ Result<std::unique_ptr<EpisodeVideos>> EpisodeVideos::Open(FileSystem* fs, const
     if (s.depth) o.encoder.preset = options.video.depth_preset;
     o.encoder.width = s.width;
     o.encoder.height = s.height;
-    o.encoder.fps = options.fps;
+    const double fps = SlotRate(options, s);
+    o.encoder.fps = fps;
     o.encoder.fs = fs;  // every byte of the temp through the task's FileSystem
     o.encoder.sync_on_finish = true;
     o.queue_full = options.video.queue_full;
@@ -111,7 +154,7 @@ Result<std::unique_ptr<EpisodeVideos>> EpisodeVideos::Open(FileSystem* fs, const
       v->Discard();
       return stream.status().WithContext("episode " + std::to_string(n));
     }
-    v->slots_.push_back({s, std::move(*stream)});
+    v->slots_.push_back({s, fps, 0, std::move(*stream)});
   }
   return v;
 }
@@ -124,8 +167,14 @@ Result<VideoStream*> EpisodeVideos::Stream(const std::string& slot) {
   return Status::NotFound("video slot \"" + slot + "\" is not declared in TaskWriterOptions::video");
 }
 
-Status EpisodeVideos::Tick() {
-  for (Slot& s : slots_) REEL_RETURN_IF_ERROR(s.stream->Tick());
+Status EpisodeVideos::Tick(int64_t row) {
+  for (Slot& s : slots_) {
+    // A slot with its own rate takes frame k at the first row whose time reaches k / fps.
+    if (s.ticks < SlotFramesForRows(row + 1, task_->fps, s.fps)) {
+      REEL_RETURN_IF_ERROR(s.stream->Tick());
+      ++s.ticks;
+    }
+  }
   return Status::OK();
 }
 
@@ -133,9 +182,11 @@ Status EpisodeVideos::Finish(int64_t rows) {
   for (size_t i = 0; i < slots_.size(); ++i) {
     REEL_RETURN_IF_ERROR(slots_[i].stream->Finish());
     const int64_t frames = slots_[i].stream->frames_written();
-    if (frames != rows)
+    const int64_t want = SlotFramesForRows(rows, task_->fps, slots_[i].fps);
+    if (frames != want)
       return Status::Corruption(files_[i].temp + ": video slot \"" + slots_[i].options.slot + "\" has " +
-                                std::to_string(frames) + " frames for " + std::to_string(rows) + " rows");
+                                std::to_string(frames) + " frames for " + std::to_string(rows) + " rows (" +
+                                std::to_string(want) + " expected)");
     // The encoder's Finish synced the temp (sync_on_finish) through its WritableFile.
   }
   return Status::OK();
@@ -154,7 +205,8 @@ void EpisodeVideos::Declare(InfoJson& decl) const {
   decl.video = !slots_.empty();
   for (const Slot& s : slots_) {
     if (!s.options.depth)  // depth slots are never cameras (multi-device §6.3)
-      decl.cameras.emplace_back(s.options.slot, CameraSpec{s.options.height, s.options.width, std::nullopt});
+      decl.cameras.emplace_back(s.options.slot, CameraSpec{s.options.height, s.options.width,
+                                                           s.fps != task_->fps ? std::optional(s.fps) : std::nullopt});
     decl.video_extensions.emplace_back(s.options.slot,
                                        VideoExtension(s.stream->options().encoder.kind));
   }
@@ -178,8 +230,8 @@ std::string EpisodeVideos::VideoCodecJson() const {
 }
 
 void EpisodeVideos::AddDropStats(Json& drop_stats) const {
-  const double period_ms = 1000.0 / task_->fps;
   for (const Slot& s : slots_) {
+    const double period_ms = 1000.0 / s.fps;  // a gap is counted in the slot's own frames
     const SlotDrops d = s.stream->drops();
     const std::string& k = s.options.slot;
     if (d.repeated) drop_stats["ext:" + k] = d.repeated;

@@ -36,9 +36,10 @@ class EpisodeVideos {
 
   bool empty() const { return slots_.empty(); }
   Result<VideoStream*> Stream(const std::string& slot);
-  // One row: every slot writes one frame.
-  Status Tick();
-  // Finishes every encoder, checks each file holds `rows` frames and fsyncs it.
+  // Data row `row` (0-based, in order): every slot at the task's rate writes one frame, a
+  // slot with its own rate one when SlotFramesForRows(row + 1) grows (reel/metadata.h).
+  Status Tick(int64_t row);
+  // Finishes every encoder, checks each file holds SlotFramesForRows(rows) frames.
   Status Finish(int64_t rows);
   // Stops the encoders and removes the temps.
   void Discard();
@@ -55,6 +56,8 @@ class EpisodeVideos {
   EpisodeVideos() = default;
   struct Slot {
     VideoSlotOptions options;
+    double fps = 0;     // the rate its frames are taken at (SlotRate)
+    int64_t ticks = 0;  // frames handed to the stream (its encoder writes them later)
     std::unique_ptr<SlotStream> stream;
   };
   FileSystem* fs_ = nullptr;

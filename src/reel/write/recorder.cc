@@ -275,7 +275,7 @@ void EpisodeWriter::CountDrop(const std::string& key, int64_t n) { impl_->drops[
 Status EpisodeWriter::AppendFrame(const FrameRow& row) {
   if (impl_->done) return Status::Invalid("episode " + std::to_string(impl_->n) + " is already closed");
   REEL_RETURN_IF_ERROR(impl_->data->Append(row));
-  if (Status st = impl_->videos->Tick(); !st.ok()) {
+  if (Status st = impl_->videos->Tick(impl_->data->rows() - 1); !st.ok()) {
     (void)Abort();
     return st.WithContext("episode " + std::to_string(impl_->n) + " aborted");
   }

@@ -135,6 +135,7 @@ FeatureSpec FamilyFeature(ColumnFamily family, int32_t width) {
     case ColumnFamily::kScalarNs:
       set("int64", {1});
       f.encoding = "host_monotonic_ns";
+      f.missing_sentinel = 0;  // a row without a sample holds 0 (multi-device §6 feature table)
       break;
     case ColumnFamily::kSlamPoints:
       set("float64", {8});
