@@ -84,7 +84,7 @@ class _Source:
             cameras = {c: (int(v["height"]), int(v["width"])) for c, v in declared.items()}
             self.cameras = {IMAGE_PREFIX + c: hw for c, hw in cameras.items()}
             # A slot with its own fps (multi-device §4.2) maps rows to frames (reel.Task.frames).
-            own_rate = {IMAGE_PREFIX + c for c, v in declared.items() if v.get("fps") and float(v["fps"]) != self.fps}
+            own_rate = {IMAGE_PREFIX + c for c in declared if opened.slot_fps(c) != self.fps}
             self.episodes = []
             for e in opened.episodes():
                 n = int(e["episode_index"])

@@ -165,8 +165,8 @@ def test_number_overflow_in_bundle_episode_json(run_reel, tmp_path):
     # A reader indexes a bundle dataset from manifest.json alone (seed 004) and meets the sidecar
     # when it reads that episode; check reads every sidecar.
     ids = [e["id"] for e in json.loads((root / "manifest.json").read_text())["episodes"]]
-    for args in (("check",), ("show", ids.index(ep.parent.name))):
-        rc, out, err = run_reel(*args, root, "--json") if args[0] == "check" else run_reel(args[0], root, args[1], "--json")
+    for argv in (("check", root), ("show", root, ids.index(ep.parent.name))):
+        rc, out, err = run_reel(*argv, "--json")
         assert rc != 0
         assert "json.number" in out + err, out + err
 

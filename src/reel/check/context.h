@@ -56,6 +56,9 @@ void CheckVideoFiles(const Task& task, const EpisodeEntry& episode, std::optiona
 // Depth slots are named <base>_depth, <base>_depth_<N> or stereo_depth (multi-device §4.3,
 // §4.4); "D435_depth_rgb" is an RGB slot.
 bool IsDepthSlot(const std::string& slot);
+// A double for messages: the shortest text that reads back exactly (15, 29.97), and nan / inf /
+// -inf by name.
+std::string FormatDouble(double v);
 
 // data.column_name (multi-device §2.4): lower-case [a-z0-9_] segments of observation.*
 // columns, retired names (observation.images.*, gripper_1_*, slam_pose). Also add-columns'

@@ -6,6 +6,7 @@
 #include <arrow/util/compression.h>
 
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cmath>
 #include <functional>
@@ -25,15 +26,6 @@ namespace {
 
 
 using TypePtr = std::shared_ptr<arrow::DataType>;
-
-// A double for messages: shortest round trip, and nan / inf / -inf by name.
-std::string FormatDouble(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
 
 bool IsListType(const arrow::DataType& t) {
   return t.id() == arrow::Type::LIST || t.id() == arrow::Type::LARGE_LIST ||
@@ -527,6 +519,14 @@ std::vector<std::string> CheckEpisode(const Task& task, const EpisodeEntry& e, F
                    std::to_string(row->length - 1));
   }
   return t.ColumnNames();
+}
+
+std::string FormatDouble(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;  // the shortest that reads back exactly
+  return std::string(buf, end);
 }
 
 }  // namespace reel::internal

@@ -1,8 +1,6 @@
 // Per-episode video rules that look inside the files: each opens and indexes
 // (demuxer and packet index only, no decoding) and has one frame per data row.
 #include <cstdlib>
-#include <iomanip>
-#include <sstream>
 
 #include "check/context.h"
 #include "reel/video.h"
@@ -36,12 +34,6 @@ void CheckStreamShape(const Task& task, const std::string& slot, const std::stri
                  " but cameras declares " + std::to_string(cam->width) + "x" + std::to_string(cam->height));
 }
 
-std::string FpsText(double fps) {
-  std::ostringstream out;
-  out << std::setprecision(6) << fps;  // 15, 29.97
-  return out.str();
-}
-
 // A slot at the task's rate has one frame per row. A slot with its own rate (cameras[slot].fps)
 // has SlotFramesForRows(rows) frames, one either way allowed: the collector takes a frame at a
 // tick only when one has arrived, and readers clamp to the last frame.
@@ -59,9 +51,9 @@ void CheckFrameCount(const InfoJson& task_info, const std::string& slot, const s
   const int64_t want = SlotFramesForRows(rows, task_info.fps, fps);
   if (std::abs(info.frames - want) > 1)
     sink.Add("video.frame_count", path,
-             "slot \"" + slot + "\" runs at " + FpsText(fps) + " fps in a " + FpsText(task_info.fps) +
+             "slot \"" + slot + "\" runs at " + FormatDouble(fps) + " fps in a " + FormatDouble(task_info.fps) +
                  " fps task, so its " + std::to_string(rows) + " rows span " + std::to_string(want) +
-                 " frames (floor((rows - 1) * " + FpsText(fps) + " / " + FpsText(task_info.fps) +
+                 " frames (floor((rows - 1) * " + FormatDouble(fps) + " / " + FormatDouble(task_info.fps) +
                  ") + 1, one either way allowed), but it has " + std::to_string(info.frames) + stream);
 }
 
