@@ -107,6 +107,25 @@ struct VideoTargets {
   double tolerance_s = 0;  // half a frame period at the dataset's fps
 };
 
+// Annotations added after an episode was committed (seed 004: "later annotations (dense
+// progress labels, language spans) attach as overlay files, never by rewriting a bundle").
+// A bundle dataset's overlay <name> is one parquet file per episode,
+// overlays/<name>/<bundle id>.parquet, of one of two kinds told apart by its key columns:
+//   dense: `step` int64, one row per step 0..length-1 in order (a progress label per frame);
+//   spans: `start_step`, `end_step` int64, 0 <= start_step < end_step <= length, the steps
+//          [start_step, end_step) (a language instruction over a stretch of the episode).
+// Every other column is a value column (any Arrow type; at least one). All files of one
+// overlay have the same kind and value columns. docs/interop.md "Overlays".
+enum class OverlayKind { kDense, kSpans };
+const char* OverlayKindName(OverlayKind kind);  // "dense", "spans"
+
+struct OverlayInfo {
+  std::string name;                   // the directory under overlays/
+  OverlayKind kind = OverlayKind::kDense;
+  std::vector<std::string> columns;   // value columns, in file order (from one file's footer)
+  std::vector<std::string> episodes;  // bundle ids with a file, sorted
+};
+
 struct ForeignOpenOptions {
   FileSystem* fs = nullptr;  // null = DefaultFileSystem()
 };
@@ -159,6 +178,15 @@ class ForeignDataset {
   // start with "foreign." and are listed by Rules() (reel/check.h).
   TaskReport Validate() const;
 
+  // Bundles only (NotSupported otherwise). Every overlay under overlays/, by name, from
+  // one listing per overlay and one footer (files are not read: check validates them).
+  // Empty when the dataset has none.
+  Result<std::vector<OverlayInfo>> ListOverlays() const;
+  // Overlay `name` of `episode`, checked against the overlay rules above and the episode's
+  // length. NotFound when the episode has none; Invalid for a file that breaks a rule, a
+  // name that is not one plain component, a symbolic link on the way, or a file over 256 MiB.
+  Result<std::shared_ptr<arrow::Table>> ReadOverlay(const ForeignEpisode& episode, const std::string& name) const;
+
  private:
   ForeignDataset() = default;
 
@@ -166,6 +194,11 @@ class ForeignDataset {
   std::string root_;
   ForeignInfo info_;
 };
+
+// The bundle episode `episode` names among `episodes` (ReadEpisodes'): a bundle id, else a
+// manifest position in decimal. NotFound naming `root` and the range.
+Result<const ForeignEpisode*> FindBundleEpisode(const std::vector<ForeignEpisode>& episodes,
+                                                const std::string& episode, const std::string& root);
 
 // True for the formats ForeignDataset reads (LeRobot v2/v3, bundle).
 bool IsForeignFormat(DatasetFormat format);

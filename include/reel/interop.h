@@ -238,4 +238,38 @@ Result<ImportReport> ImportDataset(const std::string& source, const std::string&
 Result<ImportReport> ImportDatasetToStore(const std::string& source, FileSystem* store, const std::string& root,
                                           const ImportOptions& options = {}, PushReport* pushed = nullptr);
 
+// Overlays of a bundle dataset (seed 004: "later annotations ... attach as overlay files,
+// never by rewriting a bundle"; the rules are reel/dataset.h OverlayKind's).
+struct OverlayWriteOptions {
+  std::string from;              // the overlay's rows: a local parquet file
+  bool replace = false;          // replace the episode's file of this overlay (else AlreadyExists)
+  bool dry_run = false;          // validate and report, write nothing
+  FileSystem* fs = nullptr;      // the dataset's; null = DefaultFileSystem()
+  int64_t max_source_bytes = int64_t{256} << 20;  // the reader's limit too
+};
+
+struct OverlayWriteReport {
+  std::string name;
+  std::string bundle_id;
+  int64_t episode_index = 0;     // position in manifest.json
+  std::string path;              // overlays/<name>/<bundle id>.parquet, relative to the dataset
+  std::string kind;              // "dense" | "spans"
+  int64_t rows = 0;
+  std::vector<std::string> columns;  // value columns
+  bool replaced = false;         // the episode had a file of this overlay before
+  bool dry_run = false;
+};
+
+// Writes overlay `name` of one episode of the bundle dataset at `dataset_root`. `episode`
+// is a bundle id, or a manifest position in decimal. The source must keep the overlay rules
+// for that episode's length and hold the kind and value columns of the overlay's files
+// already written. The file is written beside its place under a dotfile name, synced, and
+// renamed into place: a reader sees the old file or the new, never part of one. Nothing
+// under episodes/ and no manifest.json is ever written. Two writers of one file at once:
+// the last rename wins. Errors: NotSupported for a dataset that is not a bundle; NotFound
+// for an unknown episode or a missing source; AlreadyExists without `replace`; Invalid for
+// a source that breaks a rule (naming the file and the rule).
+Result<OverlayWriteReport> WriteOverlay(const std::string& dataset_root, const std::string& name,
+                                        const std::string& episode, const OverlayWriteOptions& options);
+
 }  // namespace reel

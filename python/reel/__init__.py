@@ -53,7 +53,7 @@ from ._storage import storage as _storage
 from ._writer import Episode, TaskWriter
 from ._ops import Server, check, export, import_dataset, migrate, pack, push, serve, simulate, upload, upload_status
 from ._ops import rebuild_stats, repair_scale, split_episodes
-from ._ops import add_columns, backfill_hand_pose
+from ._ops import add_columns, backfill_hand_pose, write_overlay
 from ._ops import options_repr as _options_repr
 from ._errors import (
     AlreadyExistsError,
@@ -88,7 +88,7 @@ for _cls in (ExportOptions, ImportOptions, PackOptions, PushOptions, UploadOptio
 
 __all__ = [
     "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
-    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "upload_status", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "backfill_hand_pose", "add_columns", "serve", "Server", "sha256_hex", "slot_base", "allocate_slot_names",
+    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "upload_status", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "backfill_hand_pose", "add_columns", "write_overlay", "serve", "Server", "sha256_hex", "slot_base", "allocate_slot_names",
     "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "PushOptions", "UploadOptions", "OutboxOptions", "CheckOptions",
     "SimulateOptions", "ServeConfig",
     "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",

@@ -92,6 +92,23 @@ class Dataset:
         keys, rows = _names_then_rows(keys, rows, "keys")
         return self._core.frame_images(int(episode_index), _indices(rows), keys)
 
+    def overlays(self) -> list[dict[str, Any]]:
+        """Bundles: every overlay (seed 004 annotations beside the episodes,
+        ``overlays/<name>/<bundle id>.parquet``) as dicts {name, kind ("dense" | "spans"),
+        columns (value columns), episodes (bundle ids with a file)}; [] when there are none.
+        NotSupportedError for a LeRobot dataset. Files are not read here: :meth:`check` does."""
+        return self._core.overlays()
+
+    def overlay(self, name: str, episode: int | str):
+        """Overlay ``name`` of one episode (a manifest position or a bundle id) as a
+        :class:`reel.ArrowStream` (``pyarrow.table(...)`` reads it), checked on read: dense
+        overlays hold ``step`` 0..length-1, span overlays ``start_step`` < ``end_step`` <=
+        length, each beside value columns. NotFoundError when the episode has none."""
+        from . import ArrowStream
+
+        ep = str(episode)
+        return ArrowStream(lambda: self._core.overlay_stream(ep, str(name)), f"overlay {name} of episode {ep} of {self.root}")
+
     def check(self) -> list[dict[str, Any]]:
         """Every foreign.* rule over the whole dataset (metadata, each episode's rows, each
         video's frame count), as dicts {task, rule, severity, path, message}, like

@@ -283,6 +283,33 @@ def add_columns(task: str | os.PathLike, episode_index: int, source: str | os.Pa
                              bool(drop_unmatched), text, bool(dry_run))
 
 
+def write_overlay(dataset: str | os.PathLike, name: str, episode: int | str, rows: Any, replace: bool = False,
+                  dry_run: bool = False, storage_options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Writes overlay ``name`` of one episode of a bundle dataset (``reel overlay write``;
+    docs/interop.md "Overlays"): seed 004's annotations that "attach as overlay files, never by
+    rewriting a bundle". ``episode``: a manifest position or a bundle id. ``rows``: a parquet
+    file path, or anything with ``__arrow_c_stream__`` (a pyarrow Table, a dict of columns is
+    turned into one) holding either ``step`` (int64, one row per step 0..length-1: dense, e.g.
+    progress labels) or ``start_step`` / ``end_step`` (int64, [start, end) within the episode:
+    spans, e.g. language instructions), plus at least one value column. The file is written
+    under a temporary name and renamed into place; ``replace`` replaces the episode's file of
+    this overlay (else FileExistsError). Returns the report ``--json`` prints."""
+    import tempfile  # noqa: PLC0415
+
+    if isinstance(rows, (str, os.PathLike)):
+        return _core.write_overlay(os.fspath(dataset), str(name), str(episode), os.fspath(rows), bool(replace),
+                                   bool(dry_run), _storage(storage_options))
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    table = pa.table(rows)
+    with tempfile.TemporaryDirectory(prefix="reel-overlay-") as tmp:
+        source = os.path.join(tmp, "overlay.parquet")
+        pq.write_table(table, source)
+        return _core.write_overlay(os.fspath(dataset), str(name), str(episode), source, bool(replace),
+                                   bool(dry_run), _storage(storage_options))
+
+
 def rebuild_stats(task: str | os.PathLike, dry_run: bool = False, verify: bool = False) -> dict[str, Any]:
     """meta/stats.json recomputed from data/ with the contract's accumulator (``reel stats
     --rebuild``; docs/maintenance.md) and written through the episode transaction. ``verify``

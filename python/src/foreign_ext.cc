@@ -18,6 +18,7 @@
 
 #include "binding.h"
 #include "reel/dataset.h"
+#include "reel/interop.h"
 #include "reel/layout.h"
 
 namespace nb = nanobind;
@@ -138,10 +139,85 @@ nb::dict FrameImages(PyForeignDataset& d, int64_t n, IndexArray rows, const std:
   return out;
 }
 
+nb::dict OverlayDict(const OverlayInfo& o) {
+  nb::dict d;
+  d["name"] = o.name;
+  d["kind"] = OverlayKindName(o.kind);
+  d["columns"] = nb::cast(o.columns);
+  d["episodes"] = nb::cast(o.episodes);
+  return d;
+}
+
+nb::dict WriteReportDict(const OverlayWriteReport& r) {
+  nb::dict d;
+  d["name"] = r.name;
+  d["bundle_id"] = r.bundle_id;
+  d["episode_index"] = r.episode_index;
+  d["path"] = r.path;
+  d["kind"] = r.kind;
+  d["rows"] = r.rows;
+  d["columns"] = nb::cast(r.columns);
+  d["replaced"] = r.replaced;
+  d["dry_run"] = r.dry_run;
+  return d;
+}
+
+// Overlays of bundle datasets (reel/dataset.h OverlayKind, reel/interop.h WriteOverlay).
+void BindOverlays(nb::module_& m, nb::class_<PyForeignDataset>& dataset) {
+  dataset
+      .def(
+          "overlays",
+          [](PyForeignDataset& d) {
+            Result<std::vector<OverlayInfo>> overlays = NotRunYet();
+            {
+              nb::gil_scoped_release release;
+              overlays = d.dataset->ListOverlays();
+            }
+            nb::list out;
+            for (const OverlayInfo& o : Unwrap(std::move(overlays))) out.append(OverlayDict(o));
+            return out;
+          },
+          "Every overlay of a bundle dataset as dicts {name, kind, columns, episodes}.")
+      .def(
+          "overlay_stream",
+          [](PyForeignDataset& d, const std::string& episode, const std::string& name) {
+            Result<std::shared_ptr<arrow::Table>> table = NotRunYet();
+            {
+              nb::gil_scoped_release release;
+              table = [&]() -> Result<std::shared_ptr<arrow::Table>> {
+                REEL_ASSIGN_OR_RETURN(const std::vector<ForeignEpisode>* eps, d.Episodes());
+                REEL_ASSIGN_OR_RETURN(const ForeignEpisode* e, FindBundleEpisode(*eps, episode, d.dataset->root()));
+                return d.dataset->ReadOverlay(*e, name);
+              }();
+            }
+            return StreamCapsule(std::make_shared<arrow::TableBatchReader>(Unwrap(std::move(table))));
+          },
+          "episode"_a, "name"_a,
+          "Overlay `name` of one episode (a bundle id or a manifest position in decimal), checked, as an "
+          "\"arrow_array_stream\" PyCapsule.");
+  m.def(
+      "write_overlay",
+      [](const std::string& path, const std::string& name, const std::string& episode, const std::string& from,
+         bool replace, bool dry_run, const ObjectStoreOptions& storage) {
+        Result<OverlayWriteReport> r = NotRunYet();
+        {
+          nb::gil_scoped_release release;
+          r = [&]() -> Result<OverlayWriteReport> {
+            REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
+            return WriteOverlay(loc.root, name, episode,
+                                {.from = from, .replace = replace, .dry_run = dry_run, .fs = loc.fs.get()});
+          }();
+        }
+        return WriteReportDict(Unwrap(std::move(r)));
+      },
+      "path"_a, "name"_a, "episode"_a, "source"_a, "replace"_a = false, "dry_run"_a = false,
+      "storage"_a = ObjectStoreOptions(), "reel/interop.h WriteOverlay; the report as a dict.");
+}
+
 }  // namespace
 
 void BindForeign(nb::module_& m) {
-  nb::class_<PyForeignDataset>(m, "ForeignDataset",
+  auto dataset = nb::class_<PyForeignDataset>(m, "ForeignDataset",
                                "A LeRobot v2.x / v3.x or bundle dataset opened read-only (reel/dataset.h).")
       .def_static(
           "open",
@@ -200,6 +276,7 @@ void BindForeign(nb::module_& m) {
            "Rows `rows` (int64, 0-based within the episode, any order, repeats allowed) of each "
            "video key: {key: uint8 (n, H, W, 3) RGB24}. LeRobot: the frame nearest to "
            "from_timestamp + timestamp within half a frame period; bundle: frame = row.");
+  BindOverlays(m, dataset);
   m.def(
       "is_foreign",
       [](const std::string& path, const ObjectStoreOptions& storage) {

@@ -472,3 +472,123 @@ def test_a_bundle_holds_h264_yuv420p_whatever_the_task_recorded(reel_mod, reel_b
     (out / "annotations" / "language_spans.jsonl").write_text("{}\n")
     check_clean(reel_bin, out)
     assert len(reel_mod.open(str(out)).episodes()) == 1
+
+
+def _tree_bytes(root) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def two_episode_bundle(reel_mod, reel_bin, tmp_path, lengths=(6, 4)):
+    """A bundle dataset of two episodes (of `lengths` steps) exported from a reel task."""
+    root = tmp_path / "task"
+    w = reel_mod.TaskWriter(str(root), fps=30.0, task_name="annotated",
+                            devices=[{"key": "uvc:head", "kind": "uvc", "name": "head", "slots": ["head_rgb"]}],
+                            video={"slots": [{"slot": "head_rgb", "width": 32, "height": 24}], "preset": "ultrafast"})
+    for n in lengths:
+        with w.episode() as ep:
+            for i in range(n):
+                ep.push_rgb("head_rgb", np.full((24, 32, 3), 20 * i, np.uint8))
+                ep.append(timestamp=i / 30)
+    out = tmp_path / "bundle"
+    reel(reel_bin, "export", "--to", "bundle", root, out)
+    ids = [e["id"] for e in json.loads((out / "manifest.json").read_text())["episodes"]]
+    return out, ids
+
+
+def test_overlays_attach_annotations_beside_a_bundle_and_never_rewrite_it(reel_mod, reel_bin, tmp_path):
+    # Seed 004: "Episodes are immutable once committed; later annotations (dense progress
+    # labels, language spans) attach as overlay files, never by rewriting a bundle."
+    out, ids = two_episode_bundle(reel_mod, reel_bin, tmp_path)
+    bundle_before = _tree_bytes(out)
+    progress = np.linspace(0, 1, 6, dtype=np.float32)
+    r = reel_mod.write_overlay(out, "progress", 0, {"step": np.arange(6, dtype=np.int64), "progress": progress})
+    assert (r["kind"], r["rows"], r["columns"], r["bundle_id"], r["replaced"]) == ("dense", 6, ["progress"], ids[0], False)
+    assert r["path"] == f"overlays/progress/{ids[0]}.parquet"
+    spans = tmp_path / "spans.parquet"
+    pq.write_table(pa.table({"start_step": pa.array([0, 2], pa.int64()), "end_step": pa.array([2, 4], pa.int64()),
+                             "text": ["reach the cup", "lift it"]}), spans)
+    written = json.loads(reel(reel_bin, "overlay", "write", out, "language", ids[1], "--from", spans, "--json").stdout)
+    assert (written["kind"], written["episode_index"], written["rows"]) == ("spans", 1, 2)
+    # The bundle and the manifest are byte for byte what the export wrote.
+    after = _tree_bytes(out)
+    assert {k: v for k, v in after.items() if not k.startswith("overlays/")} == bundle_before
+    # Read back independently of reel: plain parquet at the documented place.
+    dense = pq.read_table(out / "overlays/progress" / f"{ids[0]}.parquet")
+    assert dense.column("step").to_pylist() == list(range(6))
+    assert np.array_equal(dense.column("progress").to_numpy(), progress)
+    ds = reel_mod.open(str(out))
+    assert ds.overlays() == [
+        {"name": "language", "kind": "spans", "columns": ["text"], "episodes": [ids[1]]},
+        {"name": "progress", "kind": "dense", "columns": ["progress"], "episodes": [ids[0]]}]
+    assert pa.table(ds.overlay("language", ids[1])).column("text").to_pylist() == ["reach the cup", "lift it"]
+    assert pa.table(ds.overlay("progress", 0)).column("progress").to_pylist() == progress.tolist()
+    listed = json.loads(reel(reel_bin, "overlay", "ls", out, "--json").stdout)["overlays"]
+    assert listed == ds.overlays()
+    shown = json.loads(reel(reel_bin, "overlay", "show", out, "language", "1", "--json").stdout)
+    assert (shown["bundle_id"], shown["rows"], [c["name"] for c in shown["columns"]]) == (
+        ids[1], 2, ["start_step", "end_step", "text"])
+    with pytest.raises(reel_mod.NotFoundError, match="has no overlay"):
+        pa.table(ds.overlay("progress", 1))
+    check_clean(reel_bin, out)
+    # Replacing is explicit and atomic; a reader sees the old file or the new one.
+    with pytest.raises(reel_mod.AlreadyExistsError, match="already has overlay"):
+        reel_mod.write_overlay(out, "progress", ids[0], {"step": np.arange(6), "progress": progress})
+    again = reel_mod.write_overlay(out, "progress", ids[0], {"step": np.arange(6), "progress": progress[::-1].copy()},
+                                   replace=True)
+    assert again["replaced"] and pa.table(reel_mod.open(str(out)).overlay("progress", 0)).column(
+        "progress").to_pylist() == progress[::-1].tolist()
+    assert not [p for p in (out / "overlays/progress").iterdir() if p.name.startswith(".")]
+
+
+def test_overlay_rules_refuse_what_does_not_fit_the_episode(reel_mod, reel_bin, tmp_path):
+    out, ids = two_episode_bundle(reel_mod, reel_bin, tmp_path)
+    step6 = np.arange(6, dtype=np.int64)
+    bad = [  # (name, episode, rows, error, message)
+        ("progress", 0, {"step": np.arange(5), "p": np.zeros(5)}, reel_mod.InvalidError, "one row per step, 6"),
+        ("progress", 0, {"step": step6[::-1].copy(), "p": np.zeros(6)}, reel_mod.InvalidError, "0..5 in order"),
+        ("progress", 0, {"step": step6}, reel_mod.InvalidError, "at least one value column"),
+        ("progress", 0, {"step": step6.astype(np.int32), "p": np.zeros(6)}, reel_mod.InvalidError, "must be int64"),
+        ("lang", 1, {"start_step": [0], "end_step": [5], "text": ["x"]}, reel_mod.InvalidError, "<= 4"),
+        ("lang", 1, {"start_step": [2], "end_step": [2], "text": ["x"]}, reel_mod.InvalidError, "start_step < end_step"),
+        ("lang", 1, {"step": [0, 1, 2, 3], "start_step": [0] * 4, "end_step": [1] * 4, "t": ["x"] * 4},
+         reel_mod.InvalidError, "either"),
+        ("../escape", 0, {"step": step6, "p": np.zeros(6)}, reel_mod.InvalidError, "overlay name"),
+        ("progress", "ep_nope", {"step": step6, "p": np.zeros(6)}, reel_mod.NotFoundError, "no episode"),
+        ("progress", 7, {"step": step6, "p": np.zeros(6)}, reel_mod.NotFoundError, "no episode"),
+    ]
+    for name, episode, rows, error, message in bad:
+        with pytest.raises(error, match=message):
+            reel_mod.write_overlay(out, name, episode, rows)
+    assert not (out / "overlays").exists() or not list((out / "overlays").rglob("*.parquet"))
+    # One overlay, one set of columns.
+    reel_mod.write_overlay(out, "progress", 0, {"step": step6, "progress": np.zeros(6, np.float32)})
+    with pytest.raises(reel_mod.InvalidError, match="hold the same columns"):
+        reel_mod.write_overlay(out, "progress", 1, {"step": np.arange(4), "progress": np.zeros(4, np.float64)})
+    reel(reel_bin, "overlay", "write", out, "progress", "1", "--from", out / "manifest.json", ok=2)
+    # A pooled task has no overlays.
+    with pytest.raises(reel_mod.NotSupportedError):
+        reel_mod.write_overlay(tmp_path / "task", "progress", 0, {"step": step6, "p": np.zeros(6)})
+
+
+def test_check_and_readers_judge_overlay_files_from_elsewhere(reel_mod, reel_bin, tmp_path):
+    out, ids = two_episode_bundle(reel_mod, reel_bin, tmp_path)
+    reel_mod.write_overlay(out, "progress", 0, {"step": np.arange(6), "progress": np.zeros(6, np.float32)})
+    check_clean(reel_bin, out)
+    d = out / "overlays/progress"
+    # A file for no episode, a tampered file, a file of other columns, a link out of the dataset.
+    pq.write_table(pa.table({"step": pa.array(range(6), pa.int64()), "progress": np.zeros(6, np.float32)}),
+                   d / "ep_unknown.parquet")
+    pq.write_table(pa.table({"step": pa.array([0, 1, 2, 9], pa.int64()), "progress": np.zeros(4, np.float32)}),
+                   d / f"{ids[1]}.parquet")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    pq.write_table(pa.table({"step": pa.array(range(6), pa.int64()), "x": np.zeros(6)}), outside / f"{ids[0]}.parquet")
+    (out / "overlays/linked").symlink_to(outside, target_is_directory=True)
+    found = {(f["path"], f["severity"]) for f in _findings(reel_bin, out, "foreign.overlay")}
+    assert found == {("overlays/progress/ep_unknown.parquet", "error"), (f"overlays/progress/{ids[1]}.parquet", "error"),
+                     ("overlays/linked", "error")}, found
+    with pytest.raises(reel_mod.InvalidError, match="0..3 in order"):
+        pa.table(reel_mod.open(str(out)).overlay("progress", 1))
+    with pytest.raises(reel_mod.InvalidError, match="link"):
+        pa.table(reel_mod.open(str(out)).overlay("linked", 0))
+    assert [o["name"] for o in reel_mod.open(str(out)).overlays()] == ["progress"]

@@ -50,6 +50,7 @@ void AddMaintenanceCommands(CLI::App& app, int& exit_code);  // migrate
 void AddSplitCommand(CLI::App& app, int& exit_code);    // split-episodes
 void AddViewCommands(CLI::App& app, int& exit_code);    // view, report (Python: reel._view_cli)
 void AddKeypointsCommands(CLI::App& app, int& exit_code);  // backfill-hand-pose, add-columns
+void AddOverlayCommand(CLI::App& app, int& exit_code);  // overlay ls|show|write (bundles)
 
 // keypoints_cmds.cc: the keypoints mirror (contract §10) in `ls` and `show`. The mirror of
 // `task` ("" when none is found and none was given; a given folder that is not there is an

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   reel::cli::AddSplitCommand(app, exit_code);
   reel::cli::AddViewCommands(app, exit_code);
   reel::cli::AddKeypointsCommands(app, exit_code);
+  reel::cli::AddOverlayCommand(app, exit_code);
   reel::cli::AddCompletionCommand(app, exit_code);
   reel::cli::AddVersionFlags(app);
   try {

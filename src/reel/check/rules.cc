@@ -192,6 +192,10 @@ const std::vector<RuleInfo> kRules = {
       {"foreign.length", S::kError, "foreign-read.md; bundle",
        "length agrees between manifest.json, episode.json and data.parquet's rows"},
       {"foreign.step", S::kError, "foreign-read.md; bundle", "data.parquet's step is 0..n-1"},
+      {"foreign.overlay", S::kError, "foreign-read.md; bundle; seed 004",
+       "every overlays/<name>/<id>.parquet names a manifest episode and keeps the overlay rules (dense: "
+       "step 0..length-1; spans: 0 <= start_step < end_step <= length; one kind and value columns per "
+       "overlay)"},
       {"foreign.totals", S::kWarning, "foreign-read.md",
        "total_episodes / total_frames (episode_count) agree with the episode index"},
       {"foreign.unreadable", S::kError, "foreign-read.md", "every data and video file can be decoded"},

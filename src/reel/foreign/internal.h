@@ -13,6 +13,7 @@
 
 namespace arrow {
 class ChunkedArray;
+class Schema;
 class Table;
 }  // namespace arrow
 
@@ -51,6 +52,7 @@ inline constexpr const char* kRuleMetadata = "foreign.metadata";
 inline constexpr const char* kRuleTotals = "foreign.totals";
 inline constexpr const char* kRuleUnreadable = "foreign.unreadable";
 inline constexpr const char* kRuleVideoFrames = "foreign.video_frames";
+inline constexpr const char* kRuleOverlay = "foreign.overlay";
 
 // "episode 3" for messages.
 std::string EpisodeName(int64_t episode_index);
@@ -98,6 +100,31 @@ Result<std::shared_ptr<arrow::Table>> ReadEpisodeRows(FileSystem* fs, const std:
                                                       const std::vector<std::string>& columns,
                                                       Sink& sink,
                                                       bool check_only = false);
+
+// Overlays (reel/dataset.h OverlayKind; overlays.cc), shared by the reader, check and the
+// writer (interop/overlay_writer.cc).
+inline constexpr int64_t kMaxOverlayBytes = int64_t{256} << 20;
+// A name is one plain path component: 1..100 bytes of [A-Za-z0-9_.-], not starting with '.'.
+bool IsOverlayName(const std::string& name);
+// "overlays/<name>/<bundle_id>.parquet", relative to the dataset root.
+std::string OverlayRelPath(const std::string& name, const std::string& bundle_id);
+// The kind of `table` by its key columns, after checking them against an episode of
+// `length` steps; Invalid naming `what` and the rule broken.
+Result<OverlayKind> CheckOverlayTable(const arrow::Table& table, int64_t length, const std::string& what);
+// What all files of one overlay share: its kind's name, then each value column as
+// "name: type". Invalid (naming `what`) for a schema with neither kind's key columns.
+Result<std::vector<std::string>> OverlaySignature(const arrow::Schema& schema, const std::string& what);
+// The value columns (every column but the key columns), in file order.
+std::vector<std::string> OverlayValueColumns(const arrow::Schema& schema);
+// A parquet file's schema from its footer alone.
+Result<std::shared_ptr<arrow::Schema>> FooterSchema(FileSystem* fs, const std::string& path);
+// Reads overlays/<rel> (no symlink on the way, at most kMaxOverlayBytes) and checks it.
+Result<std::shared_ptr<arrow::Table>> ReadOverlayFile(FileSystem* fs, const std::string& root,
+                                                      const std::string& rel, int64_t length);
+// Check (not strict): every overlay file against its episode, its overlay's first file and
+// the naming rules; findings under kRuleOverlay.
+void CheckOverlays(FileSystem* fs, const std::string& root, const std::vector<ForeignEpisode>& episodes,
+                   Sink& sink);
 
 // The episode index of any foreign format, dispatching on info.format.
 Result<std::vector<ForeignEpisode>> EpisodesOf(FileSystem* fs, const std::string& root,

@@ -104,6 +104,7 @@ TaskReport ForeignDataset::Validate() const {
     }
   }
   CheckVideoFrames(fs_, root_, info_, *episodes, sink);
+  if (info_.format == DatasetFormat::kBundle) CheckOverlays(fs_, root_, *episodes, sink);
   report.findings = std::move(sink.findings());
   return report;
 }
