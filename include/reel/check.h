@@ -44,6 +44,12 @@ struct CheckOptions {
   // into column-sized arrays, as the readers do (slower: ~0.75 MB per cell). Both give
   // the same findings; the CLI's --deep, for a second opinion.
   bool deep = false;
+  // Pooled tasks: check only these episodes (N) and the task-level files (info.json,
+  // stats.json, tasks.jsonl), skipping the walks whose cost grows with the task (the layout
+  // and stray-file walks, the listing, numbering, column spans across episodes): the check
+  // of a new episode in a large task. Empty = every episode. An N the task does not hold is
+  // NotFound. Ignored for LeRobot and bundle datasets.
+  std::vector<int64_t> episodes;
 };
 
 // Checks one task. A non-OK Status means the input could not be read at all

@@ -105,6 +105,15 @@ class Task {
   // Schemas of many episodes' data files (footers only), read in parallel.
   std::vector<Result<std::shared_ptr<arrow::Schema>>> ReadDataSchemas(
       const std::vector<EpisodeEntry>& episodes) const;
+  // ReadEpisodeRows(episodes, columns) and ReadDataSchemas(episodes) in one call, with the
+  // episode index written back once rather than after each (a first listing of a large task
+  // would write it twice): for listings that show both (reel ls, Task.episodes(), export).
+  struct RowsAndSchemas {
+    std::vector<Result<EpisodeRow>> rows;
+    std::vector<Result<std::shared_ptr<arrow::Schema>>> schemas;
+  };
+  RowsAndSchemas ReadRowsAndSchemas(const std::vector<EpisodeEntry>& episodes,
+                                    const std::vector<std::string>& columns = {}) const;
   // Data parquet as a table; `columns` projects by name (empty = all). A named
   // column the episode lacks is NotFound: which columns exist is decided by the
   // episode's own schema (multi-device §6.7).
@@ -134,6 +143,13 @@ class Task {
  private:
   Task() = default;
   Result<std::vector<std::pair<int64_t, std::string>>> ScanLegacyShards(const PathTemplate::DirLister& list) const;
+  // ReadEpisodeRows / ReadDataSchemas, writing the episode index back only when `save`.
+  std::vector<Result<EpisodeRow>> ReadEpisodeRowsImpl(const std::vector<EpisodeEntry>& episodes,
+                                                      const std::vector<std::string>& columns, bool save) const;
+  std::vector<Result<std::shared_ptr<arrow::Schema>>> ReadDataSchemasImpl(const std::vector<EpisodeEntry>& episodes,
+                                                                          bool save) const;
+  // Writes `index` (null: none in use) back in kUpdate mode when it changed (best effort).
+  void SaveIndex(internal::EpisodeIndex* index) const;
   // ReadEpisodeRows without the index: every row file read.
   std::vector<Result<EpisodeRow>> ReadRowFiles(const std::vector<EpisodeEntry>& episodes,
                                                const std::vector<std::string>& columns) const;

@@ -378,9 +378,16 @@ class Task:
         return (f"reel.Task({self.root!r}, {info.get('format')}, {info.get('total_episodes')} episodes at "
                 f"{info.get('fps')} fps, cameras {list(info.get('cameras') or {})})")
 
-    def check(self) -> list[dict[str, Any]]:
-        """Conformance findings for this task."""
-        return _core.check(self.root, _core.CheckOptions(), _storage(self._storage_options))
+    def check(self, episodes: Iterable[int] | None = None) -> list[dict[str, Any]]:
+        """Conformance findings for this task; with ``episodes``, for those episodes and the
+        task-level files only (``reel check --episodes``: none of the walks over the whole task,
+        so it costs what those episodes cost)."""
+        options = _core.CheckOptions()
+        if episodes is not None:
+            options.episodes = _indices(list(episodes)).tolist()
+            if not options.episodes:
+                raise ValueError("episodes: an empty list checks nothing (None checks every episode)")
+        return _core.check(self.root, options, _storage(self._storage_options))
 
 
 class ArrowStream:

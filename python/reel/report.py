@@ -177,7 +177,10 @@ def write_report(task: Any, output: str, *, episodes: Iterable[int] | None = Non
         task = reel.open(os.fspath(task))
     wanted = None if episodes is None else {int(e) for e in episodes}
     entries = [e for e in task.episodes() if wanted is None or int(e["episode_index"]) in wanted]
-    findings = task.check()
+    pooled = hasattr(task, "frames") and hasattr(task, "imu")
+    # A report of some episodes checks those and the task-level files (check --episodes).
+    findings = task.check(episodes=[int(e["episode_index"]) for e in entries]) if (
+        wanted is not None and pooled and entries) else task.check()
     mine = {int(e["episode_index"]): episode_findings(findings, e) for e in entries}
     name = html.escape(str(task.info.get("task_name") or os.path.basename(str(task.root).rstrip("/"))))
     sections = []

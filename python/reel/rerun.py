@@ -56,6 +56,26 @@ def _is_pooled(task: Any) -> bool:
     return hasattr(task, "frames") and hasattr(task, "imu")
 
 
+def _entries(task: Any, episodes: Iterable[int] | None) -> dict[int, dict[str, Any]]:
+    """The `reel ls` entries of `episodes` (None: every episode), from one listing; KeyError
+    naming the first that the task does not hold."""
+    listed = {int(e["episode_index"]): e for e in task.episodes()}
+    if episodes is None:
+        return listed
+    for n in episodes:
+        if int(n) not in listed:
+            raise KeyError(f"{task.root}: episode {int(n)} is not in the task")
+    return {int(n): listed[int(n)] for n in episodes}
+
+
+def _findings_of(task: Any, episodes: list[int] | None) -> list[dict[str, Any]]:
+    """`reel check` findings for what is shown: a pooled task's chosen episodes and its
+    task-level files (check --episodes: no walk over the whole task), else everything."""
+    if episodes and _is_pooled(task):
+        return task.check(episodes=episodes)
+    return task.check()
+
+
 def _task_name(task: Any) -> str:
     return str(task.info.get("task_name") or os.path.basename(str(task.root).rstrip("/")) or "task")
 
@@ -71,12 +91,10 @@ def _stride(n: int, max_frames: int | None) -> int:
 class _Episode:
     """What one episode's logging needs: its data table, row times and episode row."""
 
-    def __init__(self, task: Any, episode: int):
+    def __init__(self, task: Any, episode: int, entry: dict[str, Any] | None = None):
         import pyarrow as pa
         self.task, self.n = task, int(episode)
-        self.entry = next((e for e in task.episodes() if int(e["episode_index"]) == self.n), None)
-        if self.entry is None:
-            raise KeyError(f"{task.root}: episode {self.n} is not in the task")
+        self.entry = entry if entry is not None else _entries(task, [self.n])[self.n]
         self.table = pa.table(task.data(self.n))
         names = self.table.column_names
         self.rows = self.table.num_rows
@@ -372,7 +390,7 @@ def _log_status(rec: Any, ep: _Episode, summary: dict[str, Any]) -> None:
 def _log_findings(rec: Any, ep: _Episode, findings: list[dict[str, Any]] | None, summary: dict[str, Any]) -> None:
     """The `reel check` findings about this episode's files (and the task-wide ones)."""
     if findings is None:
-        findings = ep.task.check()
+        findings = _findings_of(ep.task, [ep.n])
     levels = {"error": rr.TextLogLevel.ERROR, "warning": rr.TextLogLevel.WARN}
     mine = episode_findings(findings, ep.entry, with_task_metadata=True)
     for f in mine:
@@ -384,15 +402,17 @@ def _log_findings(rec: Any, ep: _Episode, findings: list[dict[str, Any]] | None,
 # ---- entry points ----------------------------------------------------------------------------
 
 def log_episode(task: Any, episode: int, recording: Any = None, *, max_frames: int | None = DEFAULT_MAX_FRAMES,
-                findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                findings: list[dict[str, Any]] | None = None, entry: dict[str, Any] | None = None) -> dict[str, Any]:
     """Logs episode N of `task` (a path, a reel.Task or a reel.Dataset) into `recording`
     (a rerun.RecordingStream; None = a new one with recording id <task>/episode_NNNNNN,
     not connected to any sink). Returns a summary of what was logged: per camera slot its kind
     and frame count, per signal its row count, IMU samples, SLAM points, findings.
     `max_frames` caps decoded images per entity (None = every row); `findings` are the task's
-    check findings when already known (else the task is checked)."""
+    check findings when already known (else this episode and the task-level files are
+    checked); `entry` is the episode's `reel ls` entry when the caller listed the task already
+    (else it is listed)."""
     task = _open(task)
-    ep = _Episode(task, episode)
+    ep = _Episode(task, episode, entry)
     rec = recording if recording is not None else rr.RecordingStream("reel", recording_id=recording_id(task, episode))
     summary: dict[str, Any] = {"task": _task_name(task), "episode": ep.n, "rows": ep.rows, "cameras": {},
                                "signals": {}, "imu": 0, "gloves": {}, "force_matrices": {}, "slam": {}, "status": {}}
@@ -472,8 +492,10 @@ def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None =
     "url"}, and with `serve` "server": the rerun process (a subprocess.Popen) to wait on or
     terminate, and "scratch": the temporary directory to remove after it, if one was made."""
     task = _open(task)
-    chosen = [int(e["episode_index"]) for e in task.episodes()] if episodes is None else [int(e) for e in episodes]
-    findings = task.check()
+    # One listing and one check for the whole view, whatever the number of episodes shown.
+    entries = _entries(task, None if episodes is None else [int(e) for e in episodes])
+    chosen = list(entries)
+    findings = _findings_of(task, None if episodes is None else chosen)
     out: dict[str, Any] = {"task": _task_name(task), "episodes": [], "files": [], "url": None}
     if serve and not save:  # the caller removes out["scratch"] once the server is done
         import tempfile
@@ -486,7 +508,7 @@ def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None =
             out["files"].append(path)
         if spawn:
             rec.spawn(connect=True)
-        summary = log_episode(task, n, rec, max_frames=max_frames, findings=findings)
+        summary = log_episode(task, n, rec, max_frames=max_frames, findings=findings, entry=entries[n])
         rec.disconnect()  # flushes, and closes a file with its footer (RrdReader needs it)
         summary.pop("recording")
         out["episodes"].append(summary)

@@ -562,7 +562,10 @@ void BindOps(nb::module_& m) {
       .def_rw("max_depth", &CheckOptions::max_depth, "Levels below the folder searched when recursive (CLI --max-depth).")
       .def_rw("deep", &CheckOptions::deep,
               "Read force-matrix columns whole through Arrow instead of counting cells from their "
-              "levels (CLI --deep); same findings.");
+              "levels (CLI --deep); same findings.")
+      .def_rw("episodes", &CheckOptions::episodes,
+              "Check only these episodes (N) and the task-level files, none of the walks over the whole "
+              "task (CLI --episodes); empty = every episode.");
   BindExport(m);
   BindImport(m);
   BindPack(m);

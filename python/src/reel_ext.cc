@@ -330,8 +330,9 @@ NB_MODULE(_core, m) {
               auto listed = t.ListEpisodes();
               if (listed.ok()) {
                 eps = std::move(*listed);
-                rows = t.ReadEpisodeRows(eps, {"length", "duration_sec", "video_codec"});
-                schemas = t.ReadDataSchemas(eps);
+                auto read = t.ReadRowsAndSchemas(eps, {"length", "duration_sec", "video_codec"});
+                rows = std::move(read.rows);
+                schemas = std::move(read.schemas);
               } else {
                 st = listed.status();
               }

@@ -260,3 +260,60 @@ def test_a_bundle_is_viewed_too(task, reel_bin, tmp_path):
     out = view(reel_bin, out_dir, "0", "--save", tmp_path / "b.rrd", "--max-frames", 2)
     assert out["episodes"][0]["rows"] == data(task, 1).num_rows
     assert any(c["kind"] == "decoded_rgb" and c["frames"] == 2 for c in out["episodes"][0]["cameras"].values())
+
+
+class _Counting:
+    """A reel.Task that counts its listings and records what each check was asked for."""
+
+    def __init__(self, task):
+        self._task, self.listings, self.checks = task, 0, []
+
+    def episodes(self):
+        self.listings += 1
+        return self._task.episodes()
+
+    def check(self, episodes=None):
+        self.checks.append(None if episodes is None else sorted(episodes))
+        return self._task.check(episodes=episodes)
+
+    def __getattr__(self, name):
+        return getattr(self._task, name)
+
+
+def test_a_view_lists_once_and_checks_only_what_it_shows(task, tmp_path, reel_mod):
+    # Issue 31: viewing episodes listed the task again per episode and checked every episode.
+    import reel.rerun
+    counted = _Counting(reel_mod.open(str(task)))
+    out = reel.rerun.view(counted, [2, 1], save=str(tmp_path / "two"), max_frames=2)
+    assert [e["episode"] for e in out["episodes"]] == [2, 1]
+    assert (counted.listings, counted.checks) == (1, [[1, 2]])
+    one = _Counting(reel_mod.open(str(task)))
+    summary = reel.rerun.log_episode(one, 2, max_frames=1)
+    assert (one.listings, one.checks) == (1, [[2]]) and summary["episode"] == 2
+    with pytest.raises(KeyError, match="episode 9 is not in the task"):
+        reel.rerun.view(_Counting(reel_mod.open(str(task))), [9], save=str(tmp_path / "none"))
+
+
+def test_check_of_some_episodes_judges_them_and_the_task_files_only(task, reel_bin, tmp_path, reel_mod):
+    import shutil
+    copy = tmp_path / "copy"
+    shutil.copytree(task, copy)
+    # Episode 1's data is torn (a truncated parquet); a stray file sits in the task.
+    bad = copy / "data/chunk-000/episode-000.parquet"
+    bad.write_bytes(bad.read_bytes()[:100])
+    (copy / "data/stray.txt").write_text("x")
+    whole = json.loads(reel_exec(reel_bin, "check", copy, "--json")[1])["tasks"][0]
+    assert whole["episodes"] == 2 and {f["path"] for f in whole["findings"]} >= {
+        "data/chunk-000/episode-000.parquet", "data/stray.txt"}
+    rc, out, _ = reel_exec(reel_bin, "check", copy, "--episodes", "2", "--json")
+    two = json.loads(out)["tasks"][0]
+    assert (rc, two["episodes"]) == (0, 1) and [f for f in two["findings"] if f["severity"] == "error"] == []
+    rc, out, _ = reel_exec(reel_bin, "check", copy, "--episodes", "1", "--json")
+    one = json.loads(out)["tasks"][0]
+    assert rc == 1 and {f["path"] for f in one["findings"] if f["severity"] == "error"} == {
+        "data/chunk-000/episode-000.parquet"}
+    py = reel_mod.open(str(copy))
+    assert [f for f in py.check(episodes=[2]) if f["severity"] == "error"] == []
+    assert "data/chunk-000/episode-000.parquet" in {f["path"] for f in py.check(episodes=[1])}
+    rc, _, err = reel_exec(reel_bin, "check", copy, "--episodes", "7")
+    assert rc == 2 and "episode 7" in err

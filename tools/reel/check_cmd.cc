@@ -57,7 +57,7 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
     std::string path;
     bool json = false, list_rules = false, markdown = false;
     int threads = 0;
-    std::string progress = "auto";
+    std::string progress = "auto", episodes;
     CheckOptions options;
     ObjectStoreOptions store;
   };
@@ -77,9 +77,20 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--deep", args->options.deep,
                 "read force-matrix columns whole through Arrow (default: each cell's length from the "
                 "column's levels, the only thing the rules look at; same findings, faster)");
+  cmd->add_option("--episodes", args->episodes,
+                  "check only these episodes of a task, e.g. 7 or 1,3,5-9, and its task-level files (the "
+                  "walks over the whole task are skipped: for a new episode of a large task)");
   cmd->callback([args, &exit_code] {
     if (args->list_rules) return PrintRules(args->markdown);
     if (args->path.empty()) throw CLI::RequiredError("path");
+    if (!args->episodes.empty()) {
+      auto list = ParseListFlag("--episodes", args->episodes, true);
+      if (!list.ok()) {
+        exit_code = UsageFail(list.status().message());
+        return;
+      }
+      args->options.episodes = std::move(*list);
+    }
     args->options.io_threads = args->threads;
     args->options.progress = MakeProgress(args->progress);
     auto loc = OpenInput(args->path, args->store);

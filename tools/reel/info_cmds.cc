@@ -155,8 +155,7 @@ int RunLs(const Common& c) {
   auto episodes = (*task)->ListEpisodes();
   if (!episodes.ok()) return Fail(episodes.status());
   // video_codec: the video slots each row declares, for the file group.
-  auto rows = (*task)->ReadEpisodeRows(*episodes, {"length", "duration_sec", "video_codec"});
-  auto schemas = (*task)->ReadDataSchemas(*episodes);
+  auto [rows, schemas] = (*task)->ReadRowsAndSchemas(*episodes, {"length", "duration_sec", "video_codec"});
   auto mirror = KeypointsMirrorOf(**task, c.keypoints);
   if (!mirror.ok()) return Fail(mirror.status());
   Json list = Json::array();

@@ -13,6 +13,7 @@
 #include "util/parallel.h"
 #include "reel/dataset.h"
 #include "reel/decode.h"
+#include "reel/index_list.h"
 #include "io/json_file.h"
 
 namespace reel {
@@ -458,6 +459,43 @@ void CheckSensors(const Task& task, FindingSink& sink) {
 
 using internal::FindingSink;
 
+namespace internal {
+namespace {
+
+// The episodes `numbers` names (CheckOptions::episodes), by N.
+Result<std::vector<EpisodeEntry>> ChosenEpisodes(const Task& task, const std::vector<int64_t>& numbers) {
+  std::vector<EpisodeEntry> out;
+  for (int64_t n : DropRepeats(numbers)) {
+    auto e = task.FindEpisode(n);
+    if (!e.ok()) return e.status().WithContext("reel check --episodes");
+    out.push_back(std::move(*e));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const EpisodeEntry& a, const EpisodeEntry& b) { return a.episode_index < b.episode_index; });
+  return out;
+}
+
+// Rules over the whole listing: total_episodes against the highest N, legacy shards.
+void CheckNumbering(const Task& t, const std::vector<EpisodeEntry>& episodes, FindingSink& sink) {
+  int64_t highest = 0, from_shards = 0;
+  for (const EpisodeEntry& e : episodes) {
+    if (!e.data_path.empty() || e.row_source != RowSource::kMissing)
+      highest = std::max(highest, e.episode_index);
+    from_shards += e.row_source == RowSource::kLegacyShard;
+  }
+  if (highest > t.info().total_episodes)
+    sink.Add("numbering.total_episodes", kInfo,
+             "total_episodes is " + std::to_string(t.info().total_episodes) +
+                 " but episode " + std::to_string(highest) + " is committed");
+  if (from_shards > 0)
+    sink.Add("episodes.legacy_shard", "meta/episodes",
+             std::to_string(from_shards) + " episodes rows live in legacy multi-row shards "
+             "(`reel split-episodes " + t.root() + "` gives each its own file)");
+}
+
+}  // namespace
+}  // namespace internal
+
 Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& options) {
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
   REEL_ASSIGN_OR_RETURN(DetectedFormat format, DetectFormat(fs, root));
@@ -498,11 +536,16 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
   internal::CheckFeatures(t.info(), sink);
   internal::CheckDevicesAndVideo(t.info(), sink);
   internal::CheckSensors(t, sink);
-  REEL_RETURN_IF_ERROR(internal::CheckLayout(fs, root, sink));
-  REEL_RETURN_IF_ERROR(internal::CheckStrayFiles(t, sink));
-
-  auto episodes = t.ListEpisodes();
+  // Some episodes only: the task-level files and those episodes, none of the walks whose
+  // cost grows with the task (layout, strays, the listing, numbering, column spans).
+  const bool whole = options.episodes.empty();
+  if (whole) {
+    REEL_RETURN_IF_ERROR(internal::CheckLayout(fs, root, sink));
+    REEL_RETURN_IF_ERROR(internal::CheckStrayFiles(t, sink));
+  }
+  auto episodes = whole ? t.ListEpisodes() : internal::ChosenEpisodes(t, options.episodes);
   if (!episodes.ok()) {
+    if (!whole) return episodes.status();  // an episode asked for that is not there
     sink.Add("episodes.row_count", "meta/episodes", episodes.status().message());
     report.findings = std::move(sink.findings());
     return report;
@@ -510,20 +553,7 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
   report.episodes = static_cast<int64_t>(episodes->size());
   internal::CheckStats(t, !episodes->empty(), sink);
   internal::CheckTasks(t, sink);
-  int64_t highest = 0, from_shards = 0;
-  for (const EpisodeEntry& e : *episodes) {
-    if (!e.data_path.empty() || e.row_source != RowSource::kMissing)
-      highest = std::max(highest, e.episode_index);
-    from_shards += e.row_source == RowSource::kLegacyShard;
-  }
-  if (highest > t.info().total_episodes)
-    sink.Add("numbering.total_episodes", internal::kInfo,
-             "total_episodes is " + std::to_string(t.info().total_episodes) +
-                 " but episode " + std::to_string(highest) + " is committed");
-  if (from_shards > 0)
-    sink.Add("episodes.legacy_shard", "meta/episodes",
-             std::to_string(from_shards) + " episodes rows live in legacy multi-row shards "
-             "(`reel split-episodes " + root + "` gives each its own file)");
+  if (whole) internal::CheckNumbering(t, *episodes, sink);
 
   std::vector<FindingSink> per_episode(episodes->size());
   const int threads = options.io_threads > 0 ? options.io_threads : 2;
@@ -541,7 +571,7 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
   });
   for (FindingSink& s : per_episode)
     for (Finding& f : s.findings()) sink.findings().push_back(std::move(f));
-  internal::CheckColumnSpans(t.info(), spans, sink);
+  if (whole) internal::CheckColumnSpans(t.info(), spans, sink);
   report.findings = std::move(sink.findings());
   return report;
 }

@@ -85,7 +85,8 @@ Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& option
   if (src.episodes.empty()) {
     return Status::Invalid(task.root() + ": no episode with a data file to export");
   }
-  for (auto& row : task.ReadEpisodeRows(src.episodes)) {
+  auto [rows, schemas] = task.ReadRowsAndSchemas(src.episodes);
+  for (auto& row : rows) {
     if (!row.ok()) return row.status();
     src.rows.push_back(std::move(row).value());
   }
@@ -95,7 +96,7 @@ Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& option
   // The union of the episodes' schemas, first appearance wins.
   arrow::FieldVector fields;
   std::set<std::string> seen;
-  for (auto& schema : task.ReadDataSchemas(src.episodes)) {
+  for (auto& schema : schemas) {
     if (!schema.ok()) return schema.status();
     for (const auto& f : (*schema)->fields()) {
       if (seen.insert(f->name()).second) fields.push_back(f);

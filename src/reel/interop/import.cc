@@ -10,6 +10,7 @@
 #include <map>
 
 #include "interop/export_internal.h"
+#include "read/episode_index.h"
 #include "video/video_concat.h"
 #include "layout/confined.h"
 #include "io/same_bytes.h"
@@ -512,23 +513,106 @@ Result<bool> SameEpisode(const Task& target, const EpisodeEntry& e, const std::s
   return Comparable(existing)->Equals(*Comparable(rows), /*check_metadata=*/false);
 }
 
-// The number of a target episode identical to the one written to `data_file` and
-// `videos`, or -1. `first` (when >= 1) is
-// tried before the episodes of the same length.
-Result<int64_t> FindIdentical(FileSystem* fs, const std::string& task_root, int64_t first,
-                              const std::string& data_file, const std::map<std::string, std::string>& videos) {
-  if (fs->Stat(JoinPath(task_root, internal::kInfoPath)).ValueOr(FileInfo{}).type != FileType::kFile) return -1;
-  REEL_ASSIGN_OR_RETURN(auto rows, ReadParquetFile(fs, data_file));
-  REEL_ASSIGN_OR_RETURN(auto target, Task::Open(task_root, {fs, 1}));
-  REEL_ASSIGN_OR_RETURN(auto episodes, target->ListEpisodes());
-  auto lengths = target->ReadEpisodeRows(episodes, {"length"});
-  std::vector<const EpisodeEntry*> candidates;
-  for (size_t i = 0; i < episodes.size(); ++i) {
-    if (episodes[i].episode_index == first) candidates.insert(candidates.begin(), &episodes[i]);
-    else if (lengths[i].ok() && lengths[i]->length == rows->num_rows()) candidates.push_back(&episodes[i]);
+// "slot=size\n" per video, in slot order: equal for byte-identical videos, and cheap to
+// learn for a target episode (one stat per file, StatMany per directory).
+std::string SizesKey(const std::vector<std::pair<std::string, uint64_t>>& sizes) {
+  std::string key;
+  for (const auto& [slot, size] : sizes) key += slot + "=" + std::to_string(size) + "\n";
+  return key;
+}
+
+// The target's episodes for FindIdentical, listed once per import (when the target first
+// has an info.json) and kept up to date with the episodes the import commits: the import
+// holds the task lock, so no other writer adds or removes one meanwhile. Candidates are the
+// episodes of the same length whose videos have the same sizes; the sizes of one length's
+// episodes are stat-ed once, when an imported episode of that length first asks. So a run
+// of imported episodes costs one listing and one stat per video of the lengths it meets,
+// not a listing and a comparison with every episode of its length each (issue 31).
+struct TargetEpisodes {
+  std::unique_ptr<Task> task;
+  std::map<int64_t, EpisodeEntry> entries;   // by N
+  std::multimap<int64_t, int64_t> by_length;  // length -> N
+  std::map<int64_t, std::multimap<std::string, int64_t>> by_sizes;  // length -> SizesKey -> N
+
+  Status Load(FileSystem* fs, const std::string& task_root) {
+    REEL_ASSIGN_OR_RETURN(task, Task::Open(task_root, {fs, 1}));
+    REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
+    auto lengths = task->ReadEpisodeRows(episodes, {"length"});
+    for (size_t i = 0; i < episodes.size(); ++i) {
+      if (lengths[i].ok()) by_length.emplace(lengths[i]->length, episodes[i].episode_index);
+      entries.emplace(episodes[i].episode_index, std::move(episodes[i]));
+    }
+    return Status::OK();
   }
+
+  // The SizesKey of each of `numbers` (their videos stat-ed together); "" for a video gone.
+  std::vector<std::string> KeysOf(const std::vector<int64_t>& numbers) const {
+    std::vector<std::string> paths;
+    for (int64_t n : numbers)
+      for (const auto& [slot, rel] : entries.at(n).videos) paths.push_back(rel);
+    const auto stamps = internal::StampAll(task->fs(), task->root(), paths, 2);
+    std::vector<std::string> keys;
+    size_t k = 0;
+    for (int64_t n : numbers) {
+      std::vector<std::pair<std::string, uint64_t>> sizes;
+      bool whole = true;
+      for (const auto& [slot, rel] : entries.at(n).videos) {
+        whole = whole && stamps[k].has_value();
+        sizes.emplace_back(slot, stamps[k] ? stamps[k]->size : 0);
+        ++k;
+      }
+      keys.push_back(whole ? SizesKey(sizes) : "");
+    }
+    return keys;
+  }
+
+  // Episodes of `length` whose videos have the sizes `key`.
+  std::vector<int64_t> Candidates(int64_t length, const std::string& key) {
+    auto bucket = by_sizes.find(length);
+    if (bucket == by_sizes.end()) {
+      std::vector<int64_t> numbers;
+      auto [from, to] = by_length.equal_range(length);
+      for (auto it = from; it != to; ++it) numbers.push_back(it->second);
+      const std::vector<std::string> keys = KeysOf(numbers);
+      bucket = by_sizes.emplace(length, std::multimap<std::string, int64_t>{}).first;
+      for (size_t i = 0; i < numbers.size(); ++i) bucket->second.emplace(keys[i], numbers[i]);
+    }
+    std::vector<int64_t> out;
+    auto [from, to] = bucket->second.equal_range(key);
+    for (auto it = from; it != to; ++it) out.push_back(it->second);
+    return out;
+  }
+
+  void Add(EpisodeEntry e, int64_t length) {
+    if (!task) return;  // not loaded yet: the first lookup lists the episode
+    const int64_t n = e.episode_index;
+    by_length.emplace(length, n);
+    entries[n] = std::move(e);
+    if (auto bucket = by_sizes.find(length); bucket != by_sizes.end()) bucket->second.emplace(KeysOf({n})[0], n);
+  }
+};
+
+// The number of a target episode identical to the one written to `data_file` and
+// `videos`, or -1. `first` (when >= 1) is tried before the other candidates.
+Result<int64_t> FindIdentical(FileSystem* fs, const std::string& task_root, int64_t first,
+                              const std::string& data_file, const std::map<std::string, std::string>& videos,
+                              TargetEpisodes* target) {
+  if (!target->task) {
+    if (fs->Stat(JoinPath(task_root, internal::kInfoPath)).ValueOr(FileInfo{}).type != FileType::kFile) return -1;
+    REEL_RETURN_IF_ERROR(target->Load(fs, task_root));
+  }
+  REEL_ASSIGN_OR_RETURN(auto rows, ReadParquetFile(fs, data_file));
+  std::vector<std::pair<std::string, uint64_t>> sizes;
+  for (const auto& [slot, temp] : videos) {
+    REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(temp));
+    sizes.emplace_back(slot, info.size);
+  }
+  std::vector<const EpisodeEntry*> candidates;
+  if (auto it = target->entries.find(first); it != target->entries.end()) candidates.push_back(&it->second);
+  for (int64_t n : target->Candidates(rows->num_rows(), SizesKey(sizes)))
+    if (n != first) candidates.push_back(&target->entries.at(n));
   for (const EpisodeEntry* e : candidates) {
-    REEL_ASSIGN_OR_RETURN(bool same, SameEpisode(*target, *e, rows, videos));
+    REEL_ASSIGN_OR_RETURN(bool same, SameEpisode(*target->task, *e, rows, videos));
     if (same) return e->episode_index;
   }
   return -1;
@@ -553,6 +637,7 @@ struct ImportPlan {
   std::vector<std::string> source_tasks;          // tasks.jsonl lines to write (task_index = position)
   std::map<std::string, int64_t> target_tasks;    // the target's own tasks, once it has them
   std::map<std::string, bool> depth_keys;         // round trip: camera key -> depth
+  TargetEpisodes target;                          // for FindIdentical, listed once
 
   // The pooled task_index of `task`: the target's own when it has tasks, else the source's.
   Result<int64_t> PooledTaskOf(const std::string& task) const {
@@ -786,7 +871,8 @@ Status ImportEpisode(internal::TaskLock* lock, ImportPlan* plan, size_t i, const
   REEL_ASSIGN_OR_RETURN(auto videos, WriteVideos(*plan, video_tpl, vars, &d, txn.get(), report));
   REEL_ASSIGN_OR_RETURN(std::string data_temp, txn->NewTemp(data_rel, "import"));
   REEL_RETURN_IF_ERROR(internal::WriteParquet(fs, data_temp, *table));
-  REEL_ASSIGN_OR_RETURN(int64_t identical, FindIdentical(fs, task_root, d.taken_number, data_temp, videos));
+  REEL_ASSIGN_OR_RETURN(int64_t identical,
+                        FindIdentical(fs, task_root, d.taken_number, data_temp, videos, &plan->target));
   if (identical >= 0) {
     report->skipped.push_back({d.ep->episode_index, identical});
     return txn->Abort();
@@ -815,6 +901,16 @@ Status ImportEpisode(internal::TaskLock* lock, ImportPlan* plan, size_t i, const
   if (!txn->decided()) return st;
   if (!st.ok()) report->warnings.push_back(st.message());
   plan->TargetNowHasTasks();
+  EpisodeEntry added{.episode_index = number, .location = loc, .data_path = data_rel, .videos = {},
+                     .row_source = RowSource::kEpisodeFile, .row_path = row_rel};
+  for (const auto& [slot, temp] : videos) {
+    PathVars v = vars;
+    v.image_key = slot;
+    v.ext = "mp4";
+    REEL_ASSIGN_OR_RETURN(std::string rel, video_tpl.Render(v));
+    added.videos.emplace_back(slot, rel);
+  }
+  plan->target.Add(std::move(added), n);
   report->episode_indices.push_back(number);
   report->frames += n;
   ++report->episodes;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 
 #include "read/episode_index.h"
 #include "reel/fs.h"
@@ -75,6 +76,42 @@ TEST_F(EpisodeIndexStoreTest, NotWrittenWhereRenameIsNotAtomic) {
   EXPECT_FALSE(stdfs::exists(dir_ + "/t/" + internal::kListingIndexPath));
   for (const auto& e : stdfs::directory_iterator(dir_ + "/t/meta"))
     EXPECT_EQ(e.path().filename().string().find(".probe"), std::string::npos) << e.path();
+}
+
+// Renames onto meta/.episode_index.parquet (each is one write of the whole index) while
+// `read` lists the task and reads rows and schemas.
+int IndexWrites(const std::string& root, const std::function<void(const Task&, const std::vector<EpisodeEntry>&)>& read) {
+  testing::FaultFileSystem fs;
+  fs.Log(testing::Ops({testing::FsOp::kRename}));
+  auto task = Task::Open(root, {.fs = &fs});
+  EXPECT_TRUE(task.ok()) << task.status().ToString();
+  auto episodes = (*task)->ListEpisodes();
+  EXPECT_TRUE(episodes.ok()) << episodes.status().ToString();
+  read(**task, *episodes);
+  int writes = 0;
+  for (const std::string& call : fs.calls())
+    writes += call.ends_with(std::string("/") + internal::kEpisodeIndexPath) ? 1 : 0;
+  return writes;
+}
+
+// A first listing of a task that shows rows and schemas (reel ls, Task.episodes(), export)
+// writes the index once (issue 31: it wrote it once for the rows, then again for the schemas).
+TEST_F(EpisodeIndexStoreTest, AFirstListingWritesTheIndexOnce) {
+  const std::string root = dir_ + "/t";
+  EXPECT_EQ(IndexWrites(root, [](const Task& task, const std::vector<EpisodeEntry>& episodes) {
+              auto [rows, schemas] = task.ReadRowsAndSchemas(episodes, {"length"});
+              ASSERT_EQ(rows.size(), 32u);
+              for (size_t i = 0; i < rows.size(); ++i) {
+                ASSERT_TRUE(rows[i].ok()) << rows[i].status().ToString();
+                ASSERT_TRUE(schemas[i].ok()) << schemas[i].status().ToString();
+              }
+            }),
+            1);
+  // Warm, nothing changed: nothing written.
+  EXPECT_EQ(IndexWrites(root, [](const Task& task, const std::vector<EpisodeEntry>& episodes) {
+              (void)task.ReadRowsAndSchemas(episodes, {"length"});
+            }),
+            0);
 }
 
 }  // namespace

@@ -294,6 +294,27 @@ void KeepWanted(EpisodeRow& row, const std::vector<std::string>& wanted) {
 
 std::vector<Result<EpisodeRow>> Task::ReadEpisodeRows(
     const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns) const {
+  return ReadEpisodeRowsImpl(episodes, columns, /*save=*/true);
+}
+
+std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemas(
+    const std::vector<EpisodeEntry>& episodes) const {
+  return ReadDataSchemasImpl(episodes, /*save=*/true);
+}
+
+Task::RowsAndSchemas Task::ReadRowsAndSchemas(const std::vector<EpisodeEntry>& episodes,
+                                              const std::vector<std::string>& columns) const {
+  RowsAndSchemas out{ReadEpisodeRowsImpl(episodes, columns, false), ReadDataSchemasImpl(episodes, false)};
+  SaveIndex(episodes.size() >= kIndexMinEpisodes ? Index() : nullptr);
+  return out;
+}
+
+void Task::SaveIndex(internal::EpisodeIndex* index) const {
+  if (index && index_mode_ == EpisodeIndexMode::kUpdate) (void)index->SaveIfChanged(fs_, root_);
+}
+
+std::vector<Result<EpisodeRow>> Task::ReadEpisodeRowsImpl(
+    const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns, bool save) const {
   internal::EpisodeIndex* index = episodes.size() >= kIndexMinEpisodes ? Index() : nullptr;
   std::vector<std::optional<internal::FileStamp>> stamps(episodes.size());
   std::vector<std::optional<EpisodeRow>> cached(episodes.size());
@@ -326,7 +347,7 @@ std::vector<Result<EpisodeRow>> Task::ReadEpisodeRows(
     }
     if (out.back().ok()) KeepWanted(*out.back(), wanted);
   }
-  if (index && index_mode_ == EpisodeIndexMode::kUpdate) (void)index->SaveIfChanged(fs_, root_);
+  if (save) SaveIndex(index);
   return out;
 }
 
@@ -385,8 +406,8 @@ Result<std::shared_ptr<arrow::Schema>> Task::ReadDataSchema(const EpisodeEntry& 
   return ReadParquetSchema(fs_, Path(episode.data_path));
 }
 
-std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemas(
-    const std::vector<EpisodeEntry>& episodes) const {
+std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemasImpl(
+    const std::vector<EpisodeEntry>& episodes, bool save) const {
   internal::EpisodeIndex* index = episodes.size() >= kIndexMinEpisodes ? Index() : nullptr;
   std::vector<Result<std::shared_ptr<arrow::Schema>>> out(episodes.size(), NotReadYet());
   std::vector<std::optional<internal::FileStamp>> stamps(episodes.size());
@@ -407,7 +428,7 @@ std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemas(
     out[i] = ReadDataSchema(e);
     if (stamp && out[i].ok()) index->PutDataSchema(e.episode_index, *stamp, *out[i]);
   });
-  if (index && index_mode_ == EpisodeIndexMode::kUpdate) (void)index->SaveIfChanged(fs_, root_);
+  if (save) SaveIndex(index);
   return out;
 }
 

@@ -78,8 +78,9 @@ std::vector<float> GloveFrame(double pressure, double phase) {
 }
 
 // Frame i of camera `pattern`: smooth colour gradients drifting with time and a bright
-// square crossing the view, so the encoder sees motion.
-void RgbFrame(int64_t i, int pattern, int w, int h, uint8_t* out) {
+// square crossing the view, so the encoder sees motion. `phase` shifts the blue gradient
+// per episode (EpisodePhase), so that no two episodes' videos are alike, as on a real rig.
+void RgbFrame(int64_t i, int pattern, int phase, int w, int h, uint8_t* out) {
   const int sx = static_cast<int>((i * 3 + pattern * 37) % (w + 40)) - 40;
   const int sy = h / 3 + pattern * 9 % (h / 2);
   for (int y = 0; y < h; ++y)
@@ -88,7 +89,7 @@ void RgbFrame(int64_t i, int pattern, int w, int h, uint8_t* out) {
       const bool square = x >= sx && x < sx + 40 && y >= sy && y < sy + 40;
       p[0] = square ? 250 : static_cast<uint8_t>((x + i + pattern * 40) & 255);
       p[1] = square ? 240 : static_cast<uint8_t>((y * 2 + pattern * 25) & 255);
-      p[2] = square ? 60 : static_cast<uint8_t>(((x + y) / 2 + 3 * i) & 255);
+      p[2] = square ? 60 : static_cast<uint8_t>(((x + y) / 2 + 3 * i + phase) & 255);
     }
 }
 
@@ -167,7 +168,8 @@ namespace {
 // Pushes the rig's video frames for row i, then appends the row.
 class RigAppender {
  public:
-  RigAppender(EpisodeWriter& writer, const SimulateOptions& options) : writer_(writer), options_(options) {}
+  RigAppender(EpisodeWriter& writer, const SimulateOptions& options, int phase = 0)
+      : writer_(writer), options_(options), phase_(phase) {}
 
   Status Open() {
     for (const VideoSlotOptions& s : RigVideoSlots(options_)) {
@@ -189,7 +191,7 @@ class RigAppender {
         DepthFrame(i_ + src.pattern * 7, w, h, depth_.data());
         REEL_RETURN_IF_ERROR(src.stream->PushDepth(depth_));
       } else {
-        RgbFrame(i_, src.pattern, w, h, rgb_.data());
+        RgbFrame(i_, src.pattern, phase_, w, h, rgb_.data());
         REEL_RETURN_IF_ERROR(src.stream->PushRgb(rgb_));
       }
     }
@@ -205,16 +207,23 @@ class RigAppender {
   };
   EpisodeWriter& writer_;
   const SimulateOptions& options_;
+  int phase_;
   std::vector<Source> sources_;
   std::vector<uint8_t> rgb_;
   std::vector<uint16_t> depth_;
   int64_t i_ = 0;
 };
 
+// The blue gradient's shift for episode N of a seed: 0 for seed 1's episode 1, distinct
+// for the next 255 episodes of a seed.
+int EpisodePhase(uint64_t seed, int64_t episode) {
+  return static_cast<int>(((seed - 1) * 7 + static_cast<uint64_t>(episode - 1) * 29) & 255);
+}
+
 }  // namespace
 
 Status SimulateEpisode(EpisodeWriter& writer, const SimulateOptions& options, int64_t episode) {
-  RigAppender appender(writer, options);
+  RigAppender appender(writer, options, EpisodePhase(options.seed, episode));
   REEL_RETURN_IF_ERROR(appender.Open());
   return SimulateRows(options, episode, [&](const FrameRow& row) { return appender.Append(row); });
 }

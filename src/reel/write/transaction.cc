@@ -51,8 +51,16 @@ Result<int64_t> FreeRecycledNumber(FileSystem* fs, const std::string& root, cons
 // Chooses N (contract §2, §7.5; contract-decisions.md "number reuse"): a free recycled
 // number first (even when the watermark ran ahead of it), else past the highest N on
 // disk, the live reservations and `watermark`. The caller holds the task lock.
-Result<int64_t> ChooseEpisodeIndex(FileSystem* fs, const std::string& root, int64_t watermark) {
-  REEL_ASSIGN_OR_RETURN(int64_t highest, HighestEpisode(fs, root));
+// `lock`, when given, remembers the highest N between calls (TaskLock::highest).
+Result<int64_t> ChooseEpisodeIndex(FileSystem* fs, const std::string& root, int64_t watermark,
+                                   TaskLock* lock = nullptr) {
+  int64_t highest = 0;
+  if (lock && lock->highest()) {
+    highest = *lock->highest();
+  } else {
+    REEL_ASSIGN_OR_RETURN(highest, HighestEpisode(fs, root));
+    if (lock) lock->NoteHighest(highest);
+  }
   REEL_ASSIGN_OR_RETURN(const std::set<int64_t> reserved, LiveReservations(fs, root));
   REEL_ASSIGN_OR_RETURN(int64_t recycled, FreeRecycledNumber(fs, root, reserved));
   if (recycled > 0) return recycled;
@@ -204,7 +212,7 @@ Result<std::unique_ptr<EpisodeTransaction>> EpisodeTransaction::Begin(TaskLock* 
     if (*n < 1) return Status::Invalid(lock->root() + ": episode_index " + std::to_string(*n) + " is not >= 1");
     number = *n;
   } else {
-    REEL_ASSIGN_OR_RETURN(number, ChooseEpisodeIndex(lock->fs(), lock->root(), 0));
+    REEL_ASSIGN_OR_RETURN(number, ChooseEpisodeIndex(lock->fs(), lock->root(), 0, lock));
   }
   return std::unique_ptr<EpisodeTransaction>(new EpisodeTransaction(lock->fs(), lock->root(), number, lock));
 }
@@ -278,6 +286,7 @@ Status EpisodeTransaction::CommitWith(Publish&& publish) {
     return st;
   }
   done_ = true;
+  if (lock_ && n_ != kTaskChange && lock_->highest()) lock_->NoteHighest(n_);
   if (!reservation_.empty()) {
     // A completed recording clears the recycled marker (reference behaviour).
     const std::string marker = JoinPath(root_, kRecycledPath);

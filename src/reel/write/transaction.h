@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -65,12 +66,21 @@ class TaskLock {
   FileSystem* fs() const { return fs_; }
   const std::string& root() const { return root_; }
 
+  // The highest N on disk as found under this lock, raised by each episode committed under
+  // it (nullopt until a Begin() looked). While the lock is held no other writer reserves
+  // or commits a number (both take the lock), so a run of Begin()s under one lock (an
+  // import) lists the task once, not once per episode. A number deleted under the lock
+  // leaves it high: the next number skips one, never reuses one.
+  std::optional<int64_t> highest() const { return highest_; }
+  void NoteHighest(int64_t n) { highest_ = std::max(highest_.value_or(0), n); }
+
  private:
   TaskLock(FileSystem* fs, std::string root, std::unique_ptr<FileLock> lock)
       : fs_(fs), root_(std::move(root)), lock_(std::move(lock)) {}
   FileSystem* fs_;
   std::string root_;
   std::unique_ptr<FileLock> lock_;
+  std::optional<int64_t> highest_;
 };
 
 // What an episode adds to the task files, besides its own files.

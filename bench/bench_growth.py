@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""reel growth benchmark (issue 31): what each everyday command costs as a task grows.
+
+    .venv/bin/python bench/bench_growth.py                       # 1,000 and 10,000 episodes
+    .venv/bin/python bench/bench_growth.py --sizes 1000,10000,100000 --cold
+
+Synthetic pooled tasks of each size (bench_foundation's generator: per episode a data
+parquet, an episodes row and a placeholder video; generated once under bench/results/)
+and, for each command, warm (best of --reps after one untimed run) and, with --cold, one
+run right after dropping the page cache (root only). The table gives seconds per run and
+the ratio largest/smallest size: a command whose work does not depend on the task size
+(one episode's check, delete, import of a fixed batch, open of the index) should stay
+flat (ratio <= 1.5x); one that must read every episode (check, stats --verify, ls) should
+grow linearly (per-episode cost ratio <= 1.5x). Mutating commands run on a hard-linked
+copy (reel writes by rename, so the generated task is never changed).
+Results: Markdown on stdout and in bench/results/growth.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import bench_foundation as foundation  # noqa: E402  (the synthetic task generator)
+
+import reel  # noqa: E402
+
+RESULTS = HERE / "results"
+REEL = os.environ.get("REEL_BIN") or str(HERE.parent / "build/cmake/tools/reel")
+IMPORT_BATCH = 20  # episodes per timed import
+
+
+def run(*args: object) -> None:
+    proc = subprocess.run([REEL, *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode not in (0, 1):  # 1: check found something (the synthetic videos are placeholders)
+        raise RuntimeError(f"reel {' '.join(map(str, args))}: exit {proc.returncode}\n{proc.stderr}")
+
+
+def drop_caches() -> bool:
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def timed(fn: Callable[[], None], reps: int, cold: bool) -> dict:
+    fn()  # warm-up
+    warm = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        warm.append(time.perf_counter() - t0)
+    out = {"warm_s": min(warm)}
+    if cold and drop_caches():
+        t0 = time.perf_counter()
+        fn()
+        out["cold_s"] = time.perf_counter() - t0
+    return out
+
+
+def import_source() -> Path:
+    """A LeRobot export of IMPORT_BATCH small simulated episodes (made once)."""
+    src = RESULTS / f"growth_import_{IMPORT_BATCH}"
+    if (src / "export/meta/info.json").exists():
+        return src / "export"
+    shutil.rmtree(src, ignore_errors=True)
+    run("simulate", src / "task", "--count", IMPORT_BATCH, "--seconds", 0.5, "--fps", 10, "--video-size", "64x48")
+    run("export", "--to", "lerobot-v3", src / "task", src / "export")
+    return src / "export"
+
+
+def work_copy(task: Path) -> Path:
+    """A hard-linked copy of `task` for the commands that change it."""
+    copy = task.parent / (task.name + ".work")
+    shutil.rmtree(copy, ignore_errors=True)
+    subprocess.run(["cp", "-al", str(task), str(copy)], check=True)
+    return copy
+
+
+def bench_size(size: int, reps: int, cold: bool) -> dict:
+    task = foundation.generate_task(RESULTS, size)
+    work = work_copy(task)
+    source = import_source()
+    victims = iter(range(size, 0, -1))
+    commands: dict[str, tuple[str, Callable[[], None]]] = {
+        "reel ls --json": ("linear", lambda: run("ls", task, "--json")),
+        "reel info --json": ("flat", lambda: run("info", task, "--json")),
+        "reel.open(p).episodes()": ("linear", lambda: reel.open(str(task)).episodes()),
+        "reel check (whole task)": ("linear", lambda: run("check", task, "--json", "--progress", "none")),
+        "reel check --episodes N (one)": ("flat", lambda: run("check", task, "--episodes", size, "--json")),
+        "reel stats --verify": ("linear", lambda: run("stats", task, "--verify", "--progress", "none")),
+        "reel delete (one episode)": ("flat", lambda: run("delete", work, next(victims))),
+        f"reel import ({IMPORT_BATCH} episodes)": (
+            "flat", lambda: run("import", source, work, "--renumber", "--progress", "none")),
+    }
+    out = {}
+    for name, (kind, fn) in commands.items():
+        t = timed(fn, reps, cold)
+        out[name] = {"kind": kind, **t}
+        print(f"  [{size:,}] {name}: warm {t['warm_s']:.3f} s" + (f", cold {t['cold_s']:.3f} s" if "cold_s" in t else ""),
+              flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def render(info: dict, sizes: list[int], results: dict[int, dict], load_end: str) -> str:
+    lo, hi = sizes[0], sizes[-1]
+    out = ["# reel growth benchmark", "",
+           f"- date: {info['date']}; machine: {info['nproc']} CPUs, {info['cpu']}; reel {info['reel']}",
+           f"- load average at start / end: {info['load']} / {load_end}", "",
+           "Seconds per run (warm: best of the reps after one untimed run; cold: one run after dropping the page "
+           "cache). Ratio: the largest size's cost over the smallest's, per run for commands whose work should not "
+           "grow with the task (flat), per episode for those that read every episode (linear); goal <= 1.5x.", "",
+           "| command | kind | " + " | ".join(f"{s:,} warm s" for s in sizes)
+           + (" | " + " | ".join(f"{s:,} cold s" for s in sizes) if "cold_s" in results[lo][next(iter(results[lo]))] else "")
+           + f" | ratio {hi:,}/{lo:,} | goal |",
+           "|---|---|" + "---:|" * len(sizes) * (2 if "cold_s" in results[lo][next(iter(results[lo]))] else 1)
+           + "---:|---|"]
+    for name, first in results[lo].items():
+        kind = first["kind"]
+        warm = [results[s][name]["warm_s"] for s in sizes]
+        ratio = warm[-1] / warm[0] if kind == "flat" else (warm[-1] / hi) / (warm[0] / lo)
+        cells = [f"{w:.3f}" for w in warm]
+        if "cold_s" in first:
+            cells += [f"{results[s][name].get('cold_s', float('nan')):.3f}" for s in sizes]
+        verdict = "met" if ratio <= 1.5 else "NOT met"
+        out.append(f"| {name} | {kind} | " + " | ".join(cells) + f" | {ratio:.2f}x | {verdict} |")
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000", help="task sizes in episodes, comma-separated")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--cold", action="store_true", help="also one run after dropping the page cache (root)")
+    ap.add_argument("--out", default=str(RESULTS / "growth.md"))
+    args = ap.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    info = foundation.machine_info()
+    print(f"reel {info['reel']}; {info['nproc']} CPUs; load {info['load']}", flush=True)
+    results = {s: bench_size(s, args.reps, args.cold) for s in sizes}
+    load_end = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    text = render(info, sizes, results, load_end)
+    print("\n" + text)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n", encoding="utf-8")
+    out.with_suffix(".json").write_text(json.dumps({"machine": info, "results": results}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
