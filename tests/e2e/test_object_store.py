@@ -368,3 +368,24 @@ def test_daft_on_a_local_ray_cluster_reads_s3(store, reel_mod, tmp_path):
     with np.load(out) as z:
         np.testing.assert_array_equal(z["timestamp"], np.asarray(want["timestamp"]))
         np.testing.assert_array_equal(z["frames"], np.asarray([np.asarray(v) for v in want["observation.images.stereo_left"]]))
+
+
+def test_check_of_one_episode_on_s3_opens_only_its_objects(store, reel_mod):
+    # Issue 31: `reel check --episodes N` on s3:// reads that episode's objects and the task
+    # files, not the task. Counted with the store's own counters, never timed.
+    uri, local = store["uri"]["video"], store["local"]["video"]
+    so = reel_mod._core.StorageOptions()
+    task = reel_mod.open(uri)
+    entry = next(e for e in reel_mod.open(str(local)).episodes() if e["episode_index"] == 2)
+    own = 2 + len(entry["videos"])  # its data parquet, its episodes row, its videos
+    task_files = 3  # meta/info.json, meta/stats.json, meta/tasks.jsonl
+    reel_mod._core.object_store_counters(uri, so, True)
+    one = task.check(episodes=[2])
+    c1 = reel_mod._core.object_store_counters(uri, so, True)
+    whole = task.check()
+    cw = reel_mod._core.object_store_counters(uri, so, True)
+    assert [f for f in one if f["severity"] == "error"] == [] and [f for f in whole if f["severity"] == "error"] == []
+    print(f"check --episodes 2: {c1}; whole task: {cw}; episode 2 holds {own} objects")
+    assert own <= c1["files_opened"] <= own + task_files, (c1, own)
+    assert cw["files_opened"] >= 3 * own, cw
+    assert c1["metadata_requests"] < cw["metadata_requests"], (c1, cw)

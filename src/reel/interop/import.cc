@@ -535,7 +535,7 @@ struct TargetEpisodes {
   std::map<int64_t, std::multimap<std::string, int64_t>> by_sizes;  // length -> SizesKey -> N
 
   Status Load(FileSystem* fs, const std::string& task_root) {
-    REEL_ASSIGN_OR_RETURN(task, Task::Open(task_root, {fs, 1}));
+    REEL_ASSIGN_OR_RETURN(task, Task::Open(task_root, {.fs = fs, .io_threads = 1}));
     REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
     auto lengths = task->ReadEpisodeRows(episodes, {"length"});
     for (size_t i = 0; i < episodes.size(); ++i) {
