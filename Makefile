@@ -108,6 +108,7 @@ bench: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_interop.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_align.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_loader_streams.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_growth.py --sizes 1000,10000,100000 --reps 2
 
 clean:
 	rm -rf build out
