@@ -1,6 +1,7 @@
 // A foreign dataset (LeRobot v2.x / v3.x, bundle) made of fuzzed files, read the way
 // `reel foreign` / reel.Dataset / `reel import` read it: ForeignDataset::Open,
-// ReadEpisodes, ReadFrames, FindVideoTargets, Validate. In-memory FileSystem; input
+// ReadEpisodes, ReadFrames, FindVideoTargets, a bundle's overlays (ListOverlays,
+// ReadOverlay), Validate (which checks every overlay file). In-memory FileSystem; input
 // format: fuzz/make_seeds.py "tree".
 #include <arrow/api.h>
 
@@ -28,6 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)(*ds)->ReadFrames(e);
       for (const std::string& key : (*ds)->info().video_keys) (void)(*ds)->FindVideoTargets(e, key);
     }
+    auto overlays = (*ds)->ListOverlays();
+    if (overlays.ok() && !episodes->empty())
+      for (size_t i = 0; i < overlays->size() && i < 4; ++i) (void)(*ds)->ReadOverlay(episodes->front(), (*overlays)[i].name);
   }
   TaskReport report = (*ds)->Validate();
   if (fuzz::Debug()) {

@@ -111,6 +111,22 @@ def foreign_seeds(ds: Path) -> None:
         put("tasks_jsonl", (ds / "meta/tasks.jsonl").read_bytes())
 
 
+def with_overlays(ds: Path) -> Path:
+    """The bundle dataset `ds` with a dense and a span overlay on its first episode
+    (docs/interop.md "Overlays"), for the overlay reader and check."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    first = json.loads((ds / "manifest.json").read_text())["episodes"][0]
+    n = int(first["length"])
+    for name, table in (("progress", pa.table({"step": pa.array(range(n), pa.int64()),
+                                              "progress": pa.array([i / max(n - 1, 1) for i in range(n)], pa.float32())})),
+                        ("language", pa.table({"start_step": pa.array([0], pa.int64()),
+                                              "end_step": pa.array([n], pa.int64()), "text": ["pick it up"]}))):
+        (ds / "overlays" / name).mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, ds / "overlays" / name / f"{first['id']}.parquet")
+    return ds
+
+
 def tree(files: dict) -> bytes:
     """Packs {relative path: bytes or JSON-able} in the "tree" format."""
     parts = []
@@ -314,7 +330,9 @@ def main() -> None:
         # foreign datasets
         foreign_seeds(fx.write_lerobot_v2(tmp / "f"))
         foreign_seeds(fx.write_lerobot_v2(tmp / "f", "lerobot_v20", "v2.0"))
-        foreign_seeds(fx.write_bundle_dataset(tmp / "f"))
+        bundle = fx.write_bundle_dataset(tmp / "f")
+        foreign_seeds(bundle)
+        put("foreign", pack_tree(with_overlays(bundle)))
         v3 = tmp / "f" / "v3"
         (v3 / "meta/episodes/chunk-000").mkdir(parents=True)
         (v3 / "data/chunk-000").mkdir(parents=True)

@@ -106,6 +106,11 @@ Result<std::shared_ptr<arrow::Table>> ReadEpisodeRows(FileSystem* fs, const std:
 inline constexpr int64_t kMaxOverlayBytes = int64_t{256} << 20;
 // A name is one plain path component: 1..100 bytes of [A-Za-z0-9_.-], not starting with '.'.
 bool IsOverlayName(const std::string& name);
+// The bundle ids with a file of overlay `name`: plain `<id>.parquet` regular files, not links,
+// sorted; dotfiles (in-progress writes) are left out, anything else goes to `strays`. None
+// when the overlay has no directory.
+Result<std::vector<std::string>> OverlayEpisodes(FileSystem* fs, const std::string& root, const std::string& name,
+                                                 std::vector<std::string>* strays);
 // "overlays/<name>/<bundle_id>.parquet", relative to the dataset root.
 std::string OverlayRelPath(const std::string& name, const std::string& bundle_id);
 // The kind of `table` by its key columns, after checking them against an episode of

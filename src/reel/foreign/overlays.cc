@@ -78,25 +78,6 @@ Result<OverlayKind> KindOf(const arrow::Schema& schema, const std::string& what)
                          "\"end_step\" columns (spans), found columns " + schema.ToString(false).substr(0, 300));
 }
 
-// The overlay's files by bundle id: plain `<id>.parquet` entries that are not links.
-// In-progress writes (dotfiles) are left out; anything else is returned in `strays`.
-Result<std::vector<std::string>> OverlayEpisodes(FileSystem* fs, const std::string& dir,
-                                                 std::vector<std::string>* strays) {
-  REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs->ListDir(dir));
-  std::vector<std::string> ids;
-  const std::string suffix = ".parquet";
-  for (const DirEntry& e : entries) {
-    if (!e.name.empty() && e.name[0] == '.') continue;
-    const bool parquet = e.name.size() > suffix.size() && e.name.ends_with(suffix);
-    if (parquet && e.type == FileType::kFile && !e.symlink)
-      ids.push_back(e.name.substr(0, e.name.size() - suffix.size()));
-    else if (strays)
-      strays->push_back(e.name);
-  }
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
-
 // Overlay directories under overlays/ (none when it is absent). A name that breaks the
 // naming rule or is a link goes to `strays`.
 Result<std::vector<std::string>> OverlayNames(FileSystem* fs, const std::string& root,
@@ -119,7 +100,41 @@ Result<std::vector<std::string>> OverlayNames(FileSystem* fs, const std::string&
   return names;
 }
 
+// Reads the overlay file at `path` (at most kMaxOverlayBytes) and checks it against an
+// episode of `length` steps. The caller has made sure no link is on the way.
+Result<std::shared_ptr<arrow::Table>> ReadOverlayTable(FileSystem* fs, const std::string& path, int64_t length) {
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
+  if (info.type == FileType::kNotFound) return Status::NotFound(path + ": no such overlay file");
+  if (info.type != FileType::kFile) return Status::Invalid(path + ": an overlay must be a regular file");
+  if (static_cast<int64_t>(info.size) > kMaxOverlayBytes)
+    return Status::Invalid(path + ": " + std::to_string(info.size) + " bytes, over the overlay limit of " +
+                           std::to_string(kMaxOverlayBytes));
+  REEL_ASSIGN_OR_RETURN(auto table, internal::ReadParquetTable(fs, path, {}, false));
+  REEL_RETURN_IF_ERROR(CheckOverlayTable(*table, length, path).status());
+  return table;
+}
+
 }  // namespace
+
+Result<std::vector<std::string>> OverlayEpisodes(FileSystem* fs, const std::string& root, const std::string& name,
+                                                 std::vector<std::string>* strays) {
+  const std::string dir = JoinPath(root, std::string(kOverlaysDir) + "/" + name);
+  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(dir));
+  if (info.type == FileType::kNotFound) return std::vector<std::string>{};
+  REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs->ListDir(dir));
+  std::vector<std::string> ids;
+  const std::string suffix = ".parquet";
+  for (const DirEntry& e : entries) {
+    if (!e.name.empty() && e.name[0] == '.') continue;
+    const bool parquet = e.name.size() > suffix.size() && e.name.ends_with(suffix);
+    if (parquet && e.type == FileType::kFile && !e.symlink)
+      ids.push_back(e.name.substr(0, e.name.size() - suffix.size()));
+    else if (strays)
+      strays->push_back(e.name);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
 
 bool IsOverlayName(const std::string& name) {
   if (name.empty() || name.size() > 100 || name[0] == '.') return false;
@@ -173,15 +188,7 @@ Result<std::shared_ptr<arrow::Table>> ReadOverlayFile(FileSystem* fs, const std:
                                                       const std::string& rel, int64_t length) {
   const std::string path = JoinPath(root, rel);
   REEL_RETURN_IF_ERROR(internal::CheckBeneath(fs, root, rel, path));
-  REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
-  if (info.type == FileType::kNotFound) return Status::NotFound(path + ": no such overlay file");
-  if (info.type != FileType::kFile) return Status::Invalid(path + ": an overlay must be a regular file");
-  if (static_cast<int64_t>(info.size) > kMaxOverlayBytes)
-    return Status::Invalid(path + ": " + std::to_string(info.size) + " bytes, over the overlay limit of " +
-                           std::to_string(kMaxOverlayBytes));
-  REEL_ASSIGN_OR_RETURN(auto table, internal::ReadParquetTable(fs, path, {}, false));
-  REEL_RETURN_IF_ERROR(CheckOverlayTable(*table, length, path).status());
-  return table;
+  return ReadOverlayTable(fs, path, length);
 }
 
 void CheckOverlays(FileSystem* fs, const std::string& root, const std::vector<ForeignEpisode>& episodes,
@@ -200,7 +207,7 @@ void CheckOverlays(FileSystem* fs, const std::string& root, const std::vector<Fo
   for (const ForeignEpisode& e : episodes) by_id[e.bundle_id] = &e;
   for (const std::string& name : *names) {
     std::vector<std::string> odd;
-    auto ids = OverlayEpisodes(fs, JoinPath(root, std::string(kOverlaysDir) + "/" + name), &odd);
+    auto ids = OverlayEpisodes(fs, root, name, &odd);
     if (!ids.ok()) {
       sink.Error(kRuleOverlay, std::string(kOverlaysDir) + "/" + name, ids.status().message(), ids.status().code());
       continue;
@@ -218,7 +225,9 @@ void CheckOverlays(FileSystem* fs, const std::string& root, const std::vector<Fo
         sink.Error(kRuleOverlay, rel, JoinPath(root, rel) + ": manifest.json lists no episode \"" + id + "\"");
         continue;
       }
-      auto table = ReadOverlayFile(fs, root, rel, e->second->length);
+      // No link on the way: overlays/ was checked, and the listings above keep no link.
+      // (A CheckBeneath per file would list the overlay's directory once per file.)
+      auto table = ReadOverlayTable(fs, JoinPath(root, rel), e->second->length);
       if (!table.ok()) {
         sink.Error(kRuleOverlay, rel, table.status().message(), table.status().code());
         continue;
@@ -260,8 +269,7 @@ Result<std::vector<OverlayInfo>> ForeignDataset::ListOverlays() const {
   for (const std::string& name : names) {
     OverlayInfo o;
     o.name = name;
-    REEL_ASSIGN_OR_RETURN(o.episodes, OverlayEpisodes(fs_, JoinPath(root_, std::string(kOverlaysDir) + "/" + name),
-                                                      nullptr));
+    REEL_ASSIGN_OR_RETURN(o.episodes, OverlayEpisodes(fs_, root_, name, nullptr));
     if (!o.episodes.empty()) {
       const std::string path = JoinPath(root_, OverlayRelPath(name, o.episodes.front()));
       REEL_ASSIGN_OR_RETURN(auto schema, FooterSchema(fs_, path));
