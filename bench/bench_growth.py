@@ -9,9 +9,12 @@ parquet, an episodes row and a placeholder video; generated once under bench/res
 and, for each command, warm (best of --reps after one untimed run) and, with --cold, one
 run right after dropping the page cache (root only). The table gives seconds per run and
 the ratio largest/smallest size: a command whose work does not depend on the task size
-(one episode's check, delete, import of a fixed batch) should stay flat (ratio <= 1.5x);
-one that reads or sums every episode (check, stats --verify, ls, info, open().episodes())
-should grow linearly (per-episode cost ratio <= 1.5x). Mutating commands run on a hard-linked
+(one episode's check, delete, pack, import of a fixed batch) should stay flat (ratio <= 1.5x);
+one that reads or sums every episode (check, stats --verify, ls, info, open().episodes(),
+push with nothing new, FrameDataset) should grow linearly (per-episode cost ratio <= 1.5x).
+Not here, because the synthetic videos are placeholders that do not decode: export of
+100 episodes, report / view --save of one; nor upload --status (it reads the outbox, not
+the task). Mutating commands run on a hard-linked
 copy (reel writes by rename, so the generated task is never changed).
 Results: Markdown on stdout and in bench/results/growth.md.
 """
@@ -82,11 +85,19 @@ def work_copy(task: Path) -> Path:
     return copy
 
 
-def bench_size(size: int, reps: int, cold: bool) -> dict:
+def frame_dataset(task: Path) -> None:
+    import reel.torch  # noqa: PLC0415 - torch is imported once, in the warm-up run
+
+    reel.torch.FrameDataset(str(task))
+
+
+def bench_size(size: int, reps: int, cold: bool, only: str | None) -> dict:
     task = foundation.generate_task(RESULTS, size)
     work = work_copy(task)
     source = import_source()
     victims = iter(range(size, 0, -1))
+    pushed = RESULTS / f"growth_push_{size}"  # the warm-up run sends everything; the timed ones nothing
+    shutil.rmtree(pushed, ignore_errors=True)
     commands: dict[str, tuple[str, Callable[[], None]]] = {
         "reel ls --json": ("linear", lambda: run("ls", task, "--json")),
         # info sums every episode's length and duration: linear here (issue 31 item 3 adds an
@@ -99,14 +110,22 @@ def bench_size(size: int, reps: int, cold: bool) -> dict:
         "reel delete (one episode)": ("flat", lambda: run("delete", work, next(victims))),
         f"reel import ({IMPORT_BATCH} episodes)": (
             "flat", lambda: run("import", source, work, "--renumber", "--progress", "none")),
+        "reel pack (one episode)": ("flat", lambda: run("pack", task, size, "-o", RESULTS / "growth_pack.zip", "--force")),
+        # Nothing new still compares every episode with the destination's.
+        "reel push (nothing new)": ("linear", lambda: run("push", task, pushed)),
+        # Indexes every frame of every episode.
+        "reel.torch.FrameDataset(p)": ("linear", lambda: frame_dataset(task)),
     }
     out = {}
     for name, (kind, fn) in commands.items():
+        if only and not any(part in name for part in only.split(",")):
+            continue
         t = timed(fn, reps, cold)
         out[name] = {"kind": kind, **t}
         print(f"  [{size:,}] {name}: warm {t['warm_s']:.3f} s" + (f", cold {t['cold_s']:.3f} s" if "cold_s" in t else ""),
               flush=True)
     shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(pushed, ignore_errors=True)
     return out
 
 
@@ -141,11 +160,12 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--cold", action="store_true", help="also one run after dropping the page cache (root)")
     ap.add_argument("--out", default=str(RESULTS / "growth.md"))
+    ap.add_argument("--only", help="run only the commands whose name contains one of these texts (comma-separated)")
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     info = foundation.machine_info()
     print(f"reel {info['reel']}; {info['nproc']} CPUs; load {info['load']}", flush=True)
-    results = {s: bench_size(s, args.reps, args.cold) for s in sizes}
+    results = {s: bench_size(s, args.reps, args.cold, args.only) for s in sizes}
     load_end = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     text = render(info, sizes, results, load_end)
     print("\n" + text)

@@ -47,6 +47,11 @@ struct DirEntry {
   std::string name;
   FileType type = FileType::kOther;  // of what the entry points to, for a symbolic link
   bool symlink = false;              // the entry itself is a symbolic link
+  // A file's size and last modification (ns since the Unix epoch) where the store lists them
+  // with its entries (object stores list them with every key); 0 where it does not (POSIX
+  // directories give names and types only).
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
 };
 
 // A file being written. Close() without a prior Sync() gives no durability.

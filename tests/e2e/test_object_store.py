@@ -389,3 +389,34 @@ def test_check_of_one_episode_on_s3_opens_only_its_objects(store, reel_mod):
     assert own <= c1["files_opened"] <= own + task_files, (c1, own)
     assert cw["files_opened"] >= 3 * own, cw
     assert c1["metadata_requests"] < cw["metadata_requests"], (c1, cw)
+
+
+def test_open_and_list_cost_the_listings_and_one_index_read(reel_bin, store, reel_mod, tmp_path):
+    """Issue 31 item 4: opening and listing a task on s3:// costs its directory listings (whose
+    pages carry each object's size and time) and one read of the episode index that the first
+    reader wrote there; no request per episode. Tasks of 40 and 80 episodes (one chunk, so the
+    same directories) cost the same. Counted with the store's own counters, never timed."""
+    so = reel_mod._core.StorageOptions()
+    costs = {}
+    for n in (40, 80):
+        local = tmp_path / f"t{n}"
+        cli(reel_bin, "simulate", local, "--count", n, "--seconds", 0.2, "--fps", 10, "--no-video", "--seed", 4)
+        for cache in (local / "meta").glob(".episode_index*"):
+            cache.unlink()  # built by the first reader on the store
+        upload_tree(store["endpoint"], local, BUCKET, f"prefix/listing{n}")
+        uri = f"s3://{BUCKET}/prefix/listing{n}"
+        time.sleep(3)  # settled: S3 keeps whole seconds, and only older objects are remembered
+        want = reel_mod.open(str(local)).episodes()
+        reel_mod._core.object_store_counters(uri, so, True)
+        assert reel_mod.open(uri).episodes() == want
+        cold = reel_mod._core.object_store_counters(uri, so, True)
+        assert reel_mod.open(uri).episodes() == want
+        warm = reel_mod._core.object_store_counters(uri, so, True)
+        print(f"{n} episodes: first reader {cold}; second {warm}")
+        assert cold["files_opened"] >= 2 * n, cold  # rows and data footers, read once
+        assert warm["files_opened"] == 1, warm  # the index
+        costs[n] = warm
+    assert costs[40]["metadata_requests"] == costs[80]["metadata_requests"], costs
+    # The index's ranged reads (footer, column chunks) do not grow with its rows.
+    assert costs[80]["read_requests"] <= costs[40]["read_requests"] + 2, costs
+

@@ -2,6 +2,7 @@
 // recompute meta/stats.json from data/ (include/reel/maintenance.h).
 #include <arrow/api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -146,6 +147,102 @@ int RunInfo(const Common& c) {
 
 // ---- ls ----------------------------------------------------------------------------------
 
+// One episode as `reel ls` shows it, printed as a text line or as JSON.
+struct LsEpisode {
+  const EpisodeEntry* entry = nullptr;
+  const EpisodeRow* row = nullptr;         // null when the row is missing or unreadable
+  const arrow::Schema* schema = nullptr;  // the data file's; null when it has none
+  FileGroup group;
+  Json keypoints;  // null unless a keypoints mirror is shown
+};
+
+LsEpisode MakeLsEpisode(const Task& task, const EpisodeEntry& e, const Result<EpisodeRow>& row,
+                        const Result<std::shared_ptr<arrow::Schema>>& schema, const std::string& mirror) {
+  LsEpisode out{&e, row.ok() ? &*row : nullptr, schema.ok() ? schema->get() : nullptr, {}, Json()};
+  out.group = EpisodeFileGroup(task, e, out.row);
+  if (!mirror.empty()) out.keypoints = KeypointsLsJson(task, mirror, e.episode_index);
+  return out;
+}
+
+// `text` as a JSON string: plain ASCII directly, anything else as the JSON library writes it
+// (escapes, and invalid UTF-8 replaced as everywhere else in the CLI's JSON).
+void AppendJsonString(std::string& out, std::string_view text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char ch) {
+    return ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\';
+  });
+  if (!plain) {
+    out += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+// One line of `reel ls --json`: the object Json would print, written directly (a listing
+// of 100,000 episodes spent most of its time building and freeing JSON trees).
+void AppendLsJson(std::string& out, const LsEpisode& e) {
+  const EpisodeEntry& entry = *e.entry;
+  out += "{\"episode_index\":" + std::to_string(entry.episode_index);
+  out += ",\"chunk\":" + std::to_string(entry.location.chunk) + ",\"file\":" + std::to_string(entry.location.file);
+  out += ",\"length\":" + (e.row ? std::to_string(e.row->length) : std::string("null"));
+  out += ",\"duration_sec\":" + (e.row ? Json(e.row->duration_sec).dump() : std::string("null"));
+  out += std::string(",\"has_data\":") + (entry.data_path.empty() ? "false" : "true");
+  out += ",\"file_group\":";
+  AppendJsonString(out, FileGroupStateName(e.group.state));
+  out += ",\"missing_files\":[";
+  for (size_t i = 0; i < e.group.missing.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, e.group.missing[i]);
+  }
+  out += "],\"row_source\":";
+  AppendJsonString(out, RowSourceName(entry.row_source));
+  out += ",\"videos\":{";
+  for (size_t i = 0; i < entry.videos.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, entry.videos[i].first);
+    out += ':';
+    AppendJsonString(out, entry.videos[i].second);
+  }
+  out += "},\"columns\":[";
+  for (int i = 0; e.schema && i < e.schema->num_fields(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, e.schema->field(i)->name());
+  }
+  out += ']';
+  if (!e.keypoints.is_null())
+    out += ",\"keypoints\":" + e.keypoints.dump(-1, ' ', false, Json::error_handler_t::replace);
+  out += '}';
+}
+
+void PrintLsHeader() {
+  std::cout << std::left << std::setw(8) << "N" << std::setw(10) << "chunk/file" << std::right
+            << std::setw(8) << "length" << std::setw(10) << "seconds" << "  " << std::left << std::setw(9)
+            << "files" << "streams / columns\n";
+}
+
+void PrintLsLine(const LsEpisode& e) {
+  const EpisodeEntry& entry = *e.entry;
+  std::ostringstream cf;
+  cf << std::setfill('0') << std::setw(3) << entry.location.chunk << "/" << std::setw(3) << entry.location.file;
+  std::cout << std::left << std::setw(8) << entry.episode_index << std::setw(10) << cf.str() << std::right
+            << std::setw(8) << (e.row ? std::to_string(e.row->length) : std::string("-")) << std::setw(10)
+            << std::fixed << std::setprecision(2) << (e.row ? e.row->duration_sec : 0.0) << "  " << std::left
+            << std::setw(9) << FileGroupStateName(e.group.state);
+  for (const auto& [slot, path] : entry.videos) std::cout << slot << " ";
+  std::cout << "| " << (e.schema ? e.schema->num_fields() : 0) << " columns"
+            << (entry.data_path.empty() ? " (no data)" : "")
+            << (entry.row_source == RowSource::kEpisodeFile ? "" : std::string(" row:") + RowSourceName(entry.row_source));
+  if (!e.group.missing.empty()) {
+    std::cout << " | missing:";
+    for (const std::string& f : e.group.missing) std::cout << " " << f;
+  }
+  if (!e.keypoints.is_null()) std::cout << " | keypoints: " << (e.keypoints.empty() ? "-" : e.keypoints.dump());
+  std::cout << "\n";
+}
+
+// Streamed, one episode at a time: a listing of 100,000 episodes is never one JSON tree in
+// memory. --json prints {"episodes": [...]} with one episode per line.
 int RunLs(const Common& c) {
   auto loc = OpenInput(c.task, c.store);
   if (!loc.ok()) return Fail(loc.status());
@@ -158,56 +255,19 @@ int RunLs(const Common& c) {
   auto [rows, schemas] = (*task)->ReadRowsAndSchemas(*episodes, {"length", "duration_sec", "video_codec"});
   auto mirror = KeypointsMirrorOf(**task, c.keypoints);
   if (!mirror.ok()) return Fail(mirror.status());
-  Json list = Json::array();
+  if (!c.json) PrintLsHeader();
+  std::string out = c.json ? "{\"episodes\": [" : "";
   for (size_t i = 0; i < episodes->size(); ++i) {
-    const EpisodeEntry& e = (*episodes)[i];
-    Json videos = Json::object();
-    for (const auto& [slot, path] : e.videos) videos[slot] = path;
-    std::vector<std::string> columns;
-    if (schemas[i].ok())
-      for (const auto& f : (*schemas[i])->fields()) columns.push_back(f->name());
-    const FileGroup group = EpisodeFileGroup(**task, e, rows[i].ok() ? &*rows[i] : nullptr);
-    list.push_back({{"episode_index", e.episode_index},
-                    {"chunk", e.location.chunk},
-                    {"file", e.location.file},
-                    {"length", rows[i].ok() ? Json(rows[i]->length) : Json()},
-                    {"duration_sec", rows[i].ok() ? Json(rows[i]->duration_sec) : Json()},
-                    {"has_data", !e.data_path.empty()},
-                    {"file_group", FileGroupStateName(group.state)},
-                    {"missing_files", group.missing},
-                    {"row_source", RowSourceName(e.row_source)},
-                    {"videos", videos},
-                    {"columns", columns}});
-    if (!mirror->empty()) list.back()["keypoints"] = KeypointsLsJson(**task, *mirror, e.episode_index);
-  }
-  if (c.json) {
-    PrintJson({{"episodes", list}});
-    return kExitOk;
-  }
-  std::cout << std::left << std::setw(8) << "N" << std::setw(10) << "chunk/file" << std::right
-            << std::setw(8) << "length" << std::setw(10) << "seconds" << "  " << std::left << std::setw(9)
-            << "files" << "streams / columns\n";
-  for (const Json& e : list) {
-    std::ostringstream cf;
-    cf << std::setfill('0') << std::setw(3) << e["chunk"].get<int64_t>() << "/" << std::setw(3)
-       << e["file"].get<int64_t>();
-    std::cout << std::left << std::setw(8) << e["episode_index"].get<int64_t>() << std::setw(10)
-              << cf.str() << std::right << std::setw(8)
-              << (e["length"].is_null() ? std::string("-") : std::to_string(e["length"].get<int64_t>()))
-              << std::setw(10) << std::fixed << std::setprecision(2)
-              << (e["duration_sec"].is_null() ? 0.0 : e["duration_sec"].get<double>()) << "  " << std::left
-              << std::setw(9) << e["file_group"].get<std::string>();
-    for (const auto& [slot, path] : e["videos"].items()) std::cout << slot << " ";
-    std::cout << "| " << e["columns"].size() << " columns"
-              << (e["has_data"].get<bool>() ? "" : " (no data)")
-              << (e["row_source"] == "episode_file" ? "" : " row:" + e["row_source"].get<std::string>());
-    if (!e["missing_files"].empty()) {
-      std::cout << " | missing:";
-      for (const Json& f : e["missing_files"]) std::cout << " " << f.get<std::string>();
+    const LsEpisode e = MakeLsEpisode(**task, (*episodes)[i], rows[i], schemas[i], *mirror);
+    if (!c.json) {
+      PrintLsLine(e);
+      continue;
     }
-    if (e.contains("keypoints")) std::cout << " | keypoints: " << (e["keypoints"].empty() ? "-" : e["keypoints"].dump());
-    std::cout << "\n";
+    out += i ? ",\n  " : "\n  ";
+    AppendLsJson(out, e);
+    if (out.size() > (1 << 16)) std::cout << out, out.clear();
   }
+  if (c.json) std::cout << out << (episodes->empty() ? "" : "\n") << "]}\n";
   return kExitOk;
 }
 

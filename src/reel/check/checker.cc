@@ -551,6 +551,11 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
     return report;
   }
   report.episodes = static_cast<int64_t>(episodes->size());
+  // Brings the episode index up to date with every file as it is now (this Task stats each
+  // one): a file rewritten in place, which listings trust its directory's time for
+  // (EpisodeIndex::Stamp), is listed as it is after a check. Not where no index is kept (an
+  // object store: no atomic rename), which would read every row a second time for nothing.
+  if (whole && fs->Capabilities().atomic_rename) (void)t.ReadRowsAndSchemas(*episodes, {"length"});
   internal::CheckStats(t, !episodes->empty(), sink);
   internal::CheckTasks(t, sink);
   if (whole) internal::CheckNumbering(t, *episodes, sink);

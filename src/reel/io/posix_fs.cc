@@ -162,7 +162,7 @@ class PosixFileSystem final : public FileSystem {
         if (e->d_type == DT_UNKNOWN && ::lstat(child.c_str(), &st) == 0) symlink = S_ISLNK(st.st_mode);
         if (::stat(child.c_str(), &st) == 0) type = TypeOfMode(st.st_mode);  // a loop stays kOther
       }
-      entries.push_back({std::move(name), type, symlink});
+      entries.push_back({.name = std::move(name), .type = type, .symlink = symlink});
     }
     int err = errno;
     ::closedir(dir);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -92,6 +93,23 @@ struct DictColumn {
   }
 };
 
+// A list<int64> column read row by row; a row of another length than asked (or an absent
+// column, or a null) reads empty.
+struct FlatInt64List {
+  std::shared_ptr<arrow::ListArray> lists;
+  std::shared_ptr<arrow::Int64Array> values;
+
+  FlatInt64List(const arrow::Table& table, const char* name) : lists(Col<arrow::ListArray>(table, name)) {
+    if (lists) values = std::dynamic_pointer_cast<arrow::Int64Array>(lists->values());
+  }
+  std::span<const int64_t> Row(int64_t i, size_t expected) const {
+    if (!values || lists->IsNull(i) || static_cast<size_t>(lists->value_length(i)) != expected) return {};
+    const int64_t offset = lists->value_offset(i);
+    if (offset < 0 || offset + static_cast<int64_t>(expected) > values->length() || values->null_count() > 0) return {};
+    return {values->raw_values() + offset, expected};
+  }
+};
+
 Result<std::shared_ptr<arrow::Schema>> SchemaFromBytes(std::string_view bytes) {
   arrow::io::BufferReader reader(std::make_shared<arrow::Buffer>(
       reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int64_t>(bytes.size())));
@@ -113,10 +131,12 @@ int64_t NowNs() {
 
 }  // namespace
 
-std::vector<std::optional<FileStamp>> StampAll(FileSystem* fs, const std::string& root,
-                                               const std::vector<std::string>& relatives, int threads) {
-  const int64_t settled_before = NowNs() - kSettleNs;
-  // Directory -> the indexes of the paths in it, so that each directory is resolved once.
+namespace {
+
+// Paths grouped by their directory, so that each directory is resolved once.
+using DirGroups = std::vector<std::pair<std::string_view, std::vector<size_t>>>;
+
+DirGroups GroupByDir(const std::vector<std::string>& relatives) {
   std::map<std::string_view, std::vector<size_t>> by_dir;
   for (size_t i = 0; i < relatives.size(); ++i) {
     if (relatives[i].empty()) continue;
@@ -124,20 +144,39 @@ std::vector<std::optional<FileStamp>> StampAll(FileSystem* fs, const std::string
     by_dir[slash == std::string::npos ? std::string_view() : std::string_view(relatives[i]).substr(0, slash)]
         .push_back(i);
   }
-  std::vector<std::pair<std::string_view, std::vector<size_t>>> groups(by_dir.begin(), by_dir.end());
+  return DirGroups(by_dir.begin(), by_dir.end());
+}
+
+std::string_view NameIn(std::string_view dir, const std::string& relative) {
+  return std::string_view(relative).substr(dir.empty() ? 0 : dir.size() + 1);
+}
+
+// Stats relatives[i] for each i of `members` (all in `dir`) into out[i].
+void StatMembers(FileSystem* fs, const std::string& root, std::string_view dir, const std::vector<size_t>& members,
+                 const std::vector<std::string>& relatives, int64_t settled_before,
+                 std::vector<std::optional<FileStamp>>& out) {
+  if (members.empty()) return;
+  std::vector<std::string> names;
+  names.reserve(members.size());
+  for (size_t i : members) names.emplace_back(NameIn(dir, relatives[i]));
+  std::vector<Result<FileInfo>> infos = fs->StatMany(JoinPath(root, std::string(dir)), names);
+  for (size_t k = 0; k < members.size(); ++k) {
+    const Result<FileInfo>& info = infos[k];
+    if (!info.ok() || info->type != FileType::kFile) continue;
+    out[members[k]] = FileStamp{relatives[members[k]], info->size, info->mtime_ns,
+                                info->mtime_ns != 0 && info->mtime_ns < settled_before};
+  }
+}
+
+}  // namespace
+
+std::vector<std::optional<FileStamp>> StampAll(FileSystem* fs, const std::string& root,
+                                               const std::vector<std::string>& relatives, int threads) {
+  const int64_t settled_before = NowNs() - kSettleNs;
+  const DirGroups groups = GroupByDir(relatives);
   std::vector<std::optional<FileStamp>> out(relatives.size());
   ParallelFor(static_cast<int64_t>(groups.size()), threads, [&](int64_t g) {
-    const auto& [dir, members] = groups[g];
-    std::vector<std::string> names;
-    names.reserve(members.size());
-    for (size_t i : members) names.push_back(relatives[i].substr(dir.empty() ? 0 : dir.size() + 1));
-    std::vector<Result<FileInfo>> infos = fs->StatMany(JoinPath(root, std::string(dir)), names);
-    for (size_t k = 0; k < members.size(); ++k) {
-      const Result<FileInfo>& info = infos[k];
-      if (!info.ok() || info->type != FileType::kFile) continue;
-      out[members[k]] = FileStamp{relatives[members[k]], info->size, info->mtime_ns,
-                                  info->mtime_ns != 0 && info->mtime_ns < settled_before};
-    }
+    StatMembers(fs, root, groups[g].first, groups[g].second, relatives, settled_before, out);
   });
   return out;
 }
@@ -162,11 +201,13 @@ std::shared_ptr<arrow::Table> LoadTable(FileSystem* fs, const std::string& path)
 }
 
 
-// Writes `table` to `relative` under `root`: a temp beside it renamed over it.
+// Writes `table` to `relative` under `root`: a temp beside it renamed over it; on a store
+// without atomic rename (an object store, whose object appears whole when its upload
+// completes, as for WriteFileAtomic) written in place. (Were such a store to show a torn
+// file, the load would find no footer and load empty: a cache costs reads, never answers.)
 Status ReplaceFile(FileSystem* fs, const std::string& root, const char* relative, const arrow::Table& table) {
   const std::string path = JoinPath(root, relative);
-  if (!fs->Capabilities().atomic_rename)
-    return Status::NotSupported(path + ": the store has no atomic rename, so the cache is not written there");
+  if (!fs->Capabilities().atomic_rename) return WriteParquet(fs, path, table);
   const std::string temp = TempPathFor(path, "index");
   Status st = WriteParquet(fs, temp, table);
   if (st.ok()) st = fs->Rename(temp, path);
@@ -195,7 +236,12 @@ struct EpisodeIndex::Loaded {
     return data_path->IsValid(i) && schema.IsValid(i) && data_path->GetView(i) == now.path &&
            static_cast<uint64_t>(data_size->Value(i)) == now.size && data_mtime->Value(i) == now.mtime_ns;
   }
-  EpisodeRow RowAt(int64_t i) const {
+  // `columns`: the row's string columns to fill (empty: all); the others keep their
+  // defaults, as Task::ReadEpisodeRows promises (a listing of lengths builds no calibration).
+  EpisodeRow RowAt(int64_t i, const std::vector<std::string>& columns) const {
+    auto want = [&](const char* c) {
+      return columns.empty() || std::find(columns.begin(), columns.end(), c) != columns.end();
+    };
     EpisodeRow r;
     r.episode_index = n->Value(i);
     r.task_index = task_index->Value(i);
@@ -204,11 +250,11 @@ struct EpisodeIndex::Loaded {
     r.length = length->Value(i);
     r.created_at = created->Value(i);
     r.duration_sec = duration->Value(i);
-    r.drop_stats = drop.View(i);
-    r.video_codec = codec.View(i);
-    r.calibration = calib.View(i);
-    r.force_matrix_specs = fm.View(i);
-    r.slam_specs = slam.View(i);
+    if (want("drop_stats")) r.drop_stats = drop.View(i);
+    if (want("video_codec")) r.video_codec = codec.View(i);
+    if (want("calibration")) r.calibration = calib.View(i);
+    if (want("force_matrix_specs")) r.force_matrix_specs = fm.View(i);
+    if (want("slam_specs")) r.slam_specs = slam.View(i);
     r.missing_columns = SplitLines(missing.View(i));
     return r;
   }
@@ -258,7 +304,8 @@ std::unique_ptr<EpisodeIndex> EpisodeIndex::Load(FileSystem* fs, const std::stri
   return index;
 }
 
-std::optional<EpisodeRow> EpisodeIndex::Row(int64_t n, const FileStamp& now) const {
+std::optional<EpisodeRow> EpisodeIndex::Row(int64_t n, const FileStamp& now,
+                                             const std::vector<std::string>& columns) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = entries_.find(n);
@@ -270,7 +317,7 @@ std::optional<EpisodeRow> EpisodeIndex::Row(int64_t n, const FileStamp& now) con
   // loaded_ is immutable: read without the lock.
   std::optional<int64_t> i = loaded_ ? loaded_->Find(n) : std::nullopt;
   if (!i || !loaded_->RowMatches(*i, now)) return std::nullopt;
-  return loaded_->RowAt(*i);
+  return loaded_->RowAt(*i, columns);
 }
 
 std::shared_ptr<arrow::Schema> EpisodeIndex::DataSchema(int64_t n, const FileStamp& now) const {
@@ -320,7 +367,7 @@ std::map<int64_t, EpisodeIndex::Entry> EpisodeIndex::MergedLocked() const {
       if (l.row_path->IsValid(i)) {
         e.row_file = FileStamp{std::string(l.row_path->GetView(i)), static_cast<uint64_t>(l.row_size->Value(i)),
                                l.row_mtime->Value(i)};
-        e.row = l.RowAt(i);
+        e.row = l.RowAt(i, {});
       }
       if (l.data_path->IsValid(i) && l.schema.IsValid(i)) {
         if (std::shared_ptr<arrow::Schema> memo = LoadedSchemaLocked(i)) {
@@ -394,11 +441,85 @@ PathTemplate::DirLister EpisodeIndex::Lister(FileSystem* fs, const std::string& 
     auto entries = std::make_shared<const std::vector<DirEntry>>(std::move(listed));
     if (stamped && dir.mtime_ns < settled_before && Rememberable(*entries)) {
       std::lock_guard<std::mutex> lock(mu_);
-      listings_[relative] = Listing{dir.mtime_ns, entries, true};
+      listings_[relative] = Listing{dir.mtime_ns, entries, true, {}};
       listings_changed_ = true;
+    } else if (!stamped) {
+      std::lock_guard<std::mutex> lock(mu_);
+      fresh_[relative] = entries;  // an object store's: its files' stamps came with it
     }
     return entries;
   };
+}
+
+std::vector<std::optional<FileStamp>> EpisodeIndex::Stamp(FileSystem* fs, const std::string& root,
+                                                          const std::vector<std::string>& relatives, int threads,
+                                                          bool trust_listings) {
+  const int64_t settled_before = NowNs() - kSettleNs;
+  const DirGroups groups = GroupByDir(relatives);
+  std::vector<std::optional<FileStamp>> out(relatives.size());
+  ParallelFor(static_cast<int64_t>(groups.size()), threads, [&](int64_t g) {
+    const auto& [dir, members] = groups[g];
+    const std::string relative_dir(dir);
+    if (FromFreshListing(relative_dir, dir, members, relatives, settled_before, out)) return;
+    auto info = fs->Stat(JoinPath(root, relative_dir));
+    const int64_t dir_mtime = info.ok() && info->type == FileType::kDirectory ? info->mtime_ns : 0;
+    std::vector<size_t> unknown;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Listing* listing = trust_listings ? ListingAtLocked(relative_dir, dir_mtime) : nullptr;
+      for (size_t i : members) {
+        const auto at = listing ? listing->At(NameIn(dir, relatives[i])) : std::nullopt;
+        if (at && listing->stamps[*at].second != 0)
+          out[i] = FileStamp{relatives[i], listing->stamps[*at].first, listing->stamps[*at].second, true};
+        else
+          unknown.push_back(i);
+      }
+    }
+    StatMembers(fs, root, dir, unknown, relatives, settled_before, out);
+    // Stamped after the directory was seen at the listing's time: remembered with it.
+    std::lock_guard<std::mutex> lock(mu_);
+    Listing* listing = ListingAtLocked(relative_dir, dir_mtime);
+    for (size_t i : listing ? unknown : std::vector<size_t>{}) {
+      const auto at = listing->At(NameIn(dir, relatives[i]));
+      if (!at || !out[i] || !out[i]->settled) continue;
+      listing->stamps[*at] = {out[i]->size, out[i]->mtime_ns};
+      listings_changed_ = true;
+    }
+  });
+  return out;
+}
+
+bool EpisodeIndex::FromFreshListing(const std::string& relative_dir, std::string_view dir,
+                                    const std::vector<size_t>& members, const std::vector<std::string>& relatives,
+                                    int64_t settled_before, std::vector<std::optional<FileStamp>>& out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = fresh_.find(relative_dir);
+  if (it == fresh_.end()) return false;
+  const std::vector<DirEntry>& entries = *it->second;
+  for (size_t i : members) {
+    const std::string_view name = NameIn(dir, relatives[i]);
+    auto e = std::lower_bound(entries.begin(), entries.end(), name,
+                              [](const DirEntry& d, std::string_view n) { return d.name < n; });
+    if (e == entries.end() || e->name != name || e->type != FileType::kFile || e->mtime_ns == 0) continue;
+    out[i] = FileStamp{relatives[i], e->size, e->mtime_ns, e->mtime_ns < settled_before};
+  }
+  return true;
+}
+
+EpisodeIndex::Listing* EpisodeIndex::ListingAtLocked(const std::string& relative_dir, int64_t mtime_ns) {
+  if (mtime_ns == 0) return nullptr;
+  auto it = listings_.find(relative_dir);
+  if (it == listings_.end() || it->second.mtime_ns != mtime_ns) return nullptr;
+  Listing& l = it->second;
+  if (l.stamps.size() != l.entries->size()) l.stamps.assign(l.entries->size(), {0, 0});
+  return &l;
+}
+
+std::optional<size_t> EpisodeIndex::Listing::At(std::string_view name) const {
+  auto it = std::lower_bound(entries->begin(), entries->end(), name,
+                             [](const DirEntry& e, std::string_view n) { return e.name < n; });
+  if (it == entries->end() || it->name != name || it->type != FileType::kFile) return std::nullopt;
+  return static_cast<size_t>(it - entries->begin());
 }
 
 void EpisodeIndex::LoadListings(FileSystem* fs, const std::string& root) {
@@ -411,6 +532,8 @@ void EpisodeIndex::LoadListings(FileSystem* fs, const std::string& root) {
   if (!dir || !mtime || !names || !kinds) return;
   auto flat = std::dynamic_pointer_cast<arrow::StringArray>(names->values());
   if (!flat) return;
+  // Per name, its file's size and modification time (0: not stamped); absent in older files.
+  const FlatInt64List sizes(*table, "sizes"), mtimes(*table, "mtimes");
   for (int64_t i = 0; i < table->num_rows(); ++i) {
     if (dir->IsNull(i) || mtime->IsNull(i) || names->IsNull(i) || kinds->IsNull(i)) continue;
     const std::string_view kind = kinds->GetView(i);
@@ -420,13 +543,20 @@ void EpisodeIndex::LoadListings(FileSystem* fs, const std::string& root) {
     for (int64_t k = 0; k < names->value_length(i); ++k) {
       const int64_t at = names->value_offset(i) + k;
       if (flat->IsNull(at) || (kind[k] != 'f' && kind[k] != 'd')) break;
-      entries.push_back({std::string(flat->GetView(at)), kind[k] == 'f' ? FileType::kFile : FileType::kDirectory});
+      entries.push_back({.name = std::string(flat->GetView(at)),
+                         .type = kind[k] == 'f' ? FileType::kFile : FileType::kDirectory});
     }
     const bool sorted = std::is_sorted(entries.begin(), entries.end(),
                                        [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
     if (entries.size() != kind.size() || !sorted || !Rememberable(entries)) continue;  // damaged: listed again
-    listings_[std::string(dir->GetView(i))] =
-        Listing{mtime->Value(i), std::make_shared<const std::vector<DirEntry>>(std::move(entries)), false};
+    Listing& l = listings_[std::string(dir->GetView(i))] =
+        Listing{mtime->Value(i), std::make_shared<const std::vector<DirEntry>>(std::move(entries)), false, {}};
+    const auto size_of = sizes.Row(i, kind.size()), mtime_of = mtimes.Row(i, kind.size());
+    if (size_of.empty() || mtime_of.empty()) continue;  // none stamped: stat as before
+    l.stamps.resize(kind.size());
+    for (size_t k = 0; k < kind.size(); ++k)
+      l.stamps[k] = size_of[k] < 0 || mtime_of[k] <= 0 ? std::pair<uint64_t, int64_t>{0, 0}
+                                                       : std::pair{static_cast<uint64_t>(size_of[k]), mtime_of[k]};
   }
 }
 
@@ -435,6 +565,10 @@ Status EpisodeIndex::SaveListings(FileSystem* fs, const std::string& root) {
   arrow::Int64Builder mtime;
   arrow::ListBuilder names(arrow::default_memory_pool(), std::make_shared<arrow::StringBuilder>());
   auto* name = static_cast<arrow::StringBuilder*>(names.value_builder());
+  arrow::ListBuilder sizes(arrow::default_memory_pool(), std::make_shared<arrow::Int64Builder>());
+  arrow::ListBuilder mtimes(arrow::default_memory_pool(), std::make_shared<arrow::Int64Builder>());
+  auto* size = static_cast<arrow::Int64Builder*>(sizes.value_builder());
+  auto* file_mtime = static_cast<arrow::Int64Builder*>(mtimes.value_builder());
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!listings_changed_) return Status::OK();
@@ -443,26 +577,33 @@ Status EpisodeIndex::SaveListings(FileSystem* fs, const std::string& root) {
     for (const auto& [path, listing] : listings_) {
       if (any_used && !listing.used) continue;
       std::string kind;
-      (void)names.Append();
-      for (const DirEntry& e : *listing.entries) {
+      (void)names.Append(), (void)sizes.Append(), (void)mtimes.Append();
+      for (size_t k = 0; k < listing.entries->size(); ++k) {
+        const DirEntry& e = (*listing.entries)[k];
         (void)name->Append(e.name);
         kind += e.type == FileType::kFile ? 'f' : 'd';
+        const auto stamp = k < listing.stamps.size() ? listing.stamps[k] : std::pair<uint64_t, int64_t>{0, 0};
+        (void)size->Append(static_cast<int64_t>(stamp.first)), (void)file_mtime->Append(stamp.second);
       }
       (void)dir.Append(path);
       (void)mtime.Append(listing.mtime_ns);
       (void)kinds.Append(kind);
     }
   }
-  std::shared_ptr<arrow::Array> a_dir, a_mtime, a_names, a_kinds;
+  std::shared_ptr<arrow::Array> a_dir, a_mtime, a_names, a_kinds, a_sizes, a_mtimes;
   auto st = dir.Finish(&a_dir);
   if (st.ok()) st = mtime.Finish(&a_mtime);
   if (st.ok()) st = names.Finish(&a_names);
   if (st.ok()) st = kinds.Finish(&a_kinds);
+  if (st.ok()) st = sizes.Finish(&a_sizes);
+  if (st.ok()) st = mtimes.Finish(&a_mtimes);
   if (!st.ok()) return Status::IOError(std::string("episode index listings: ") + st.ToString());
   auto schema = arrow::schema({arrow::field("dir", arrow::utf8()), arrow::field("mtime_ns", arrow::int64()),
-                               arrow::field("names", a_names->type()), arrow::field("kinds", arrow::utf8())},
+                               arrow::field("names", a_names->type()), arrow::field("kinds", arrow::utf8()),
+                               arrow::field("sizes", a_sizes->type()), arrow::field("mtimes", a_mtimes->type())},
                               arrow::key_value_metadata({kVersionKey}, {kVersion}));
-  return ReplaceFile(fs, root, kListingIndexPath, *arrow::Table::Make(schema, {a_dir, a_mtime, a_names, a_kinds}));
+  return ReplaceFile(fs, root, kListingIndexPath,
+                     *arrow::Table::Make(schema, {a_dir, a_mtime, a_names, a_kinds, a_sizes, a_mtimes}));
 }
 
 namespace {

@@ -70,7 +70,8 @@ class EpisodeIndex {
   static std::unique_ptr<EpisodeIndex> Load(FileSystem* fs, const std::string& root);
 
   // The remembered row / data schema of N, when `now` is the file it was read from.
-  std::optional<EpisodeRow> Row(int64_t n, const FileStamp& now) const;
+  // `columns` as for Task::ReadEpisodeRows: empty for all (a remembered row may carry more).
+  std::optional<EpisodeRow> Row(int64_t n, const FileStamp& now, const std::vector<std::string>& columns = {}) const;
   std::shared_ptr<arrow::Schema> DataSchema(int64_t n, const FileStamp& now) const;
   // Remembers what was read from the file `read` (stamped before reading it), when the
   // stamp is settled.
@@ -92,6 +93,29 @@ class EpisodeIndex {
   // error is returned for tests, callers ignore it.
   Status SaveIfChanged(FileSystem* fs, const std::string& root);
 
+  // StampAll, but a file in a directory whose modification time is its remembered
+  // listing's is answered with the size and modification time remembered for it there,
+  // without a stat: opening a task of 100,000 episodes stats its few hundred directories,
+  // not its 200,000 files. Files stamped here (settled ones, in such a directory) are
+  // remembered with the listing, so the next opening needs no stat for them.
+  //
+  // Sound for every writer that keeps the contract's write protocol (a temp file renamed
+  // into place, contract-decisions "durability"; reel, the reference collector and pyarrow
+  // appending new episodes all do): a rename, creation or removal in a directory moves its
+  // modification time, so the remembered stamps stop being used. A file rewritten in place
+  // (opened and overwritten, which no contract writer does) leaves its directory's time as
+  // it was: listings serve what was remembered until a Task opened with listing_cache off
+  // (reel check is one) stamps every file with `trust_listings` false, which stats each
+  // file and remembers the fresh stamps, so the listings after it read the file again.
+  //
+  // On a store whose directories have no modification time (an object store), the stamps
+  // are the size and time the latest listing of the directory by this index's Lister gave
+  // with each object (a listing page carries them; no request per object), as fresh as
+  // the listing the caller's episodes came from.
+  std::vector<std::optional<FileStamp>> Stamp(FileSystem* fs, const std::string& root,
+                                              const std::vector<std::string>& relatives, int threads,
+                                              bool trust_listings = true);
+
   size_t size() const;
   size_t listings() const;
 
@@ -109,6 +133,12 @@ class EpisodeIndex {
     int64_t mtime_ns = 0;
     std::shared_ptr<const std::vector<DirEntry>> entries;
     bool used = false;  // served or listed since the index was loaded
+    // Per entry (empty, or as many as entries): the size and modification time of the file,
+    // stamped after the directory was seen at mtime_ns; a modification time of 0 where none
+    // was.
+    std::vector<std::pair<uint64_t, int64_t>> stamps;
+    // The position of the file `name` in entries.
+    std::optional<size_t> At(std::string_view name) const;
   };
 
  private:
@@ -116,6 +146,14 @@ class EpisodeIndex {
   std::map<int64_t, Entry> MergedLocked() const;
   // The data schema of loaded_'s row i, deserialised once per distinct value. mu_ held.
   std::shared_ptr<arrow::Schema> LoadedSchemaLocked(int64_t i) const;
+  // The listing of `relative_dir` when it was remembered at `mtime_ns`, its stamps sized
+  // to its entries; null otherwise. mu_ held.
+  Listing* ListingAtLocked(const std::string& relative_dir, int64_t mtime_ns);
+  // Stamps members (of `dir`) from fresh_'s listing of it into `out` (files the listing
+  // gave no time for stay unstamped, as a missing file does); false when it has none.
+  bool FromFreshListing(const std::string& relative_dir, std::string_view dir, const std::vector<size_t>& members,
+                        const std::vector<std::string>& relatives, int64_t settled_before,
+                        std::vector<std::optional<FileStamp>>& out) const;
   void LoadListings(FileSystem* fs, const std::string& root);
   Status SaveListings(FileSystem* fs, const std::string& root);
 
@@ -129,6 +167,10 @@ class EpisodeIndex {
   mutable std::map<int64_t, std::shared_ptr<arrow::Schema>> schemas_;  // loaded_'s, by dictionary slot
   bool changed_ = false;
   std::map<std::string, Listing> listings_;  // by path relative to the task root
+  // Directories without a modification time (an object store's prefixes) as this index's
+  // lister last listed them: never remembered across processes, but their entries carry
+  // each object's size and time, the stamps Stamp() gives for them.
+  std::map<std::string, std::shared_ptr<const std::vector<DirEntry>>> fresh_;
   bool listings_changed_ = false;
 };
 

@@ -67,6 +67,16 @@ class OwningBatchReader final : public arrow::RecordBatchReader {
   std::unique_ptr<arrow::RecordBatchReader> inner_;
 };
 
+
+// The stamps of `relatives` for the episode index. Without the listing cache (reel check)
+// every file is stat-ed: that is what catches a file rewritten in place (EpisodeIndex::Stamp).
+std::vector<std::optional<internal::FileStamp>> StampFiles(internal::EpisodeIndex* index, FileSystem* fs,
+                                                           const std::string& root,
+                                                           const std::vector<std::string>& relatives, int threads,
+                                                           bool listing_cache) {
+  return index->Stamp(fs, root, relatives, threads, /*trust_listings=*/listing_cache);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Task>> Task::Open(const std::string& root, const TaskOptions& options) {
@@ -156,21 +166,28 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   // Unchanged directories are answered by the episode index's listings (unless told not to).
   internal::EpisodeIndex* index = Index();
   const PathTemplate::DirLister list = index && listing_cache_ ? index->Lister(fs_, root_) : nullptr;
-  REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_, {}, list));
-  for (auto& [path, vars] : row_files) {
-    if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
-      EpisodeEntry& e = entry(*n);
-      e.row_source = RowSource::kEpisodeFile;
-      e.row_path = path;
+  // Each glob's matches are dropped once taken (at 100,000 episodes, tens of MB each).
+  {
+    REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_, {}, list));
+    for (auto& [path, vars] : row_files) {
+      if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
+        EpisodeEntry& e = entry(*n);
+        e.row_source = RowSource::kEpisodeFile;
+        e.row_path = std::move(path);
+      }
     }
   }
-  REEL_ASSIGN_OR_RETURN(auto data_files, data_template_->Glob(fs_, root_, {}, list));
-  for (auto& [path, vars] : data_files)
-    if (auto n = EpisodeIndexOfVars(vars, chunks_size())) entry(*n).data_path = path;
-  REEL_ASSIGN_OR_RETURN(auto video_files, video_template_->Glob(fs_, root_, {}, list));
-  for (auto& [path, vars] : video_files)
-    if (auto n = EpisodeIndexOfVars(vars, chunks_size()); n && vars.image_key)
-      entry(*n).videos.emplace_back(*vars.image_key, path);
+  {
+    REEL_ASSIGN_OR_RETURN(auto data_files, data_template_->Glob(fs_, root_, {}, list));
+    for (auto& [path, vars] : data_files)
+      if (auto n = EpisodeIndexOfVars(vars, chunks_size())) entry(*n).data_path = std::move(path);
+  }
+  {
+    REEL_ASSIGN_OR_RETURN(auto video_files, video_template_->Glob(fs_, root_, {}, list));
+    for (auto& [path, vars] : video_files)
+      if (auto n = EpisodeIndexOfVars(vars, chunks_size()); n && vars.image_key)
+        entry(*n).videos.emplace_back(*vars.image_key, std::move(path));
+  }
   REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards(list));
   for (auto& [n, path] : shards) {
     EpisodeEntry& e = entry(n);
@@ -322,9 +339,9 @@ std::vector<Result<EpisodeRow>> Task::ReadEpisodeRowsImpl(
     std::vector<std::string> row_files(episodes.size());
     for (size_t i = 0; i < episodes.size(); ++i)
       if (episodes[i].row_source == RowSource::kEpisodeFile) row_files[i] = episodes[i].row_path;
-    stamps = internal::StampAll(fs_, root_, row_files, io_threads_);
+    stamps = StampFiles(index, fs_, root_, row_files, io_threads_, listing_cache_);
     internal::ParallelFor(static_cast<int64_t>(episodes.size()), io_threads_, [&](int64_t i) {
-      if (stamps[i]) cached[i] = index->Row(episodes[i].episode_index, *stamps[i]);
+      if (stamps[i]) cached[i] = index->Row(episodes[i].episode_index, *stamps[i], columns);
     });
   }
   std::vector<EpisodeEntry> misses;
@@ -414,7 +431,7 @@ std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemasImpl(
   if (index) {
     std::vector<std::string> data_files(episodes.size());
     for (size_t i = 0; i < episodes.size(); ++i) data_files[i] = episodes[i].data_path;
-    stamps = internal::StampAll(fs_, root_, data_files, io_threads_);
+    stamps = StampFiles(index, fs_, root_, data_files, io_threads_, listing_cache_);
   }
   internal::ParallelFor(static_cast<int64_t>(episodes.size()), io_threads_, [&](int64_t i) {
     const EpisodeEntry& e = episodes[i];

@@ -7,6 +7,7 @@
 #include <arrow/io/interfaces.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -47,6 +48,12 @@ Status FromArrow(const arrow::Status& st, const std::string& what, const std::st
       Contains(m, "does not exist") || Contains(m, "HTTP status 404"))
     return Status::NotFound(msg);
   return Status::IOError(msg);
+}
+
+// An object's last modification (S3's LastModified: whole seconds), 0 when the store gave none.
+int64_t MtimeNs(const arrow::fs::FileInfo& info) {
+  if (info.mtime() == arrow::fs::kNoTime) return 0;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(info.mtime().time_since_epoch()).count();
 }
 
 FileType TypeOf(arrow::fs::FileType type) {
@@ -152,6 +159,7 @@ Result<FileInfo> ObjectStoreFileSystem::Stat(const std::string& path) {
   FileInfo out;
   out.type = TypeOf(info->type());
   if (out.type == FileType::kFile && info->size() > 0) out.size = static_cast<uint64_t>(info->size());
+  if (out.type == FileType::kFile) out.mtime_ns = MtimeNs(*info);
   return out;
 }
 
@@ -175,7 +183,13 @@ Result<std::vector<DirEntry>> ObjectStoreFileSystem::ListDir(const std::string& 
   for (const arrow::fs::FileInfo& info : *infos) {
     std::string name = info.base_name();
     if (name.empty() || name == "." || name == "..") continue;
-    entries.push_back({std::move(name), TypeOf(info.type()), false});
+    const FileType type = TypeOf(info.type());
+    const bool file = type == FileType::kFile;
+    entries.push_back({.name = std::move(name),
+                       .type = type,
+                       .symlink = false,
+                       .size = file && info.size() > 0 ? static_cast<uint64_t>(info.size()) : 0,
+                       .mtime_ns = file ? MtimeNs(info) : 0});
   }
   std::sort(entries.begin(), entries.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   // A marker object "dir/" beside objects "dir/x" can be listed as both; keep one.
