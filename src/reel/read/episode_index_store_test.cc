@@ -146,6 +146,15 @@ FileStats StatsOfEpisodeFiles(const std::string& root, bool listing_cache = true
   return out;
 }
 
+// Episode 1's episodes row file.
+stdfs::path FirstRowFile(const std::string& root) {
+  auto task = Task::Open(root);
+  EXPECT_TRUE(task.ok()) << task.status().ToString();
+  auto episodes = (*task)->ListEpisodes();
+  EXPECT_TRUE(episodes.ok() && !episodes->empty());
+  return root + "/" + episodes->front().row_path;
+}
+
 // Opening a task whose directories are as the index remembers them stats no episode file
 // (issue 31: 200,000 stats opened a 100,000-episode task; its cold `reel info` took 1.5 s).
 TEST_F(EpisodeIndexStoreTest, AnUnchangedTaskOpensWithoutAStatPerFile) {
@@ -163,11 +172,7 @@ TEST_F(EpisodeIndexStoreTest, AnUnchangedTaskOpensWithoutAStatPerFile) {
 TEST_F(EpisodeIndexStoreTest, AReplacedFileIsStatedAgainWithItsDirectory) {
   const std::string root = dir_ + "/t";
   (void)StatsOfEpisodeFiles(root);
-  auto task = Task::Open(root);
-  ASSERT_TRUE(task.ok());
-  auto episodes = (*task)->ListEpisodes();
-  ASSERT_TRUE(episodes.ok());
-  const stdfs::path row = root + "/" + episodes->front().row_path;
+  const stdfs::path row = FirstRowFile(root);
   stdfs::copy_file(row, row.parent_path() / ".replace.tmp");
   stdfs::rename(row.parent_path() / ".replace.tmp", row);
   const auto settled = stdfs::file_time_type::clock::now() - std::chrono::minutes(30);
@@ -184,11 +189,7 @@ TEST_F(EpisodeIndexStoreTest, AReplacedFileIsStatedAgainWithItsDirectory) {
 TEST_F(EpisodeIndexStoreTest, AFileRewrittenInPlaceIsCaughtWithoutTheListingCache) {
   const std::string root = dir_ + "/t";
   (void)StatsOfEpisodeFiles(root);
-  auto task = Task::Open(root);
-  ASSERT_TRUE(task.ok());
-  auto episodes = (*task)->ListEpisodes();
-  ASSERT_TRUE(episodes.ok());
-  const stdfs::path row = root + "/" + episodes->front().row_path;
+  const stdfs::path row = FirstRowFile(root);
   const auto dir_time = stdfs::last_write_time(row.parent_path());
   {
     std::ofstream rewrite(row, std::ios::binary | std::ios::trunc);
