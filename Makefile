@@ -101,6 +101,7 @@ demo: build python
 bench: build python peers
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_foundation.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_recorder.py
+	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_recorder_video.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_video.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_serve.py
 	REEL_BIN=$(abspath $(REEL)) $(PY) bench/bench_upload_pipeline.py
