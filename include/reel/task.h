@@ -52,7 +52,9 @@ struct TaskOptions {
   // (meta/.episode_index.listing.parquet, trusted by the directory's mtime). False lists
   // every directory: what the checker does, since a copied task keeps its mtimes and a
   // forged listing could hide an episode from it. Rows and footers stay cached either
-  // way (each is checked against its own file's stat).
+  // way: with the listing cache, each is checked against the size and mtime remembered
+  // with its unchanged directory; without it, against its own file's stat (which is how
+  // a file rewritten in place is seen; docs/architecture.md "The episode index").
   bool listing_cache = true;
 };
 

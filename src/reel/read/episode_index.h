@@ -88,8 +88,8 @@ class EpisodeIndex {
   // Writes the index back when something was put since it was loaded or saved: a temp
   // beside it renamed over it, for each of the two files whose part changed (the listings
   // kept are those used since the load, when any was, so removed directories drop out).
-  // Best effort: a task on read-only storage or an object store (no rename: found by a
-  // rename of a path that does not exist, before anything is written) keeps no index; the
+  // On a store without atomic rename (an object store) each file is written in place: an
+  // object appears whole. Best effort: a task on read-only storage keeps no index; the
   // error is returned for tests, callers ignore it.
   Status SaveIfChanged(FileSystem* fs, const std::string& root);
 
