@@ -73,7 +73,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+from bench_recorder import reel_bin  # noqa: E402  (the same REEL_BIN lookup)
+from collector_peer import chunk_file  # noqa: E402
 RESULTS = HERE / "results"
 WORK = RESULTS / "recorder_video"
 FFMPEG = "/usr/bin/ffmpeg" if os.access("/usr/bin/ffmpeg", os.X_OK) else (shutil.which("ffmpeg") or "ffmpeg")
@@ -190,9 +192,11 @@ class Config:
 # --------------------------------------------------------------------------- reel side
 
 
-def reel_bin() -> str | None:
-    cand = os.environ.get("REEL_BIN") or str(REPO / "build/cmake/tools/reel")
-    return cand if os.access(cand, os.X_OK) else None
+def sleep_until(due: float) -> None:
+    """Waits until time.perf_counter() reaches `due` (a frame's time at real pace)."""
+    d = due - time.perf_counter()
+    if d > 0:
+        time.sleep(d)
 
 
 def reel_simulate(binary: str, task: Path, seconds: float, fps: float, extra: list[str]) -> dict:
@@ -203,10 +207,6 @@ def reel_simulate(binary: str, task: Path, seconds: float, fps: float, extra: li
     n = out["episodes"][0]["episode_index"]
     return {"n": n, "cpu_s": p["record_cpu_s"], "wall_s": p["record_wall_s"], "recorded_s": p["recorded_s"],
             "drops": queue_drops(task, n)}
-
-
-def chunk_file(n: int) -> tuple[int, int]:
-    return (n - 1) // 1000, (n - 1) % 1000
 
 
 def episode_row(task: Path, n: int) -> dict:
@@ -252,9 +252,7 @@ def reel_record(task: Path, cfg: Config, frames: dict[str, np.ndarray], n: int, 
     for i in range(n):
         due = t0 + i * period
         if paced:
-            d = due - time.perf_counter()
-            if d > 0:
-                time.sleep(d)
+            sleep_until(due)
         for s, depth, _ in SLOTS:
             if depth:
                 if not (s == MISSING_DEPTH and i % 29 == 28):
@@ -304,9 +302,7 @@ def peer_episode(out_dir: Path, cfg: Config, frames: dict[str, np.ndarray], n: i
             for i in range(n):
                 due = t0 + i * period
                 if paced:
-                    d = due - time.perf_counter()
-                    if d > 0:
-                        time.sleep(d)
+                    sleep_until(due)
                 if depth and not cfg.ffv1:
                     q0 = time.thread_time()
                     buf = depth_codes(fr[i])

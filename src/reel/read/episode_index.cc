@@ -147,6 +147,14 @@ DirGroups GroupByDir(const std::vector<std::string>& relatives) {
   return DirGroups(by_dir.begin(), by_dir.end());
 }
 
+// The position of the file `name` in `entries` (sorted by name, as ListDir gives them).
+std::optional<size_t> FileAt(const std::vector<DirEntry>& entries, std::string_view name) {
+  auto it = std::lower_bound(entries.begin(), entries.end(), name,
+                             [](const DirEntry& e, std::string_view n) { return e.name < n; });
+  if (it == entries.end() || it->name != name || it->type != FileType::kFile) return std::nullopt;
+  return static_cast<size_t>(it - entries.begin());
+}
+
 std::string_view NameIn(std::string_view dir, const std::string& relative) {
   return std::string_view(relative).substr(dir.empty() ? 0 : dir.size() + 1);
 }
@@ -497,11 +505,10 @@ bool EpisodeIndex::FromFreshListing(const std::string& relative_dir, std::string
   if (it == fresh_.end()) return false;
   const std::vector<DirEntry>& entries = *it->second;
   for (size_t i : members) {
-    const std::string_view name = NameIn(dir, relatives[i]);
-    auto e = std::lower_bound(entries.begin(), entries.end(), name,
-                              [](const DirEntry& d, std::string_view n) { return d.name < n; });
-    if (e == entries.end() || e->name != name || e->type != FileType::kFile || e->mtime_ns == 0) continue;
-    out[i] = FileStamp{relatives[i], e->size, e->mtime_ns, e->mtime_ns < settled_before};
+    const std::optional<size_t> at = FileAt(entries, NameIn(dir, relatives[i]));
+    if (!at || entries[*at].mtime_ns == 0) continue;
+    const DirEntry& e = entries[*at];
+    out[i] = FileStamp{relatives[i], e.size, e.mtime_ns, e.mtime_ns < settled_before};
   }
   return true;
 }
@@ -515,12 +522,7 @@ EpisodeIndex::Listing* EpisodeIndex::ListingAtLocked(const std::string& relative
   return &l;
 }
 
-std::optional<size_t> EpisodeIndex::Listing::At(std::string_view name) const {
-  auto it = std::lower_bound(entries->begin(), entries->end(), name,
-                             [](const DirEntry& e, std::string_view n) { return e.name < n; });
-  if (it == entries->end() || it->name != name || it->type != FileType::kFile) return std::nullopt;
-  return static_cast<size_t>(it - entries->begin());
-}
+std::optional<size_t> EpisodeIndex::Listing::At(std::string_view name) const { return FileAt(*entries, name); }
 
 void EpisodeIndex::LoadListings(FileSystem* fs, const std::string& root) {
   std::shared_ptr<arrow::Table> table = LoadTable(fs, JoinPath(root, kListingIndexPath));
