@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from .checks import assert_unchanged, snapshot
 from .cli_run import reel
 
 FPS = 30
@@ -153,6 +154,25 @@ def test_a_hit_is_served_from_the_index(reel_bin, task):
     (row_dir / ".other").unlink()
     settle(task, 3000)
     assert listed(reel_bin, task)[7][0] == expected(task)[7][0], "its directory changed: stat-ed and read again"
+
+
+def test_check_leaves_a_settled_task_as_it_found_it(reel_bin, task):
+    """reel check only reads: on a settled task with no index, or a stale one, it writes none
+    (stop 42's CI: check, which stats every file, wrote an index it had no need to write). It
+    writes the index only to correct a file rewritten in place (test_a_hit_is_served_from_the_index)."""
+    def check_unchanged(what: str) -> None:
+        before = snapshot(task)
+        reel(reel_bin, "check", task, "--json", ok=1)  # the fixture's info.json is minimal: errors
+        assert_unchanged(before, snapshot(task), f"reel check ({what})")
+
+    check_unchanged("no index")
+    listed(reel_bin, task)
+    for n in (41, 42):
+        write_episode(task, n, 25)
+    info = json.loads((task / "meta/info.json").read_text())
+    (task / "meta/info.json").write_text(json.dumps({**info, "total_episodes": 42}))
+    settle(task, 1800)
+    check_unchanged("an index without episodes 41 and 42")
 
 
 @pytest.mark.parametrize("which", [INDEX, LISTING])

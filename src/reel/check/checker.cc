@@ -551,10 +551,10 @@ Result<TaskReport> CheckTask(const std::string& root, const CheckOptions& option
     return report;
   }
   report.episodes = static_cast<int64_t>(episodes->size());
-  // Brings the episode index up to date with every file as it is now (this Task stats each
-  // one): a file rewritten in place, which listings trust its directory's time for
-  // (EpisodeIndex::Stamp), is listed as it is after a check. Not where no index is kept (an
-  // object store: no atomic rename), which would read every row a second time for nothing.
+  // Corrects the episode index where this Task, which stats every file, finds one rewritten
+  // in place (listings trust its directory's time for it, EpisodeIndex::Stamp), so that it is
+  // listed as it is after a check; otherwise nothing is written (Task::SaveIndex). Not on an
+  // object store, whose listings carry every object's stamp: nothing there to correct.
   if (whole && fs->Capabilities().atomic_rename) (void)t.ReadRowsAndSchemas(*episodes, {"length"});
   internal::CheckStats(t, !episodes->empty(), sink);
   internal::CheckTasks(t, sink);

@@ -484,13 +484,19 @@ std::vector<std::optional<FileStamp>> EpisodeIndex::Stamp(FileSystem* fs, const 
       }
     }
     StatMembers(fs, root, dir, unknown, relatives, settled_before, out);
-    // Stamped after the directory was seen at the listing's time: remembered with it.
+    // Stamped after the directory was seen at the listing's time: remembered with it (a
+    // file not settled yet, or gone, as unknown: a remembered stamp it contradicts is wrong).
     std::lock_guard<std::mutex> lock(mu_);
     Listing* listing = ListingAtLocked(relative_dir, dir_mtime);
     for (size_t i : listing ? unknown : std::vector<size_t>{}) {
       const auto at = listing->At(NameIn(dir, relatives[i]));
-      if (!at || !out[i] || !out[i]->settled) continue;
-      listing->stamps[*at] = {out[i]->size, out[i]->mtime_ns};
+      if (!at) continue;
+      const bool known = out[i] && out[i]->settled;
+      const std::pair<uint64_t, int64_t> fresh{known ? out[i]->size : 0, known ? out[i]->mtime_ns : 0};
+      std::pair<uint64_t, int64_t>& kept = listing->stamps[*at];
+      if (kept == fresh) continue;
+      corrected_in_place_ = corrected_in_place_ || kept.second != 0;
+      kept = fresh;
       listings_changed_ = true;
     }
   });
@@ -520,6 +526,11 @@ EpisodeIndex::Listing* EpisodeIndex::ListingAtLocked(const std::string& relative
   Listing& l = it->second;
   if (l.stamps.size() != l.entries->size()) l.stamps.assign(l.entries->size(), {0, 0});
   return &l;
+}
+
+bool EpisodeIndex::CorrectedInPlace() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return corrected_in_place_;
 }
 
 std::optional<size_t> EpisodeIndex::Listing::At(std::string_view name) const { return FileAt(*entries, name); }

@@ -106,7 +106,8 @@ class EpisodeIndex {
   // (opened and overwritten, which no contract writer does) leaves its directory's time as
   // it was: listings serve what was remembered until a Task opened with listing_cache off
   // (reel check is one) stamps every file with `trust_listings` false, which stats each
-  // file and remembers the fresh stamps, so the listings after it read the file again.
+  // file and remembers the fresh stamps, so the listings after it read the file again;
+  // CorrectedInPlace() then says a remembered stamp was found wrong in such a directory.
   //
   // On a store whose directories have no modification time (an object store), the stamps
   // are the size and time the latest listing of the directory by this index's Lister gave
@@ -115,6 +116,11 @@ class EpisodeIndex {
   std::vector<std::optional<FileStamp>> Stamp(FileSystem* fs, const std::string& root,
                                               const std::vector<std::string>& relatives, int threads,
                                               bool trust_listings = true);
+
+  // Whether a Stamp() without `trust_listings` found a file whose size or mtime differs
+  // from the stamp remembered for it in a directory still at its remembered time: a file
+  // rewritten in place, which the listing cache would go on serving until saved.
+  bool CorrectedInPlace() const;
 
   size_t size() const;
   size_t listings() const;
@@ -172,6 +178,7 @@ class EpisodeIndex {
   // each object's size and time, the stamps Stamp() gives for them.
   std::map<std::string, std::shared_ptr<const std::vector<DirEntry>>> fresh_;
   bool listings_changed_ = false;
+  bool corrected_in_place_ = false;
 };
 
 // The stamps of `relatives` (paths under `root`; an empty one stamps nothing) now, in

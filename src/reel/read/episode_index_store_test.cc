@@ -205,6 +205,31 @@ TEST_F(EpisodeIndexStoreTest, AFileRewrittenInPlaceIsCaughtWithoutTheListingCach
   EXPECT_FALSE(rows.front().ok()) << "the rewritten file is read, not the remembered row";
   const FileStats checked = StatsOfEpisodeFiles(root, /*listing_cache=*/false);
   EXPECT_GE(checked.rows, 32);
+  // The correction was saved: a listing with the cache reads the rewritten file.
+  auto listing = Task::Open(root);
+  ASSERT_TRUE(listing.ok());
+  auto again = (*listing)->ListEpisodes();
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE((*listing)->ReadEpisodeRows(*again, {"length"}).front().ok());
+}
+
+// Without the listing cache (reel check, which must change nothing) a Task writes the index
+// only to correct a file rewritten in place: not when there is none, nor when it is stale.
+TEST_F(EpisodeIndexStoreTest, ATaskWithoutTheListingCacheWritesNoIndex) {
+  const std::string root = dir_ + "/t";
+  (void)StatsOfEpisodeFiles(root, /*listing_cache=*/false);
+  EXPECT_FALSE(stdfs::exists(root + "/" + internal::kEpisodeIndexPath));
+  EXPECT_FALSE(stdfs::exists(root + "/" + internal::kListingIndexPath));
+  (void)StatsOfEpisodeFiles(root);
+  const auto written = stdfs::last_write_time(root + "/" + internal::kEpisodeIndexPath);
+  const stdfs::path row = FirstRowFile(root);  // replaced by rename: its directory moves on
+  stdfs::copy_file(row, row.parent_path() / ".replace.tmp");
+  stdfs::rename(row.parent_path() / ".replace.tmp", row);
+  const auto settled = stdfs::file_time_type::clock::now() - std::chrono::minutes(30);
+  stdfs::last_write_time(row, settled);
+  stdfs::last_write_time(row.parent_path(), settled);
+  (void)StatsOfEpisodeFiles(root, /*listing_cache=*/false);
+  EXPECT_EQ(stdfs::last_write_time(root + "/" + internal::kEpisodeIndexPath), written);
 }
 
 }  // namespace

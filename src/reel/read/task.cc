@@ -326,8 +326,12 @@ Task::RowsAndSchemas Task::ReadRowsAndSchemas(const std::vector<EpisodeEntry>& e
   return out;
 }
 
+// Without the listing cache (reel check, which must leave the task as it found it) the
+// index is written only to correct a stamp the listing cache would serve wrong.
 void Task::SaveIndex(internal::EpisodeIndex* index) const {
-  if (index && index_mode_ == EpisodeIndexMode::kUpdate) (void)index->SaveIfChanged(fs_, root_);
+  if (!index || index_mode_ != EpisodeIndexMode::kUpdate) return;
+  if (!listing_cache_ && !index->CorrectedInPlace()) return;
+  (void)index->SaveIfChanged(fs_, root_);
 }
 
 std::vector<Result<EpisodeRow>> Task::ReadEpisodeRowsImpl(
