@@ -128,14 +128,15 @@ struct VideoInfo {
 };
 
 struct VideoReaderOptions {
-  // Decoder threads for long runs of frames (0 = one per CPU this process may run on,
-  // 1 = one thread always). FFmpeg's own default is one more than that; on a 2-core machine
-  // the extra frame thread only queued (640x480 HEVC 367 -> 410 fps, 12-bit depth 86 -> 102).
-  // The reader picks by access pattern at every seek: a run of few frames after a seek
-  // (random access) decodes on one thread, since frame threading delays each frame by a
-  // frame per thread and flushes the pipeline at every seek; a long run (a sequential
-  // read, a batch in one GOP) decodes on these threads. So more threads never cost a
-  // random read.
+  // Decoder threads (0 = chosen by the reader, 1 = one thread always). The reader picks
+  // at every seek by the frames the run decodes, from the keyframe through its last
+  // target: a long run (a frame far into its GOP, a batch, a sequential read) decodes on
+  // frame threads, one per CPU this process may run on (H.264: libavcodec's own count, one
+  // more, which its frame threads fill; HEVC only queued on it: 640x480 367 -> 410 fps,
+  // 12-bit depth 86 -> 102, on 2 cores); a run of a few frames, which frame threading
+  // would delay by a frame per thread and refill after the seek, decodes on one thread
+  // (H.264) or on slice threads (HEVC's wavefronts, FFV1's slices). A value above 1 sets
+  // the count for both. Measured: docs/benchmarks.md, "Decoder threads by run length".
   int threads = 0;
   // Where the file is read from (not owned; must outlive the reader). Null =
   // DefaultFileSystem(). Every byte is read through one OpenRandomAccess() handle
@@ -149,7 +150,7 @@ struct VideoReaderOptions {
 struct VideoReadStats {
   int64_t requests = 0;          // reads served (a ReadRgb/ReadDepth call; each cluster of ReadRgbAt)
   int64_t seeks = 0;             // demuxer seeks to a keyframe (each flushes a decoder)
-  int64_t threaded_seeks = 0;    // of those, seeks that chose the multi-threaded decoder (a long run)
+  int64_t threaded_seeks = 0;    // of those, seeks that chose the frame-threaded decoder (a long run)
   int64_t packets_read = 0;      // packets of the stream read and sent to the decoder
   int64_t packets_skippable = 0;  // of those, sent with non-reference frames skipped: no target,
                                  // before the read's last target, so nothing asked can need them

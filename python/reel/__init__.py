@@ -144,13 +144,17 @@ class Task:
             self._info = json.loads(self._core.info_json())
         return self._info
 
-    def episodes(self) -> list[dict[str, Any]]:
+    def episodes(self, episodes: Iterable[int] | None = None) -> list[dict[str, Any]]:
         """One dict per episode, sorted by N (the fields of ``reel ls --json``). ``file_group`` is
         "whole", "deleted" (the episodes row alone: deleted after upload, legal) or "partial"
         (a torn delete or lost files: videos without the data parquet, or the data parquet
         without a video slot its row declares; ``missing_files`` names what is missing, and
-        ``reel check`` reports it as episode.file_group)."""
-        return self._core.episodes()
+        ``reel check`` reports it as episode.file_group).
+
+        With ``episodes``, only those N, in the order given, each found without listing the
+        whole task (what one episode costs does not grow with the task); NotFoundError for
+        an N the task does not hold."""
+        return self._core.episodes(None if episodes is None else [int(n) for n in episodes])
 
     def data(self, episode_index: int, columns: Iterable[str] | None = None) -> "ArrowStream":
         """Episode N's data parquet as an :class:`ArrowStream` (projected to ``columns``).
@@ -453,9 +457,9 @@ def _indices(indices: Iterable[int]) -> np.ndarray:
 class VideoReader:
     """One video file opened for decoding, by frame index or by time.
 
-    ``VideoReader(path, threads=0)`` opens the file (threads: decoder threads for long runs of
-    frames, 0 = one per CPU; a random read that decodes a few frames after a seek uses one
-    thread, so more threads never slow it). The decoder stays open between calls: reading
+    ``VideoReader(path, threads=0)`` opens the file (threads: decoder threads, 0 = chosen per
+    seek by the frames the read decodes from its keyframe: frame threads for a long run,
+    one thread or the codec's slice threads for a few frames; 1 = one thread always). The decoder stays open between calls: reading
     forward decodes forward, and it seeks back to a keyframe only when that is cheaper than
     decoding up to the target; :meth:`stats` counts the seeks and decoded frames. Output
     is pixel-identical to ``ffmpeg -i FILE -f rawvideo -pix_fmt rgb24 -``. Decoding releases

@@ -10,6 +10,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import _core
+from ._errors import NotFoundError
 from ._storage import storage as _storage
 
 
@@ -57,14 +58,23 @@ class Dataset:
             self._info = self._core.info()
         return self._info
 
-    def episodes(self) -> list[dict[str, Any]]:
+    def episodes(self, episodes: Iterable[int] | None = None) -> list[dict[str, Any]]:
         """One dict per episode in episode_index order (what ``reel ls --json`` prints):
         episode_index, length, tasks, data_path, from_row / to_row (the episode's rows in
         data_path), dataset_from_index / dataset_to_index (its global ``index`` range), videos
         {key: {path, from_timestamp, to_timestamp}}; bundles add bundle_id and
         task_description. Raises on the first violation of the metadata rules
-        (docs/foreign-read.md); :meth:`check` collects them all instead."""
-        return self._core.episodes()
+        (docs/foreign-read.md); :meth:`check` collects them all instead. With ``episodes``, only
+        those N in the order given (the metadata is read whole either way); NotFoundError for
+        an N the dataset does not hold."""
+        listed = self._core.episodes()
+        if episodes is None:
+            return listed
+        by_n = {int(e["episode_index"]): e for e in listed}
+        missing = [int(n) for n in episodes if int(n) not in by_n]
+        if missing:
+            raise NotFoundError(f"{self.root}: episode {missing[0]} is not in the dataset")
+        return [by_n[int(n)] for n in episodes]
 
     def data(self, episode_index: int, columns: str | Iterable[str] | None = None):
         """Episode N's rows of its data parquet as a :class:`reel.ArrowStream` (projected to

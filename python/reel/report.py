@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ._errors import NotFoundError
 from ._viewing import decode_frames, episode_findings, float_rows, imu_time_s
 
 DEFAULT_THUMBNAILS = 6
@@ -165,6 +166,21 @@ def _episode_section(task: Any, entry: dict[str, Any], findings: list[dict[str, 
     return "".join(parts)
 
 
+def _held(task: Any, wanted: list[int]) -> list[dict[str, Any]]:
+    """task.episodes(episodes=wanted) without those the task does not hold."""
+    try:
+        return task.episodes(episodes=wanted)
+    except NotFoundError:
+        return [e for n in wanted for e in _one(task, n)]
+
+
+def _one(task: Any, n: int) -> list[dict[str, Any]]:
+    try:
+        return task.episodes(episodes=[n])
+    except NotFoundError:
+        return []
+
+
 def write_report(task: Any, output: str, *, episodes: Iterable[int] | None = None,
                  thumbnails: int | None = DEFAULT_THUMBNAILS,
                  progress: Callable[[int, int, int], None] | None = None) -> dict[str, Any]:
@@ -176,7 +192,9 @@ def write_report(task: Any, output: str, *, episodes: Iterable[int] | None = Non
     if isinstance(task, (str, os.PathLike)):
         task = reel.open(os.fspath(task))
     wanted = None if episodes is None else {int(e) for e in episodes}
-    entries = [e for e in task.episodes() if wanted is None or int(e["episode_index"]) in wanted]
+    # The episodes asked for, each found on its own (not by listing the task); one the task
+    # does not hold is left out, as the report always did.
+    entries = task.episodes() if wanted is None else _held(task, sorted(wanted))
     pooled = hasattr(task, "frames") and hasattr(task, "imu")
     # A report of some episodes checks those and the task-level files (check --episodes).
     findings = task.check(episodes=[int(e["episode_index"]) for e in entries]) if (

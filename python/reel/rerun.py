@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ._errors import NotFoundError
 from ._viewing import decode_frames, episode_findings, float_rows, imu_time_s
 
 try:
@@ -57,15 +58,19 @@ def _is_pooled(task: Any) -> bool:
 
 
 def _entries(task: Any, episodes: Iterable[int] | None) -> dict[int, dict[str, Any]]:
-    """The `reel ls` entries of `episodes` (None: every episode), from one listing; KeyError
-    naming the first that the task does not hold."""
-    listed = {int(e["episode_index"]): e for e in task.episodes()}
+    """The `reel ls` entries of `episodes` (None: every episode, one listing; else each found
+    on its own, not by listing the task); KeyError naming the first the task does not hold."""
     if episodes is None:
-        return listed
-    for n in episodes:
-        if int(n) not in listed:
-            raise KeyError(f"{task.root}: episode {int(n)} is not in the task")
-    return {int(n): listed[int(n)] for n in episodes}
+        return {int(e["episode_index"]): e for e in task.episodes()}
+    wanted = [int(n) for n in episodes]
+    try:
+        return {int(e["episode_index"]): e for e in task.episodes(episodes=wanted)}
+    except NotFoundError:
+        held = {int(e["episode_index"]) for e in task.episodes()}
+        missing = next((n for n in wanted if n not in held), None)
+        if missing is None:
+            raise
+        raise KeyError(f"{task.root}: episode {missing} is not in the task") from None
 
 
 def _findings_of(task: Any, episodes: list[int] | None) -> list[dict[str, Any]]:

@@ -102,6 +102,35 @@ class EpisodeDicts {
   std::map<std::string, nb::str> strings_;
 };
 
+// Task.episodes(episodes=None): every episode (one listing), or the N asked for, each found
+// by Task::FindEpisode, so that a report or view of one episode costs that episode, not the
+// task (issue 31's growth benchmark: 1.4x from 1,000 to 10,000 episodes).
+nb::list EpisodesOf(const Task& t, std::optional<std::vector<int64_t>> only) {
+  std::vector<EpisodeEntry> eps;
+  Task::RowsAndSchemas read;
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    st = [&]() -> Status {
+      if (!only) {
+        REEL_ASSIGN_OR_RETURN(eps, t.ListEpisodes());
+      } else {
+        for (int64_t n : *only) {
+          REEL_ASSIGN_OR_RETURN(EpisodeEntry e, t.FindEpisode(n));
+          eps.push_back(std::move(e));
+        }
+      }
+      read = t.ReadRowsAndSchemas(eps, {"length", "duration_sec", "video_codec"});
+      return Status::OK();
+    }();
+  }
+  if (!st.ok()) RaiseStatus(st);
+  nb::list out;
+  EpisodeDicts dicts;
+  for (size_t i = 0; i < eps.size(); ++i) out.append(dicts.Make(t, eps[i], read.rows[i], read.schemas[i]));
+  return out;
+}
+
 nb::list FindingsList(const std::vector<TaskReport>& reports) {
   nb::list out;
   for (const TaskReport& r : reports)
@@ -318,32 +347,10 @@ NB_MODULE(_core, m) {
       .def_prop_ro("root", &Task::root)
       .def("info_json", [](const Task& t) { return Unwrap(SerializeInfoJson(t.info())); },
            "info.json as reel models it (unknown keys kept), as JSON text.")
-      .def(
-          "episodes",
-          [](const Task& t) {
-            std::vector<EpisodeEntry> eps;
-            std::vector<Result<EpisodeRow>> rows;
-            std::vector<Result<std::shared_ptr<arrow::Schema>>> schemas;
-            Status st;
-            {
-              nb::gil_scoped_release release;
-              auto listed = t.ListEpisodes();
-              if (listed.ok()) {
-                eps = std::move(*listed);
-                auto read = t.ReadRowsAndSchemas(eps, {"length", "duration_sec", "video_codec"});
-                rows = std::move(read.rows);
-                schemas = std::move(read.schemas);
-              } else {
-                st = listed.status();
-              }
-            }
-            if (!st.ok()) RaiseStatus(st);
-            nb::list out;
-            EpisodeDicts dicts;
-            for (size_t i = 0; i < eps.size(); ++i) out.append(dicts.Make(t, eps[i], rows[i], schemas[i]));
-            return out;
-          },
-          "Every episode, sorted by N, as dicts (the fields of `reel ls --json`).")
+      .def("episodes", &EpisodesOf, "episodes"_a = nb::none(),
+           "Every episode, sorted by N, as dicts (the fields of `reel ls --json`); with `episodes`, "
+           "only those N in the order given, each found without listing the task (NotFound for one "
+           "the task does not hold).")
       .def("force_matrix", &ForceMatrix, "episode_index"_a, "row"_a, "column"_a,
            "Decoded force matrix (250, 250, 3) float32 in mN, with the episode's own scale; None "
            "when the row holds no sample.")

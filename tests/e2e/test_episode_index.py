@@ -156,6 +156,20 @@ def test_a_hit_is_served_from_the_index(reel_bin, task):
     assert listed(reel_bin, task)[7][0] == expected(task)[7][0], "its directory changed: stat-ed and read again"
 
 
+def test_episodes_of_some_n(reel_mod, task, unchanged):
+    """Task.episodes(episodes=[...]): those N in the order given, the same dicts as the whole
+    listing's, each found without listing the task (reel report / view of one episode); 40
+    rows read would write the index of this settled task, one does not. NotFoundError for an N
+    the task does not hold."""
+    t = reel_mod.open(str(task))
+    with unchanged("Task.episodes(episodes=[7, 3])"):
+        some = t.episodes(episodes=[7, 3])
+    whole = {e["episode_index"]: e for e in t.episodes()}
+    assert some == [whole[7], whole[3]]
+    with pytest.raises(reel_mod.NotFoundError, match="41"):
+        t.episodes(episodes=[3, 41])
+
+
 def test_check_leaves_a_settled_task_as_it_found_it(reel_bin, task):
     """reel check only reads: on a settled task with no index, or a stale one, it writes none
     (stop 42's CI: check, which stats every file, wrote an index it had no need to write). It

@@ -263,14 +263,18 @@ def test_a_bundle_is_viewed_too(task, reel_bin, tmp_path):
 
 
 class _Counting:
-    """A reel.Task that counts its listings and records what each check was asked for."""
+    """A reel.Task that counts its listings (episodes() of the whole task), records which
+    episodes were looked up on their own and what each check was asked for."""
 
     def __init__(self, task):
-        self._task, self.listings, self.checks = task, 0, []
+        self._task, self.listings, self.found, self.checks = task, 0, [], []
 
-    def episodes(self):
-        self.listings += 1
-        return self._task.episodes()
+    def episodes(self, episodes=None):
+        if episodes is None:
+            self.listings += 1
+        else:
+            self.found.append(list(episodes))
+        return self._task.episodes(episodes=episodes)
 
     def check(self, episodes=None):
         self.checks.append(None if episodes is None else sorted(episodes))
@@ -281,15 +285,17 @@ class _Counting:
 
 
 def test_a_view_lists_once_and_checks_only_what_it_shows(task, tmp_path, reel_mod):
-    # Issue 31: viewing episodes listed the task again per episode and checked every episode.
+    # Issue 31: viewing episodes listed the task again per episode and checked every episode;
+    # then it listed the task once, which grew with the task (bench_growth): now the episodes
+    # shown are looked up once, on their own, and the task is not listed.
     import reel.rerun
     counted = _Counting(reel_mod.open(str(task)))
     out = reel.rerun.view(counted, [2, 1], save=str(tmp_path / "two"), max_frames=2)
     assert [e["episode"] for e in out["episodes"]] == [2, 1]
-    assert (counted.listings, counted.checks) == (1, [[1, 2]])
+    assert (counted.listings, counted.found, counted.checks) == (0, [[2, 1]], [[1, 2]])
     one = _Counting(reel_mod.open(str(task)))
     summary = reel.rerun.log_episode(one, 2, max_frames=1)
-    assert (one.listings, one.checks) == (1, [[2]]) and summary["episode"] == 2
+    assert (one.listings, one.found, one.checks) == (0, [[2]], [[2]]) and summary["episode"] == 2
     with pytest.raises(KeyError, match="episode 9 is not in the task"):
         reel.rerun.view(_Counting(reel_mod.open(str(task))), [9], save=str(tmp_path / "none"))
 

@@ -226,6 +226,32 @@ Status VideoReader::Impl::ScanPackets() {
   return Status::OK();
 }
 
+namespace {
+
+// The decoder's threads (`threads`: 1 = one thread always, 0 = chosen here). `many` (a long
+// run from a keyframe, or a stream): frame threads, which decode consecutive frames side by
+// side; for H.264 as many as libavcodec chooses (a thread per CPU and one more: its frame
+// threads wait on each other's rows, and the extra one fills the wait), else one per CPU
+// (HEVC lost 10-15% with the extra one). Otherwise (a run of a few frames, whose frame
+// pipeline would not fill): slice threads, except for H.264, whose streams here are one
+// slice a frame; HEVC's wavefronts (WPP, on by default in x265) and FFV1's slices run one
+// frame's parts side by side. Measured with bench_video (docs/benchmarks.md, "Decoder
+// threads by run length"). av_cpu_count() honours the process's CPU affinity.
+void SetDecoderThreads(AVCodecContext& ctx, bool many, int threads) {
+  const bool h264 = ctx.codec_id == AV_CODEC_ID_H264;
+  if (threads == 1 || (!many && h264)) {
+    ctx.thread_count = 1;
+  } else if (many) {
+    ctx.thread_type = FF_THREAD_FRAME;
+    ctx.thread_count = threads > 0 ? threads : h264 ? 0 : std::max(1, av_cpu_count());
+  } else {
+    ctx.thread_type = FF_THREAD_SLICE;
+    ctx.thread_count = threads > 0 ? threads : 0;
+  }
+}
+
+}  // namespace
+
 Status VideoReader::Impl::OpenDecoder(bool many) {
   video::CodecContextPtr& slot = many ? decoder_many : decoder_one;
   if (slot) return Status::OK();
@@ -237,8 +263,7 @@ Status VideoReader::Impl::OpenDecoder(bool many) {
   if (!ctx) return Status::IOError(path + ": out of memory");
   int err = avcodec_parameters_to_context(ctx.get(), par);
   if (err < 0) return Status::Corruption(path + ": bad codec parameters: " + AvErrorText(err));
-  // av_cpu_count() honours the process's CPU affinity.
-  ctx->thread_count = !many ? 1 : options.threads > 0 ? options.threads : std::max(1, av_cpu_count());
+  SetDecoderThreads(*ctx, many, options.threads);
   ctx->pkt_timebase = stream->time_base;
   err = avcodec_open2(ctx.get(), codec, nullptr);
   if (err < 0)

@@ -26,13 +26,19 @@ namespace {
 // batch of 27 random frames of a 150-frame GOP-2 file): 4 decoded 59 frames, 1 decodes 40.
 constexpr int64_t kSeekCostFrames = 1;
 
-// A seek whose run (the targets reached from it by decoding forward) has at least this
-// many targets, or a seek while the reads follow each other forward, goes to the
-// multi-threaded decoder: a sequential read. A run of fewer targets (random access) goes
-// to the one-thread decoder and drains it after its last target: frame threading delays
-// every frame by a frame per thread and refills its pipeline after every seek, which a
-// few targets do not win back.
-constexpr size_t kThreadedRunTargets = 8;
+// A random run (fewer targets than this, not streaming) drains the decoder after its last
+// target: the next read most likely seeks anyway.
+constexpr size_t kRandomRunTargets = 8;
+
+// A seek whose run decodes at least this many frames (from its keyframe through its last
+// target), or a seek while the reads follow each other forward, goes to the multi-threaded
+// (frame-threaded) decoder; a shorter run to the other one. What pays for threads is the frames
+// decoded, not the targets: one frame 29 frames past its keyframe decodes 30 frames, which
+// frame threads run side by side; a run of a few frames does not win back the pipeline
+// (a frame per thread) that frame threading refills after every seek, and gets slice
+// threads where the codec has them (SetDecoderThreads). Measured with bench_video
+// (docs/benchmarks.md "Decoder threads by run length").
+constexpr int64_t kThreadedRunFrames = 6;
 
 // Every frame of a 12-bit log-code stream goes through this table (4096 codes).
 const uint16_t* CodeToMmTable() {
@@ -72,8 +78,8 @@ Status VideoReader::Impl::SeekTo(size_t key, const std::vector<int64_t>& sorted,
   seek_index = keyframes.empty() ? 0 : keyframes[key].index;
   // The targets sorted[k..j] are reached from this keyframe by decoding forward.
   const size_t j = RunEnd(sorted, k, policy);
-  const bool random = !streaming && j - k + 1 < kThreadedRunTargets;
-  const bool many = options.threads != 1 && !random;
+  const bool random = !streaming && j - k + 1 < kRandomRunTargets;
+  const bool many = options.threads != 1 && (streaming || sorted[j] - seek_index + 1 >= kThreadedRunFrames);
   REEL_RETURN_IF_ERROR(OpenDecoder(many));
   // Without a keyframe list (nothing flagged), the first frame's timestamp.
   const int64_t ts = keyframes.empty() ? frame_pts.front() : keyframes[key].seek_ts;

@@ -59,9 +59,9 @@ struct VideoReader::Impl {
   std::shared_ptr<arrow::io::RandomAccessFile> file;
 
   video::InputPtr format;
-  // Two decoders, opened on first use: one thread for short runs after a seek (random
-  // access), options.threads for long ones (VideoReaderOptions::threads). A seek picks
-  // one; decoding continues on it until the next seek.
+  // Two decoders, opened on first use: for short runs after a seek (one thread, or slice
+  // threads) and for long ones (frame threads; VideoReaderOptions::threads, SetDecoderThreads).
+  // A seek picks one by the frames its run decodes; decoding continues on it until the next.
   video::CodecContextPtr decoder_one;
   video::CodecContextPtr decoder_many;  // never opened when options.threads == 1
   AVCodecContext* decoder = nullptr;    // the one in use since the last seek
