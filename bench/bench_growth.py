@@ -12,10 +12,14 @@ the ratio largest/smallest size: a command whose work does not depend on the tas
 (one episode's check, delete, pack, import of a fixed batch) should stay flat (ratio <= 1.5x);
 one that reads or sums every episode (check, stats --verify, ls, info, open().episodes(),
 push with nothing new, FrameDataset) should grow linearly (per-episode cost ratio <= 1.5x).
-Not here, because the synthetic videos are placeholders that do not decode: export of
-100 episodes, report / view --save of one; nor upload --status (it reads the outbox, not
-the task). Mutating commands run on a hard-linked
+Mutating commands run on a hard-linked
 copy (reel writes by rename, so the generated task is never changed).
+The synthetic videos are placeholders that do not decode, and export (LeRobot or bundle),
+report and view stop at the first one (none of them has a flag that leaves videos out): export
+of 100 episodes, report and view --save of one run on another hard-linked copy without those
+episodes' videos, so they measure everything but the video work (no camera in their output).
+upload --status reads that copy's outbox, made once with the jobs of the same 100 episodes
+(an upload to a port where nothing listens: every job failed, no server needed).
 Results: Markdown on stdout and in bench/results/growth.md.
 """
 
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -41,11 +46,12 @@ import reel  # noqa: E402
 RESULTS = HERE / "results"
 REEL = os.environ.get("REEL_BIN") or str(HERE.parent / "build/cmake/tools/reel")
 IMPORT_BATCH = 100  # episodes per timed import (issue 31: "import of 100 episodes")
+EXPORT_BATCH = 100  # episodes per timed export (issue 31: "export of 100 episodes"), and upload outbox jobs
 
 
-def run(*args: object) -> None:
+def run(*args: object, ok: tuple[int, ...] = (0, 1)) -> None:
     proc = subprocess.run([REEL, *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if proc.returncode not in (0, 1):  # 1: check found something (the synthetic videos are placeholders)
+    if proc.returncode not in ok:  # 1: check found something (the synthetic videos are placeholders)
         raise RuntimeError(f"reel {' '.join(map(str, args))}: exit {proc.returncode}\n{proc.stderr}")
 
 
@@ -77,11 +83,31 @@ def import_source() -> Path:
     return src / "export"
 
 
-def work_copy(task: Path) -> Path:
+def work_copy(task: Path, suffix: str = ".work") -> Path:
     """A hard-linked copy of `task` for the commands that change it."""
-    copy = task.parent / (task.name + ".work")
+    copy = task.parent / (task.name + suffix)
     shutil.rmtree(copy, ignore_errors=True)
     subprocess.run(["cp", "-al", str(task), str(copy)], check=True)
+    return copy
+
+
+def shown_copy(task: Path) -> Path:
+    """A hard-linked copy of `task` for export, report, view --save and upload --status:
+    episodes 1..EXPORT_BATCH without their placeholder videos (unlinked in the copy only),
+    and an outbox holding those episodes' upload jobs."""
+    copy = work_copy(task, ".shown")
+    for e in reel.open(str(copy)).episodes():
+        if int(e["episode_index"]) <= EXPORT_BATCH:
+            for rel in e["videos"].values():
+                (copy / rel).unlink()
+    with socket.socket() as port:  # bound, never listening: every connection is refused
+        port.bind(("127.0.0.1", 0))
+        # Exit 2: every episode failed, as it must with no server; the outbox keeps the jobs.
+        run("upload", copy, f"1-{EXPORT_BATCH}", "--server", f"http://127.0.0.1:{port.getsockname()[1]}",
+            "--retries", 1, "--delete-after", "keep", "--progress", "none", ok=(2,))
+    jobs = len(reel.upload_status(str(copy))["jobs"])
+    if jobs != EXPORT_BATCH:
+        raise RuntimeError(f"{copy}: {jobs} upload jobs in the outbox, not {EXPORT_BATCH}")
     return copy
 
 
@@ -98,6 +124,8 @@ def bench_size(size: int, reps: int, cold: bool, only: str | None) -> dict:
     victims = iter(range(size, 0, -1))
     pushed = RESULTS / f"growth_push_{size}"  # the warm-up run sends everything; the timed ones nothing
     shutil.rmtree(pushed, ignore_errors=True)
+    shown: Path | None = None  # shown_copy(task), made below when one of its commands runs
+    exported, report, rrd = RESULTS / "growth_export", RESULTS / "growth_report.html", RESULTS / "growth_view.rrd"
     commands: dict[str, tuple[str, Callable[[], None]]] = {
         "reel ls --json": ("linear", lambda: run("ls", task, "--json")),
         # info sums every episode's length and duration: linear here (issue 31 item 3 adds an
@@ -116,9 +144,25 @@ def bench_size(size: int, reps: int, cold: bool, only: str | None) -> dict:
         # Indexes every frame of every episode.
         "reel.torch.FrameDataset(p)": ("linear", lambda: frame_dataset(task)),
     }
+    # On shown_copy(task): the first EXPORT_BATCH episodes without videos, an outbox of their jobs.
+    on_shown: dict[str, tuple[str, Callable[[], None]]] = {
+        f"reel export --episodes ({EXPORT_BATCH}, lerobot-v3)": ("flat", lambda: run(
+            "export", "--to", "lerobot-v3", shown, exported, "--episodes", f"1-{EXPORT_BATCH}", "--force",
+            "--progress", "none")),
+        "reel report (one episode)": ("flat", lambda: run("report", shown, 1, "-o", report, "--progress", "none")),
+        "reel view --save (one episode)": ("flat", lambda: run("view", shown, 1, "--save", rrd, "--progress", "none")),
+        f"reel upload --status ({EXPORT_BATCH} jobs)": ("flat", lambda: run("upload", shown, "--status")),
+    }
+    commands.update(on_shown)
+
+    def chosen(name: str) -> bool:
+        return not only or any(part in name for part in only.split(","))
+
+    if any(chosen(name) for name in on_shown):
+        shown = shown_copy(task)
     out = {}
     for name, (kind, fn) in commands.items():
-        if only and not any(part in name for part in only.split(",")):
+        if not chosen(name):
             continue
         t = timed(fn, reps, cold)
         out[name] = {"kind": kind, **t}
@@ -126,6 +170,11 @@ def bench_size(size: int, reps: int, cold: bool, only: str | None) -> dict:
               flush=True)
     shutil.rmtree(work, ignore_errors=True)
     shutil.rmtree(pushed, ignore_errors=True)
+    if shown:
+        shutil.rmtree(shown, ignore_errors=True)
+    shutil.rmtree(exported, ignore_errors=True)
+    report.unlink(missing_ok=True)
+    rrd.unlink(missing_ok=True)
     return out
 
 

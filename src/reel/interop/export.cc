@@ -58,22 +58,31 @@ const char* ForceMatrixFeatureName(ForceMatrixFeature mode) {
 
 namespace internal {
 
+namespace {
+
+// The episodes to export, by N: every one (a listing), or those asked for, each found on its
+// own (Task::FindEpisode), so that exporting 100 episodes of a large task costs those 100, not
+// a listing of the task (bench_growth: 1.6x from 1,000 to 100,000 episodes with the listing).
+Result<std::vector<EpisodeEntry>> ExportedEpisodes(const Task& task, const std::vector<int64_t>& asked) {
+  if (asked.empty()) return task.ListEpisodes();
+  std::vector<EpisodeEntry> out;
+  for (int64_t n : std::set<int64_t>(asked.begin(), asked.end())) {
+    auto found = task.FindEpisode(n);
+    if (found.status().code() == StatusCode::kNotFound)
+      return Status::NotFound(task.root() + ": no episode " + std::to_string(n));
+    REEL_RETURN_IF_ERROR(found.status());
+    out.push_back(std::move(*found));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<ExportSource> PrepareExport(const Task& task, const ExportOptions& options) {
   ExportSource src;
   src.task = &task;
   src.task_fs = task.fs();
-  REEL_ASSIGN_OR_RETURN(auto all, task.ListEpisodes());
-  if (!options.episodes.empty()) {
-    std::set<int64_t> wanted(options.episodes.begin(), options.episodes.end());
-    std::vector<EpisodeEntry> kept;
-    for (auto& e : all) {
-      if (wanted.erase(e.episode_index)) kept.push_back(std::move(e));
-    }
-    if (!wanted.empty()) {
-      return Status::NotFound(task.root() + ": no episode " + std::to_string(*wanted.begin()));
-    }
-    all = std::move(kept);
-  }
+  REEL_ASSIGN_OR_RETURN(std::vector<EpisodeEntry> all, ExportedEpisodes(task, options.episodes));
   for (auto& e : all) {
     if (!e.data_path.empty()) {
       src.episodes.push_back(std::move(e));
