@@ -485,6 +485,16 @@ def _save_path(save: str, task: Any, episode: int, many: bool) -> str:
     return os.path.join(save, f"{_task_name(task)}_episode_{episode:06d}.rrd")
 
 
+def _fresh_temp(path: str) -> str:
+    """A new, empty file beside `path` (O_CREAT | O_EXCL: mkstemp), mode 0644, for its bytes."""
+    import tempfile
+    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                dir=os.path.dirname(os.path.abspath(path)))
+    os.fchmod(fd, 0o644)
+    os.close(fd)
+    return temp
+
+
 def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None = None, serve: bool = False,
          spawn: bool = False, bind: str = "127.0.0.1", web_port: int | None = None, grpc_port: int | None = None,
          max_frames: int | None = DEFAULT_MAX_FRAMES,
@@ -497,7 +507,8 @@ def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None =
     "url"}, and with `serve` "server": the rerun process (a subprocess.Popen) to wait on or
     terminate, and "scratch": the temporary directory to remove after it, if one was made."""
     task = _open(task)
-    # One listing and one check for the whole view, whatever the number of episodes shown.
+    # One lookup of the episodes shown (no listing of the task when they are given) and one
+    # check, whatever the number of episodes shown.
     entries = _entries(task, None if episodes is None else [int(e) for e in episodes])
     chosen = list(entries)
     findings = _findings_of(task, None if episodes is None else chosen)
@@ -507,14 +518,25 @@ def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None =
         save = out["scratch"] = tempfile.mkdtemp(prefix="reel-view-")
     for i, n in enumerate(chosen):
         rec = rr.RecordingStream("reel", recording_id=recording_id(task, n))
-        if save:
-            path = _save_path(save, task, n, len(chosen) > 1 or serve)
-            rec.save(path)
-            out["files"].append(path)
+        path = _save_path(save, task, n, len(chosen) > 1 or serve) if save else None
+        # Written to a fresh temp beside it and renamed over it once whole: an episode that
+        # fails half-way (a damaged video) leaves no partial .rrd, and the old one stays.
+        temp = _fresh_temp(path) if path else None
+        if temp:
+            rec.save(temp)
         if spawn:
             rec.spawn(connect=True)
-        summary = log_episode(task, n, rec, max_frames=max_frames, findings=findings, entry=entries[n])
-        rec.disconnect()  # flushes, and closes a file with its footer (RrdReader needs it)
+        try:
+            summary = log_episode(task, n, rec, max_frames=max_frames, findings=findings, entry=entries[n])
+            rec.disconnect()  # flushes, and closes a file with its footer (RrdReader needs it)
+            if temp:
+                os.replace(temp, path)
+                out["files"].append(path)
+        except BaseException:
+            rec.disconnect()
+            if temp and os.path.exists(temp):
+                os.unlink(temp)
+            raise
         summary.pop("recording")
         out["episodes"].append(summary)
         if progress:

@@ -300,6 +300,25 @@ def test_a_view_lists_once_and_checks_only_what_it_shows(task, tmp_path, reel_mo
         reel.rerun.view(_Counting(reel_mod.open(str(task))), [9], save=str(tmp_path / "none"))
 
 
+def test_a_failed_view_leaves_no_partial_file(task, tmp_path, reel_mod):
+    """An episode that fails half-way (its video damaged) leaves neither a partial .rrd nor a
+    temp beside it, and a file saved before stays as it was (helper's finding, issue 31)."""
+    import shutil
+
+    import reel.rerun
+    copy = tmp_path / "copy"
+    shutil.copytree(task, copy)
+    out = tmp_path / "out.rrd"
+    reel.rerun.view(reel_mod.open(str(copy)), [1], save=str(out), max_frames=1)
+    before = out.read_bytes()
+    video = next(iter(reel_mod.open(str(copy)).episodes(episodes=[1])[0]["videos"].values()))
+    (copy / video).write_bytes(b"not a video")
+    with pytest.raises(reel_mod.Error):
+        reel.rerun.view(reel_mod.open(str(copy)), [1], save=str(out), max_frames=1)
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy", "out.rrd"]
+
+
 def test_check_of_some_episodes_judges_them_and_the_task_files_only(task, reel_bin, tmp_path, reel_mod):
     import shutil
     copy = tmp_path / "copy"
