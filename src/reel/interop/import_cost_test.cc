@@ -6,6 +6,9 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
 
 #include "reel/interop.h"
 #include "reel/recorder.h"
@@ -97,11 +100,6 @@ TEST_F(ImportCostTest, TheTargetIsListedOncePerImportNotPerEpisode) {
   EXPECT_EQ(episodes->back().episode_index, 46);  // numbered on from the highest, none skipped
 }
 
-}  // namespace
-}  // namespace reel
-
-namespace reel {
-namespace {
 
 // Exporting some episodes (--episodes) finds each on its own: no listing of the task (which
 // loads its episode index), so its cost does not grow with the task (issue 31, bench_growth:
@@ -123,6 +121,30 @@ TEST_F(ImportCostTest, ExportingSomeEpisodesListsNoTask) {
   auto missing = ExportTask(**task, dir_ + "/none", options);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no episode 41"), std::string::npos) << missing.status().ToString();
+}
+
+// A batch of rows that is a small part of a large task reads its files instead of loading
+// the whole episode index (Task's WorthTheIndex: from about 1/256 of total_episodes on).
+TEST_F(ImportCostTest, ASmallPartOfALargeTaskLoadsNoIndex) {
+  const std::string copy = dir_ + "/large";
+  stdfs::copy(dir_ + "/target", copy, stdfs::copy_options::recursive);
+  for (const int64_t total : {40, 32 * 256 + 1}) {  // as declared in info.json
+    std::ifstream in(copy + "/meta/info.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(copy + "/meta/info.json", std::ios::trunc)
+        << std::regex_replace(text, std::regex(R"("total_episodes":\s*\d+)"),
+                              "\"total_episodes\": " + std::to_string(total));
+    testing::FaultFileSystem fs;
+    fs.Inject({.ops = testing::Ops({testing::FsOp::kStat}),
+               .on = testing::PathsContaining("/meta/.episode_index.parquet"),
+               .nth = 0});
+    auto task = Task::Open(copy, {.fs = &fs});
+    ASSERT_TRUE(task.ok()) << task.status().ToString();
+    std::vector<EpisodeEntry> some;
+    for (int64_t n = 1; n <= 32; ++n) some.push_back(*(*task)->FindEpisode(n));
+    (void)(*task)->ReadRowsAndSchemas(some, {"length"});
+    EXPECT_EQ(fs.counted(), total == 40 ? 1 : 0) << "total_episodes " << total;
+  }
 }
 
 }  // namespace
