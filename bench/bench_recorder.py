@@ -252,6 +252,17 @@ def render(r: dict) -> str:
     return "\n".join(out)
 
 
+def start(work: Path) -> str | None:
+    """The reel CLI (None, said on stderr, when there is none) and `work` made empty."""
+    binary = reel_bin()
+    if not binary:
+        print("reel CLI not found (set REEL_BIN or build build/cmake/tools/reel)", file=sys.stderr)
+        return None
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    return binary
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--episodes", type=int, default=3, help="timed episodes per side")
@@ -265,12 +276,9 @@ def main() -> int:
         peer_child(args.src, args.dst, 1, args.child == "load")
         return 0
 
-    binary = reel_bin()
+    binary = start(WORK)
     if not binary:
-        print("reel CLI not found (set REEL_BIN or build build/cmake/tools/reel)", file=sys.stderr)
         return 1
-    shutil.rmtree(WORK, ignore_errors=True)
-    WORK.mkdir(parents=True)
     m = {"date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), "nproc": os.cpu_count(),
          "kernel": platform.release(), "python": platform.python_version(), "pyarrow": pa.__version__,
          "numpy": np.__version__, "load": " / ".join(f"{x:.2f}" for x in os.getloadavg())}

@@ -74,7 +74,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_recorder import reel_bin  # noqa: E402  (the same REEL_BIN lookup)
+from bench_recorder import start  # noqa: E402  (the same REEL_BIN lookup and work folder reset)
 from collector_peer import chunk_file  # noqa: E402
 RESULTS = HERE / "results"
 WORK = RESULTS / "recorder_video"
@@ -619,12 +619,9 @@ def main() -> int:
     if a.quick:
         a.episodes, a.seconds = 1, 3.0
     a.rt_seconds = a.rt_seconds or a.seconds
-    binary = reel_bin()
+    binary = start(WORK)
     if not binary:
-        print("reel CLI not found (set REEL_BIN or build build/cmake/tools/reel)", file=sys.stderr)
         return 1
-    shutil.rmtree(WORK, ignore_errors=True)
-    WORK.mkdir(parents=True)
     started = time.perf_counter()
     m = machine()
     print(f"reel {binary}; peer {FFMPEG}; {m['nproc']} CPUs; load {m['load']}", flush=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import os
+import tempfile
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -58,3 +61,22 @@ def episode_findings(findings: list[dict[str, Any]], entry: dict[str, Any],
     return [f for f in findings if any(str(f.get("path", "")).endswith(p) for p in files)
             or tag in str(f.get("message", ""))
             or (with_task_metadata and str(f.get("path", "")).startswith("meta/info.json"))]
+
+
+@contextlib.contextmanager
+def written_whole(output: str) -> Iterator[str]:
+    """A fresh temp beside `output` for the block to write (mkstemp: O_CREAT | O_EXCL, never a
+    predictable name that a link placed beside it could redirect; mode 0644, as open() would
+    give), renamed over `output` when the block ends and removed when it raises: nobody sees a
+    partial file, and an older one stays whole until then (report, view --save)."""
+    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", suffix=".tmp",
+                                dir=os.path.dirname(os.path.abspath(output)))
+    try:
+        os.fchmod(fd, 0o644)
+        os.close(fd)
+        yield temp
+        os.replace(temp, output)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise

@@ -12,13 +12,12 @@ import base64
 import html
 import io
 import os
-import tempfile
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from ._errors import NotFoundError
-from ._viewing import decode_frames, episode_findings, float_rows, imu_time_s
+from ._viewing import decode_frames, episode_findings, float_rows, imu_time_s, written_whole
 
 DEFAULT_THUMBNAILS = 6
 THUMB_WIDTH = 160
@@ -211,17 +210,6 @@ def write_report(task: Any, output: str, *, episodes: Iterable[int] | None = Non
             f"<h1>Task {name}</h1><p>{len(entries)} episodes, {len(findings)} check findings for the task.</p>"
             f"{_episodes_table(entries, {k: len(v) for k, v in mine.items()})}"
             f"<h2>Task findings</h2>{_findings_html(findings)}{''.join(sections)}</body></html>")
-    # A fresh temp (O_CREAT | O_EXCL: mkstemp), never a predictable name that a link placed
-    # beside the output could redirect (issue 27, a low finding); renamed over the output.
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", suffix=".tmp",
-                                dir=os.path.dirname(os.path.abspath(output)))
-    try:
-        os.fchmod(fd, 0o644)  # as a file written by open() would be, not mkstemp's 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.replace(temp, output)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+    with written_whole(output) as temp, open(temp, "w", encoding="utf-8") as f:
+        f.write(page)
     return {"output": output, "episodes": len(entries), "bytes": len(page.encode("utf-8")), "findings": len(findings)}

@@ -24,6 +24,7 @@ always whole (their cost is the video file's size and a few bytes per row).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -33,7 +34,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ._errors import NotFoundError
-from ._viewing import decode_frames, episode_findings, float_rows, imu_time_s
+from ._viewing import decode_frames, episode_findings, float_rows, imu_time_s, written_whole
 
 try:
     import rerun as rr
@@ -485,16 +486,6 @@ def _save_path(save: str, task: Any, episode: int, many: bool) -> str:
     return os.path.join(save, f"{_task_name(task)}_episode_{episode:06d}.rrd")
 
 
-def _fresh_temp(path: str) -> str:
-    """A new, empty file beside `path` (O_CREAT | O_EXCL: mkstemp), mode 0644, for its bytes."""
-    import tempfile
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                dir=os.path.dirname(os.path.abspath(path)))
-    os.fchmod(fd, 0o644)
-    os.close(fd)
-    return temp
-
-
 def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None = None, serve: bool = False,
          spawn: bool = False, bind: str = "127.0.0.1", web_port: int | None = None, grpc_port: int | None = None,
          max_frames: int | None = DEFAULT_MAX_FRAMES,
@@ -519,24 +510,19 @@ def view(task: Any, episodes: Iterable[int] | None = None, *, save: str | None =
     for i, n in enumerate(chosen):
         rec = rr.RecordingStream("reel", recording_id=recording_id(task, n))
         path = _save_path(save, task, n, len(chosen) > 1 or serve) if save else None
-        # Written to a fresh temp beside it and renamed over it once whole: an episode that
-        # fails half-way (a damaged video) leaves no partial .rrd, and the old one stays.
-        temp = _fresh_temp(path) if path else None
-        if temp:
-            rec.save(temp)
-        if spawn:
-            rec.spawn(connect=True)
-        try:
-            summary = log_episode(task, n, rec, max_frames=max_frames, findings=findings, entry=entries[n])
-            rec.disconnect()  # flushes, and closes a file with its footer (RrdReader needs it)
+        # Written whole or not at all: an episode that fails half-way (a damaged video)
+        # leaves no partial .rrd, and an older one stays.
+        with written_whole(path) if path else contextlib.nullcontext() as temp:
             if temp:
-                os.replace(temp, path)
-                out["files"].append(path)
-        except BaseException:
-            rec.disconnect()
-            if temp and os.path.exists(temp):
-                os.unlink(temp)
-            raise
+                rec.save(temp)
+            if spawn:
+                rec.spawn(connect=True)
+            try:
+                summary = log_episode(task, n, rec, max_frames=max_frames, findings=findings, entry=entries[n])
+            finally:
+                rec.disconnect()  # flushes, and closes a file with its footer (RrdReader needs it)
+        if path:
+            out["files"].append(path)
         summary.pop("recording")
         out["episodes"].append(summary)
         if progress:
