@@ -15,8 +15,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -116,6 +118,17 @@ class Task {
   };
   RowsAndSchemas ReadRowsAndSchemas(const std::vector<EpisodeEntry>& episodes,
                                     const std::vector<std::string>& columns = {}) const;
+  // The same a batch at a time: `each(first, rows, schemas)` for the batches in order, with
+  // the results for episodes[first], episodes[first + 1], ...; each batch is dropped after
+  // its call, so that a listing of 100,000 episodes holds one batch of rows, not all of them
+  // (reel ls, Task.episodes()). Whether the episode index is used is decided for the whole
+  // set, and it is written back once, after the last call. Stops at, and returns, the first
+  // error `each` returns.
+  using RowsAndSchemasVisitor =
+      std::function<Status(size_t first, std::span<const Result<EpisodeRow>> rows,
+                           std::span<const Result<std::shared_ptr<arrow::Schema>>> schemas)>;
+  Status VisitRowsAndSchemas(const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns,
+                             const RowsAndSchemasVisitor& each) const;
   // Data parquet as a table; `columns` projects by name (empty = all). A named
   // column the episode lacks is NotFound: which columns exist is decided by the
   // episode's own schema (multi-device §6.7).
@@ -145,11 +158,13 @@ class Task {
  private:
   Task() = default;
   Result<std::vector<std::pair<int64_t, std::string>>> ScanLegacyShards(const PathTemplate::DirLister& list) const;
-  // ReadEpisodeRows / ReadDataSchemas, writing the episode index back only when `save`.
-  std::vector<Result<EpisodeRow>> ReadEpisodeRowsImpl(const std::vector<EpisodeEntry>& episodes,
-                                                      const std::vector<std::string>& columns, bool save) const;
-  std::vector<Result<std::shared_ptr<arrow::Schema>>> ReadDataSchemasImpl(const std::vector<EpisodeEntry>& episodes,
-                                                                          bool save) const;
+  // The episode index when a batch read of `count` episodes should use it, else null.
+  internal::EpisodeIndex* IndexFor(size_t count) const;
+  // ReadEpisodeRows / ReadDataSchemas through `index` (null: every file read), not saving it.
+  std::vector<Result<EpisodeRow>> RowsThrough(internal::EpisodeIndex* index, std::span<const EpisodeEntry> episodes,
+                                              const std::vector<std::string>& columns) const;
+  std::vector<Result<std::shared_ptr<arrow::Schema>>> SchemasThrough(internal::EpisodeIndex* index,
+                                                                     std::span<const EpisodeEntry> episodes) const;
   // Writes `index` (null: none in use) back in kUpdate mode when it changed (best effort).
   void SaveIndex(internal::EpisodeIndex* index) const;
   // ReadEpisodeRows without the index: every row file read.

@@ -107,7 +107,8 @@ class EpisodeDicts {
 // task (issue 31's growth benchmark: 1.4x from 1,000 to 10,000 episodes).
 nb::list EpisodesOf(const Task& t, std::optional<std::vector<int64_t>> only) {
   std::vector<EpisodeEntry> eps;
-  Task::RowsAndSchemas read;
+  nb::list out;
+  EpisodeDicts dicts;
   Status st;
   {
     nb::gil_scoped_release release;
@@ -120,14 +121,17 @@ nb::list EpisodesOf(const Task& t, std::optional<std::vector<int64_t>> only) {
           eps.push_back(std::move(e));
         }
       }
-      read = t.ReadRowsAndSchemas(eps, {"length", "duration_sec", "video_codec"});
-      return Status::OK();
+      // A batch at a time, the GIL held only to make the batch's dicts.
+      return t.VisitRowsAndSchemas(eps, {"length", "duration_sec", "video_codec"},
+                                   [&](size_t first, auto rows, auto schemas) {
+                                     nb::gil_scoped_acquire acquire;
+                                     for (size_t j = 0; j < rows.size(); ++j)
+                                       out.append(dicts.Make(t, eps[first + j], rows[j], schemas[j]));
+                                     return Status::OK();
+                                   });
     }();
   }
   if (!st.ok()) RaiseStatus(st);
-  nb::list out;
-  EpisodeDicts dicts;
-  for (size_t i = 0; i < eps.size(); ++i) out.append(dicts.Make(t, eps[i], read.rows[i], read.schemas[i]));
   return out;
 }
 

@@ -5,11 +5,15 @@ stopped after. Nothing else on the network is used."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -35,7 +39,10 @@ def free_port() -> int:
 def moto_server(extra_env: dict[str, str] | None = None):
     """Yields the endpoint URL ("http://127.0.0.1:PORT") of a fresh moto server."""
     port = free_port()
-    env = dict(os.environ, **BASE_ENV, **(extra_env or {}))
+    recording = tempfile.TemporaryDirectory(prefix="moto_recording_")
+    # moto's request log (see recorded_requests), off until a test starts it.
+    env = dict(os.environ, **BASE_ENV, MOTO_RECORDER_FILEPATH=os.path.join(recording.name, "requests.jsonl"),
+               **(extra_env or {}))
     # SIGUSR1 dumps the server's threads to its stderr (REEL_MOTO_LOG names a file for it).
     script = ("import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1, all_threads=True); "
               "from moto.server import main; sys.exit(main(sys.argv[1:]))")
@@ -63,6 +70,47 @@ def moto_server(extra_env: dict[str, str] | None = None):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+        recording.cleanup()
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """One request as moto's request log recorded it."""
+    method: str
+    key: str  # the object's key below the bucket; "" for a request on the bucket (a listing)
+    query: dict[str, str]
+
+    @property
+    def is_listing(self) -> bool:
+        return self.method == "GET" and self.key == "" and ("list-type" in self.query or "prefix" in self.query)
+
+
+def _moto_api(endpoint: str, action: str) -> bytes:
+    with urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/recorder/{action}",
+                                                       method="POST" if action != "download-recording" else "GET"),
+                                timeout=30) as answer:
+        return answer.read()
+
+
+@contextlib.contextmanager
+def recorded_requests(endpoint: str, bucket: str):
+    """For the block, moto's own request log (its recorder): yields a list that holds, once the
+    block ends, every request the server answered on `bucket` in it, whoever sent it. Counts
+    made from it are the server's, not reel's own counters."""
+    got: list[Request] = []
+    _moto_api(endpoint, "reset-recording")
+    _moto_api(endpoint, "start-recording")
+    try:
+        yield got
+    finally:
+        _moto_api(endpoint, "stop-recording")
+    for line in _moto_api(endpoint, "download-recording").decode().splitlines():
+        entry = json.loads(line)
+        url = urllib.parse.urlsplit(entry["url"])
+        path = urllib.parse.unquote(url.path).lstrip("/")
+        name, _, key = path.partition("/")
+        if name == bucket:
+            got.append(Request(entry["method"], key, dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))))
 
 
 @contextlib.contextmanager

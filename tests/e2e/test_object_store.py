@@ -8,6 +8,7 @@ ranged GETs: test_one_random_frame_reads_a_fraction_of_the_file measures the byt
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
@@ -19,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from .cli_run import reel as cli
-from .s3_server import free_port, moto_server, s3_environment, upload_tree
+from .s3_server import free_port, moto_server, recorded_requests, s3_environment, upload_tree
 
 BUCKET = "reel-test"
 W, H = 96, 64
@@ -370,32 +371,53 @@ def test_daft_on_a_local_ray_cluster_reads_s3(store, reel_mod, tmp_path):
         np.testing.assert_array_equal(z["frames"], np.asarray([np.asarray(v) for v in want["observation.images.stereo_left"]]))
 
 
+def requests_by_kind(log, prefix: str) -> dict:
+    """The requests of moto's log below `prefix` (a task's key prefix, ending in "/"), as
+    {"get": {relative key: GETs}, "head": {relative key: HEADs}, "list": {relative prefix:
+    listings}, "probe": listings of one key (Arrow's "is this a directory?")}."""
+    out = {"get": collections.Counter(), "head": collections.Counter(), "list": collections.Counter(), "probe": 0}
+    for r in log:
+        if r.is_listing:
+            if r.query.get("max-keys") == "1":
+                out["probe"] += 1
+            else:
+                out["list"][r.query.get("prefix", "").removeprefix(prefix)] += 1
+        elif r.key.startswith(prefix) and r.method in ("GET", "HEAD"):
+            out[r.method.lower()][r.key.removeprefix(prefix)] += 1
+    return out
+
+
 def test_check_of_one_episode_on_s3_opens_only_its_objects(store, reel_mod):
     # Issue 31: `reel check --episodes N` on s3:// reads that episode's objects and the task
-    # files, not the task. Counted with the store's own counters, never timed.
+    # files, not the task: every object read, or asked after, in moto's own request log is one
+    # of them. Counted, never timed.
     uri, local = store["uri"]["video"], store["local"]["video"]
-    so = reel_mod._core.StorageOptions()
+    prefix = uri.removeprefix(f"s3://{BUCKET}/") + "/"
     task = reel_mod.open(uri)
     entry = next(e for e in reel_mod.open(str(local)).episodes() if e["episode_index"] == 2)
-    own = 2 + len(entry["videos"])  # its data parquet, its episodes row, its videos
-    task_files = 3  # meta/info.json, meta/stats.json, meta/tasks.jsonl
-    reel_mod._core.object_store_counters(uri, so, True)
-    one = task.check(episodes=[2])
-    c1 = reel_mod._core.object_store_counters(uri, so, True)
-    whole = task.check()
-    cw = reel_mod._core.object_store_counters(uri, so, True)
+    own = {f"data/chunk-000/episode-{entry['file']:03d}.parquet",
+           f"meta/episodes/chunk-000/episode-{entry['file']:03d}.parquet", *entry["videos"].values()}
+    task_files = {"meta/info.json", "meta/stats.json", "meta/tasks.jsonl"}
+    with recorded_requests(store["endpoint"], BUCKET) as one_log:
+        one = task.check(episodes=[2])
+    with recorded_requests(store["endpoint"], BUCKET) as whole_log:
+        whole = task.check()
     assert [f for f in one if f["severity"] == "error"] == [] and [f for f in whole if f["severity"] == "error"] == []
-    print(f"check --episodes 2: {c1}; whole task: {cw}; episode 2 holds {own} objects")
-    assert own <= c1["files_opened"] <= own + task_files, (c1, own)
-    assert cw["files_opened"] >= 3 * own, cw
-    assert c1["metadata_requests"] < cw["metadata_requests"], (c1, cw)
+    one_cost, whole_cost = requests_by_kind(one_log, prefix), requests_by_kind(whole_log, prefix)
+    print(f"check --episodes 2: {len(one_log)} requests {one_cost}\nwhole task: {len(whole_log)} requests {whole_cost}")
+    assert own <= set(one_cost["get"]) <= own | task_files, one_cost
+    assert set(one_cost["head"]) <= own | task_files | {"manifest.json"}, one_cost  # not a bundle
+    assert len(set(whole_cost["get"]) - task_files) == 3 * len(own), whole_cost
+    assert len(one_log) < len(whole_log)
 
 
 def test_open_and_list_cost_the_listings_and_one_index_read(reel_bin, store, reel_mod, tmp_path):
     """Issue 31 item 4: opening and listing a task on s3:// costs its directory listings (whose
-    pages carry each object's size and time) and one read of the episode index that the first
-    reader wrote there; no request per episode. Tasks of 40 and 80 episodes (one chunk, so the
-    same directories) cost the same. Counted with the store's own counters, never timed."""
+    pages carry each object's size and time) and one GET of the episode index that the first
+    reader wrote there; no request per episode. Counted in moto's own request log (the server's
+    count, not reel's): tasks of 40 and 80 episodes (one chunk, so the same directories) cost the
+    same requests, each directory is listed once, and no object but info.json and the index is
+    read or even asked after."""
     so = reel_mod._core.StorageOptions()
     costs = {}
     for n in (40, 80):
@@ -408,15 +430,26 @@ def test_open_and_list_cost_the_listings_and_one_index_read(reel_bin, store, ree
         time.sleep(3)  # settled: S3 keeps whole seconds, and only older objects are remembered
         want = reel_mod.open(str(local)).episodes()
         reel_mod._core.object_store_counters(uri, so, True)
-        assert reel_mod.open(uri).episodes() == want
+        with recorded_requests(store["endpoint"], BUCKET) as cold_log:
+            assert reel_mod.open(uri).episodes() == want
         cold = reel_mod._core.object_store_counters(uri, so, True)
-        assert reel_mod.open(uri).episodes() == want
+        with recorded_requests(store["endpoint"], BUCKET) as warm_log:
+            assert reel_mod.open(uri).episodes() == want
         warm = reel_mod._core.object_store_counters(uri, so, True)
-        print(f"{n} episodes: first reader {cold}; second {warm}")
-        assert cold["files_opened"] >= 2 * n, cold  # rows and data footers, read once
-        assert warm["files_opened"] == 1, warm  # the index
-        costs[n] = warm
-    assert costs[40]["metadata_requests"] == costs[80]["metadata_requests"], costs
-    # The index's ranged reads (footer, column chunks) do not grow with its rows.
-    assert costs[80]["read_requests"] <= costs[40]["read_requests"] + 2, costs
-
+        prefix = f"prefix/listing{n}/"
+        first, second = requests_by_kind(cold_log, prefix), requests_by_kind(warm_log, prefix)
+        print(f"{n} episodes: first reader {len(cold_log)} requests {first}\n  second {len(warm_log)} requests {second}")
+        # The first reader reads every row and data footer once, and writes the index.
+        assert sum(1 for k in first["get"] if k.startswith("data/")) == n, first
+        assert any(r.method == "PUT" and r.key == prefix + "meta/.episode_index.parquet" for r in cold_log)
+        # The second reads info.json and one GET of the index; each directory is listed once.
+        assert set(second["get"]) == {"meta/info.json", "meta/.episode_index.parquet"}, second
+        assert second["get"]["meta/.episode_index.parquet"] == 1, second
+        per_episode = ("data/", "meta/episodes/", "videos/")
+        assert not [k for k in second["head"] if k.startswith(per_episode)], second
+        assert max(second["list"].values()) == 1, second
+        assert {"data/", "data/chunk-000/", "meta/episodes/", "meta/episodes/chunk-000/"} <= set(second["list"])
+        assert not any(r.method not in ("GET", "HEAD") for r in warm_log), warm_log
+        assert warm["files_opened"] == 0 and cold["files_opened"] >= 2 * n, (cold, warm)
+        costs[n] = (len(warm_log), second)
+    assert costs[40] == costs[80], costs

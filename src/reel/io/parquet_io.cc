@@ -89,6 +89,12 @@ Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
                                                                const std::string& path,
                                                                bool use_threads, ParquetSource* source) {
   REEL_ASSIGN_OR_RETURN(auto file, fs->OpenRandomAccess(path));
+  return OpenParquetFile(std::move(file), path, use_threads, source);
+}
+
+Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquetFile(std::shared_ptr<arrow::io::RandomAccessFile> file,
+                                                                   const std::string& path, bool use_threads,
+                                                                   ParquetSource* source) {
   try {
     // A parquet reader sizes buffers from the file's own headers: they come from a pool
     // with a budget derived from the file's size, so a forged header is refused.

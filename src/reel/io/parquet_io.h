@@ -39,6 +39,11 @@ struct ParquetSource {
 Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquet(FileSystem* fs,
                                                                const std::string& path,
                                                                bool use_threads, ParquetSource* source = nullptr);
+// The same over a file already open (or bytes already read: arrow::io::BufferReader);
+// `path` names it in errors.
+Result<std::shared_ptr<parquet::arrow::FileReader>> OpenParquetFile(std::shared_ptr<arrow::io::RandomAccessFile> file,
+                                                                   const std::string& path, bool use_threads,
+                                                                   ParquetSource* source = nullptr);
 // Leaf column indices of the named top-level columns; NotFound for an absent name.
 Result<std::vector<int>> LeafIndices(const parquet::arrow::FileReader& reader,
                                      const std::vector<std::string>& columns,

@@ -262,9 +262,12 @@ Result<std::vector<std::pair<std::string, PathVars>>> PathTemplate::Glob(
       return walk(level + 1, child, next);
     };
     if (auto direct = RenderFixed(comp, fixed)) {
-      REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(root, rel.empty() ? *direct
-                                                                            : rel + "/" + *direct)));
-      if (info.type != want) return Status::OK();
+      // A directory on a store without directories (an object store's prefix) is not
+      // stat'ed: that costs two requests, and listing it says as much (NotFound: nothing).
+      if (last || fs->Capabilities().directories) {
+        REEL_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(JoinPath(root, rel.empty() ? *direct : rel + "/" + *direct)));
+        if (info.type != want) return Status::OK();
+      }
       return visit(*direct);
     }
     Result<std::shared_ptr<const std::vector<DirEntry>>> entries =

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -20,10 +21,22 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-// Renames work (by copy, say) but are not atomic, and the store says so.
+// An object store's stand-in: renames work (by copy, say) but are not atomic, directories
+// are prefixes without times, and a listing carries each file's size and time (a listing
+// page's), which is what the index stamps files by there.
 class NonAtomicRenameFs final : public testing::FaultFileSystem {
  public:
   NonAtomicRenameFs() { SetCapabilities({.atomic_rename = false, .locks = false, .directories = false}); }
+  Result<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, FaultFileSystem::ListDir(path));
+    for (DirEntry& e : entries) {
+      if (e.type != FileType::kFile) continue;
+      REEL_ASSIGN_OR_RETURN(FileInfo info, target()->Stat(JoinPath(path, e.name)));
+      e.size = info.size;
+      e.mtime_ns = info.mtime_ns;
+    }
+    return entries;
+  }
 };
 
 class EpisodeIndexStoreTest : public ::testing::Test {
@@ -78,8 +91,8 @@ TEST_F(EpisodeIndexStoreTest, WrittenInPlaceWhereRenameIsNotAtomic) {
   EXPECT_TRUE(fs.calls().empty()) << fs.calls().front();
   for (const auto& e : stdfs::directory_iterator(dir_ + "/t/meta"))
     EXPECT_FALSE(e.path().filename().string().ends_with(".tmp")) << e.path();
-  // And read back: a second reader finds every row remembered (no row file opened).
-  testing::FaultFileSystem again;
+  // And read back: a second reader of the store finds every row remembered (no row file opened).
+  NonAtomicRenameFs again;
   again.Log(testing::Ops({testing::FsOp::kOpenRandomAccess, testing::FsOp::kReadFile}));
   ReadRows(&again);
   for (const std::string& call : again.calls())
@@ -122,6 +135,41 @@ TEST_F(EpisodeIndexStoreTest, AFirstListingWritesTheIndexOnce) {
             0);
 }
 
+// Visiting rows and schemas (reel ls, Task.episodes()) gives what ReadRowsAndSchemas gives, in
+// order, writes the index once however many batches it takes, and stops at the visitor's error.
+TEST_F(EpisodeIndexStoreTest, VisitingGivesEveryEpisodeInOrderAndWritesTheIndexOnce) {
+  const std::string root = dir_ + "/t";
+  std::vector<int64_t> seen;
+  EXPECT_EQ(IndexWrites(root,
+                        [&](const Task& task, const std::vector<EpisodeEntry>& episodes) {
+                          Status st = task.VisitRowsAndSchemas(
+                              episodes, {"length"}, [&](size_t first, auto rows, auto schemas) {
+                                EXPECT_EQ(first, seen.size());
+                                EXPECT_EQ(rows.size(), schemas.size());
+                                for (size_t j = 0; j < rows.size(); ++j) {
+                                  EXPECT_TRUE(rows[j].ok() && schemas[j].ok());
+                                  EXPECT_EQ(rows[j]->episode_index, episodes[first + j].episode_index);
+                                  seen.push_back(rows[j]->episode_index);
+                                }
+                                return Status::OK();
+                              });
+                          EXPECT_TRUE(st.ok()) << st.ToString();
+                        }),
+            1);
+  ASSERT_EQ(seen.size(), 32u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  auto task = Task::Open(root);
+  ASSERT_TRUE(task.ok());
+  auto episodes = (*task)->ListEpisodes();
+  ASSERT_TRUE(episodes.ok());
+  int calls = 0;
+  Status st = (*task)->VisitRowsAndSchemas(*episodes, {}, [&](size_t, auto, auto) {
+    ++calls;
+    return Status::Invalid("stop");
+  });
+  EXPECT_EQ(st.code(), StatusCode::kInvalid);
+  EXPECT_EQ(calls, 1);
+}
 
 // Stats of the episodes' own files (rows and data) while a Task opened on `root` lists the
 // task and reads every row and data schema, by the directory they are in.

@@ -51,6 +51,34 @@ Result<std::vector<int64_t>> ReadShardEpisodeIndexes(FileSystem* fs, const std::
   return out;
 }
 
+// `list` (null: the file system's own listing) remembering what it listed for as long as
+// the lister lives: the rows' directories hold the legacy shards too, and a second walk of
+// them costs a request per directory on an object store.
+PathTemplate::DirLister ListingEach(FileSystem* fs, const std::string& root, PathTemplate::DirLister list) {
+  using Entries = std::shared_ptr<const std::vector<DirEntry>>;
+  struct Seen {
+    std::mutex mu;
+    std::map<std::string, Entries> listed;
+  };
+  auto seen = std::make_shared<Seen>();
+  return [fs, root, list = std::move(list), seen](const std::string& relative) -> Result<Entries> {
+    {
+      std::lock_guard<std::mutex> lock(seen->mu);
+      if (auto it = seen->listed.find(relative); it != seen->listed.end()) return it->second;
+    }
+    Entries entries;
+    if (list) {
+      REEL_ASSIGN_OR_RETURN(entries, list(relative));
+    } else {
+      REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> listed, fs->ListDir(JoinPath(root, relative)));
+      entries = std::make_shared<const std::vector<DirEntry>>(std::move(listed));
+    }
+    std::lock_guard<std::mutex> lock(seen->mu);
+    seen->listed.emplace(relative, entries);
+    return entries;
+  };
+}
+
 // Forwards batches while keeping the parquet FileReader alive.
 class OwningBatchReader final : public arrow::RecordBatchReader {
  public:
@@ -166,9 +194,10 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   // Unchanged directories are answered by the episode index's listings (unless told not to).
   internal::EpisodeIndex* index = Index();
   const PathTemplate::DirLister list = index && listing_cache_ ? index->Lister(fs_, root_) : nullptr;
+  const PathTemplate::DirLister rows_list = ListingEach(fs_, root_, list);  // rows, then legacy shards
   // Each glob's matches are dropped once taken (at 100,000 episodes, tens of MB each).
   {
-    REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_, {}, list));
+    REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_, {}, rows_list));
     for (auto& [path, vars] : row_files) {
       if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
         EpisodeEntry& e = entry(*n);
@@ -188,7 +217,7 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
       if (auto n = EpisodeIndexOfVars(vars, chunks_size()); n && vars.image_key)
         entry(*n).videos.emplace_back(*vars.image_key, std::move(path));
   }
-  REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards(list));
+  REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards(rows_list));
   for (auto& [n, path] : shards) {
     EpisodeEntry& e = entry(n);
     if (e.row_source == RowSource::kMissing) {
@@ -320,19 +349,46 @@ void KeepWanted(EpisodeRow& row, const std::vector<std::string>& wanted) {
 
 std::vector<Result<EpisodeRow>> Task::ReadEpisodeRows(
     const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns) const {
-  return ReadEpisodeRowsImpl(episodes, columns, /*save=*/true);
+  internal::EpisodeIndex* index = IndexFor(episodes.size());
+  std::vector<Result<EpisodeRow>> out = RowsThrough(index, episodes, columns);
+  SaveIndex(index);
+  return out;
 }
 
 std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemas(
     const std::vector<EpisodeEntry>& episodes) const {
-  return ReadDataSchemasImpl(episodes, /*save=*/true);
+  internal::EpisodeIndex* index = IndexFor(episodes.size());
+  std::vector<Result<std::shared_ptr<arrow::Schema>>> out = SchemasThrough(index, episodes);
+  SaveIndex(index);
+  return out;
 }
 
 Task::RowsAndSchemas Task::ReadRowsAndSchemas(const std::vector<EpisodeEntry>& episodes,
                                               const std::vector<std::string>& columns) const {
-  RowsAndSchemas out{ReadEpisodeRowsImpl(episodes, columns, false), ReadDataSchemasImpl(episodes, false)};
-  SaveIndex(WorthTheIndex(episodes.size(), info_.total_episodes) ? Index() : nullptr);
+  internal::EpisodeIndex* index = IndexFor(episodes.size());
+  RowsAndSchemas out{RowsThrough(index, episodes, columns), SchemasThrough(index, episodes)};
+  SaveIndex(index);
   return out;
+}
+
+Status Task::VisitRowsAndSchemas(const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns,
+                                 const RowsAndSchemasVisitor& each) const {
+  // 4,096 episodes' rows are about 2 MB, and a batch keeps every I/O thread busy.
+  constexpr size_t kBatch = 4096;
+  internal::EpisodeIndex* index = IndexFor(episodes.size());
+  Status st;
+  for (size_t start = 0; start < episodes.size() && st.ok(); start += kBatch) {
+    const std::span<const EpisodeEntry> batch(episodes.data() + start, std::min(kBatch, episodes.size() - start));
+    const std::vector<Result<EpisodeRow>> rows = RowsThrough(index, batch, columns);
+    const std::vector<Result<std::shared_ptr<arrow::Schema>>> schemas = SchemasThrough(index, batch);
+    st = each(start, rows, schemas);
+  }
+  SaveIndex(index);
+  return st;
+}
+
+internal::EpisodeIndex* Task::IndexFor(size_t count) const {
+  return WorthTheIndex(count, info_.total_episodes) ? Index() : nullptr;
 }
 
 // Without the listing cache (reel check, which must leave the task as it found it) the
@@ -343,9 +399,9 @@ void Task::SaveIndex(internal::EpisodeIndex* index) const {
   (void)index->SaveIfChanged(fs_, root_);
 }
 
-std::vector<Result<EpisodeRow>> Task::ReadEpisodeRowsImpl(
-    const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns, bool save) const {
-  internal::EpisodeIndex* index = WorthTheIndex(episodes.size(), info_.total_episodes) ? Index() : nullptr;
+std::vector<Result<EpisodeRow>> Task::RowsThrough(internal::EpisodeIndex* index,
+                                                  std::span<const EpisodeEntry> episodes,
+                                                  const std::vector<std::string>& columns) const {
   std::vector<std::optional<internal::FileStamp>> stamps(episodes.size());
   std::vector<std::optional<EpisodeRow>> cached(episodes.size());
   if (index) {
@@ -377,7 +433,6 @@ std::vector<Result<EpisodeRow>> Task::ReadEpisodeRowsImpl(
     }
     if (out.back().ok()) KeepWanted(*out.back(), wanted);
   }
-  if (save) SaveIndex(index);
   return out;
 }
 
@@ -436,9 +491,8 @@ Result<std::shared_ptr<arrow::Schema>> Task::ReadDataSchema(const EpisodeEntry& 
   return ReadParquetSchema(fs_, Path(episode.data_path));
 }
 
-std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemasImpl(
-    const std::vector<EpisodeEntry>& episodes, bool save) const {
-  internal::EpisodeIndex* index = WorthTheIndex(episodes.size(), info_.total_episodes) ? Index() : nullptr;
+std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::SchemasThrough(
+    internal::EpisodeIndex* index, std::span<const EpisodeEntry> episodes) const {
   std::vector<Result<std::shared_ptr<arrow::Schema>>> out(episodes.size(), NotReadYet());
   std::vector<std::optional<internal::FileStamp>> stamps(episodes.size());
   if (index) {
@@ -458,7 +512,6 @@ std::vector<Result<std::shared_ptr<arrow::Schema>>> Task::ReadDataSchemasImpl(
     out[i] = ReadDataSchema(e);
     if (stamp && out[i].ok()) index->PutDataSchema(e.episode_index, *stamp, *out[i]);
   });
-  if (save) SaveIndex(index);
   return out;
 }
 
