@@ -95,6 +95,12 @@ class PathTemplate {
   Result<std::vector<std::pair<std::string, PathVars>>> Glob(FileSystem* fs, const std::string& root,
                                                              const PathVars& fixed = {},
                                                              const DirLister& list = nullptr) const;
+  // Glob, handing each match to `found` as it is found, in path order, instead of
+  // collecting them (a task of 100,000 episodes then holds no list of its 100,000 files).
+  // Stops at, and returns, the first error `found` returns.
+  using Found = std::function<Status(std::string relative_path, PathVars vars)>;
+  Status GlobEach(FileSystem* fs, const std::string& root, const PathVars& fixed, const DirLister& list,
+                  const Found& found) const;
 
   const std::string& text() const { return text_; }
 

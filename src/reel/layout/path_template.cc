@@ -244,7 +244,16 @@ bool Agrees(const PathVars& got, const PathVars& fixed) {
 
 Result<std::vector<std::pair<std::string, PathVars>>> PathTemplate::Glob(
     FileSystem* fs, const std::string& root, const PathVars& fixed, const DirLister& list) const {
-  std::vector<std::pair<std::string, PathVars>> found;
+  std::vector<std::pair<std::string, PathVars>> out;
+  REEL_RETURN_IF_ERROR(GlobEach(fs, root, fixed, list, [&](std::string path, PathVars vars) {
+    out.emplace_back(std::move(path), std::move(vars));
+    return Status::OK();
+  }));
+  return out;
+}
+
+Status PathTemplate::GlobEach(FileSystem* fs, const std::string& root, const PathVars& fixed, const DirLister& list,
+                              const Found& found) const {
   std::function<Status(size_t, const std::string&, const PathVars&)> walk =
       [&](size_t level, const std::string& rel, const PathVars& vars) -> Status {
     const bool last = level + 1 == components_.size();
@@ -255,10 +264,7 @@ Result<std::vector<std::pair<std::string, PathVars>>> PathTemplate::Glob(
       if (name.empty() || name[0] == '.') return Status::OK();  // dotfiles are never data
       if (!MatchPieces(comp, 0, name, 0, next) || !Agrees(next, fixed)) return Status::OK();
       std::string child = rel.empty() ? name : rel + "/" + name;
-      if (last) {
-        found.emplace_back(std::move(child), std::move(next));
-        return Status::OK();
-      }
+      if (last) return found(std::move(child), std::move(next));
       return walk(level + 1, child, next);
     };
     if (auto direct = RenderFixed(comp, fixed)) {
@@ -282,8 +288,7 @@ Result<std::vector<std::pair<std::string, PathVars>>> PathTemplate::Glob(
     }
     return Status::OK();
   };
-  REEL_RETURN_IF_ERROR(walk(0, "", PathVars{}));
-  return found;
+  return walk(0, "", PathVars{});
 }
 
 }  // namespace reel

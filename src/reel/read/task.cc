@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "io/parquet_io.h"
 #include "util/parallel.h"
@@ -181,42 +183,43 @@ bool Task::RowAppeared(const EpisodeEntry& e) const {
 }
 
 Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
-  std::map<int64_t, EpisodeEntry> episodes;
+  // Entries in the order first seen, found by N through `slot`; sorted by N at the end.
+  std::vector<EpisodeEntry> episodes;
+  std::unordered_map<int64_t, size_t> slot;
   auto entry = [&](int64_t n) -> EpisodeEntry& {
-    EpisodeEntry& e = episodes[n];
-    e.episode_index = n;
-    e.location = LocateEpisode(n, chunks_size());
-    return e;
+    auto [it, added] = slot.try_emplace(n, episodes.size());
+    if (added) {
+      EpisodeEntry& e = episodes.emplace_back();
+      e.episode_index = n;
+      e.location = LocateEpisode(n, chunks_size());
+    }
+    return episodes[it->second];
   };
   // Listed in the reverse of the order a commit or a push publishes an episode (videos,
   // data, episodes row; docs/storage.md), so that whatever is seen implies that what was
   // published before it is seen too: a row seen means its episode is whole.
   // Unchanged directories are answered by the episode index's listings (unless told not to).
+  // Each match is taken as the glob finds it: no list of the task's files is held.
   internal::EpisodeIndex* index = Index();
   const PathTemplate::DirLister list = index && listing_cache_ ? index->Lister(fs_, root_) : nullptr;
   const PathTemplate::DirLister rows_list = ListingEach(fs_, root_, list);  // rows, then legacy shards
-  // Each glob's matches are dropped once taken (at 100,000 episodes, tens of MB each).
-  {
-    REEL_ASSIGN_OR_RETURN(auto row_files, episodes_template_->Glob(fs_, root_, {}, rows_list));
-    for (auto& [path, vars] : row_files) {
-      if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
-        EpisodeEntry& e = entry(*n);
-        e.row_source = RowSource::kEpisodeFile;
-        e.row_path = std::move(path);
-      }
+  REEL_RETURN_IF_ERROR(episodes_template_->GlobEach(fs_, root_, {}, rows_list, [&](std::string path, PathVars vars) {
+    if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
+      EpisodeEntry& e = entry(*n);
+      e.row_source = RowSource::kEpisodeFile;
+      e.row_path = std::move(path);
     }
-  }
-  {
-    REEL_ASSIGN_OR_RETURN(auto data_files, data_template_->Glob(fs_, root_, {}, list));
-    for (auto& [path, vars] : data_files)
-      if (auto n = EpisodeIndexOfVars(vars, chunks_size())) entry(*n).data_path = std::move(path);
-  }
-  {
-    REEL_ASSIGN_OR_RETURN(auto video_files, video_template_->Glob(fs_, root_, {}, list));
-    for (auto& [path, vars] : video_files)
-      if (auto n = EpisodeIndexOfVars(vars, chunks_size()); n && vars.image_key)
-        entry(*n).videos.emplace_back(*vars.image_key, std::move(path));
-  }
+    return Status::OK();
+  }));
+  REEL_RETURN_IF_ERROR(data_template_->GlobEach(fs_, root_, {}, list, [&](std::string path, PathVars vars) {
+    if (auto n = EpisodeIndexOfVars(vars, chunks_size())) entry(*n).data_path = std::move(path);
+    return Status::OK();
+  }));
+  REEL_RETURN_IF_ERROR(video_template_->GlobEach(fs_, root_, {}, list, [&](std::string path, PathVars vars) {
+    if (auto n = EpisodeIndexOfVars(vars, chunks_size()); n && vars.image_key)
+      entry(*n).videos.emplace_back(std::move(*vars.image_key), std::move(path));
+    return Status::OK();
+  }));
   REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards(rows_list));
   for (auto& [n, path] : shards) {
     EpisodeEntry& e = entry(n);
@@ -227,21 +230,17 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   }
   // An episode whose commit journal is still present is not there yet (all or nothing).
   REEL_ASSIGN_OR_RETURN(const std::vector<int64_t> pending, internal::PendingCommits(fs_, root_));
-  for (int64_t n : pending) episodes.erase(n);
+  const std::set<int64_t> not_yet(pending.begin(), pending.end());
   // One that had no row when the rows were listed but has one now was published while
   // this listing ran (journal created and removed in between): its other files may have
   // been listed half-way, so it is left for the next listing.
-  for (auto it = episodes.begin(); it != episodes.end();) {
-    if (it->second.row_source == RowSource::kMissing && RowAppeared(it->second)) it = episodes.erase(it);
-    else ++it;
-  }
-  std::vector<EpisodeEntry> out;
-  out.reserve(episodes.size());
-  for (auto& [n, e] : episodes) {
-    std::sort(e.videos.begin(), e.videos.end());
-    out.push_back(std::move(e));
-  }
-  return out;
+  std::erase_if(episodes, [&](const EpisodeEntry& e) {
+    return not_yet.count(e.episode_index) || (e.row_source == RowSource::kMissing && RowAppeared(e));
+  });
+  std::sort(episodes.begin(), episodes.end(),
+            [](const EpisodeEntry& a, const EpisodeEntry& b) { return a.episode_index < b.episode_index; });
+  for (EpisodeEntry& e : episodes) std::sort(e.videos.begin(), e.videos.end());
+  return episodes;
 }
 
 Result<std::vector<std::pair<int64_t, std::string>>> Task::ScanLegacyShards(
