@@ -565,7 +565,12 @@ def open(path: str, storage_options: dict[str, Any] | None = None,  # noqa: A001
     "off" reads every file."""
     p = os.fspath(path) if hasattr(path, "__fspath__") else str(path)
     so = _storage(storage_options)
-    if _core.is_foreign(p, so):
-        return Dataset(p, storage_options=storage_options)
-    return Task(_core.Task.open(p, so, episode_index), root=p.rstrip("/") if _core.is_uri(p) else p,
-                storage_options=storage_options)
+    # A task first: Task.open tells the format itself and refuses every other one, so the
+    # common case reads info.json once (on an object store, a format probe is 5-6 requests).
+    try:
+        core = _core.Task.open(p, so, episode_index)
+    except NotSupportedError:
+        if _core.is_foreign(p, so):
+            return Dataset(p, storage_options=storage_options)
+        raise
+    return Task(core, root=p.rstrip("/") if _core.is_uri(p) else p, storage_options=storage_options)

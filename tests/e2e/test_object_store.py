@@ -453,3 +453,6 @@ def test_open_and_list_cost_the_listings_and_one_index_read(reel_bin, store, ree
         assert warm["files_opened"] == 0 and cold["files_opened"] >= 2 * n, (cold, warm)
         costs[n] = (len(warm_log), second)
     assert costs[40] == costs[80], costs
+    # 6 listings, the index, and 16 for info.json and the index's existence (docs/storage.md):
+    # a regression guard for requests that do not grow with the task but cost a round trip each.
+    assert costs[40][0] <= 23, costs
