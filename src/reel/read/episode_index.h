@@ -82,7 +82,9 @@ class EpisodeIndex {
   // directory whose modification time is the remembered one is answered from memory; any
   // other is listed through `fs`, and remembered when settled. Directories holding a
   // symbolic link or an entry other than a file or directory are never remembered (a
-  // link's target changes without its directory). Used by Task::ListEpisodes.
+  // link's target changes without its directory). On a store without directories (an object
+  // store, FileSystemCapabilities::directories false) nothing is stat'ed: a prefix has no
+  // modification time, and every directory is listed. Used by Task::ListEpisodes.
   PathTemplate::DirLister Lister(FileSystem* fs, const std::string& root);
 
   // Writes the index back when something was put since it was loaded or saved: a temp
