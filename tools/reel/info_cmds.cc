@@ -255,23 +255,22 @@ int RunLs(const Common& c) {
   if (!mirror.ok()) return Fail(mirror.status());
   if (!c.json) PrintLsHeader();
   std::string out = c.json ? "{\"episodes\": [" : "";
+  auto print = [&](size_t first, auto rows, auto schemas) {
+    for (size_t j = 0; j < rows.size(); ++j) {
+      const size_t i = first + j;
+      const LsEpisode e = MakeLsEpisode(**task, (*episodes)[i], rows[j], schemas[j], *mirror);
+      if (!c.json) {
+        PrintLsLine(e);
+        continue;
+      }
+      out += i ? ",\n  " : "\n  ";
+      AppendLsJson(out, e);
+      if (out.size() > (1 << 16)) std::cout << out, out.clear();
+    }
+    return Status::OK();
+  };
   // video_codec: the video slots each row declares, for the file group.
-  (void)(*task)->VisitRowsAndSchemas(*episodes, {"length", "duration_sec", "video_codec"},
-                                     [&](size_t first, auto rows, auto schemas) {
-                                       for (size_t j = 0; j < rows.size(); ++j) {
-                                         const size_t i = first + j;
-                                         const LsEpisode e =
-                                             MakeLsEpisode(**task, (*episodes)[i], rows[j], schemas[j], *mirror);
-                                         if (!c.json) {
-                                           PrintLsLine(e);
-                                           continue;
-                                         }
-                                         out += i ? ",\n  " : "\n  ";
-                                         AppendLsJson(out, e);
-                                         if (out.size() > (1 << 16)) std::cout << out, out.clear();
-                                       }
-                                       return Status::OK();
-                                     });
+  (void)(*task)->VisitRowsAndSchemas(*episodes, {"length", "duration_sec", "video_codec"}, print);
   if (c.json) std::cout << out << (episodes->empty() ? "" : "\n") << "]}\n";
   return kExitOk;
 }

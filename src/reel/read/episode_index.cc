@@ -316,8 +316,8 @@ std::unique_ptr<EpisodeIndex> EpisodeIndex::Load(FileSystem* fs, const std::stri
   if (std::shared_ptr<arrow::Table> table = LoadTable(fs, JoinPath(root, kEpisodeIndexPath)))
     index->loaded_ = Loaded::From(std::move(table));
   // Decoding left the pool's freed buffers in its thread caches (mimalloc keeps them): about
-  // 50 MB of a listing's peak at 100,000 episodes.
-  arrow::default_memory_pool()->ReleaseUnused();
+  // 50 MB of a listing's peak at 100,000 episodes. Nothing to hand back when nothing loaded.
+  if (index->loaded_ || !index->listings_.empty()) arrow::default_memory_pool()->ReleaseUnused();
   return index;
 }
 
