@@ -111,7 +111,8 @@ class Task {
       const std::vector<EpisodeEntry>& episodes) const;
   // ReadEpisodeRows(episodes, columns) and ReadDataSchemas(episodes) in one call, with the
   // episode index written back once rather than after each (a first listing of a large task
-  // would write it twice): for listings that show both (reel ls, Task.episodes(), export).
+  // would write it twice): for reads that show both (export). A listing of every episode
+  // visits them a batch at a time instead (VisitRowsAndSchemas).
   struct RowsAndSchemas {
     std::vector<Result<EpisodeRow>> rows;
     std::vector<Result<std::shared_ptr<arrow::Schema>>> schemas;
