@@ -130,6 +130,11 @@ class Task {
                            std::span<const Result<std::shared_ptr<arrow::Schema>>> schemas)>;
   Status VisitRowsAndSchemas(const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns,
                              const RowsAndSchemasVisitor& each) const;
+  // The same without the data schemas, for a summary of rows alone (reel info): no footer
+  // is read or stamped.
+  using RowsVisitor = std::function<Status(size_t first, std::span<const Result<EpisodeRow>> rows)>;
+  Status VisitEpisodeRows(const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns,
+                          const RowsVisitor& each) const;
   // Data parquet as a table; `columns` projects by name (empty = all). A named
   // column the episode lacks is NotFound: which columns exist is decided by the
   // episode's own schema (multi-device §6.7).
@@ -161,6 +166,9 @@ class Task {
   Result<std::vector<std::pair<int64_t, std::string>>> ScanLegacyShards(const PathTemplate::DirLister& list) const;
   // The episode index when a batch read of `count` episodes should use it, else null.
   internal::EpisodeIndex* IndexFor(size_t count) const;
+  // VisitRowsAndSchemas; without `schemas`, `each` gets an empty span of them (VisitEpisodeRows).
+  Status VisitBatches(const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns,
+                      bool schemas, const RowsAndSchemasVisitor& each) const;
   // ReadEpisodeRows / ReadDataSchemas through `index` (null: every file read), not saving it.
   std::vector<Result<EpisodeRow>> RowsThrough(internal::EpisodeIndex* index, std::span<const EpisodeEntry> episodes,
                                               const std::vector<std::string>& columns) const;

@@ -10,6 +10,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <span>
+
 #include "binding.h"
 #include "reel/file_group.h"
 #include "reel/task.h"
@@ -35,7 +37,6 @@ void ReleaseStreamCapsule(PyObject* capsule) noexcept {
 // One row per episode: what the listing and the episodes rows say, as Arrow columns.
 Result<std::shared_ptr<arrow::Table>> EpisodesTable(const Task& task) {
   REEL_ASSIGN_OR_RETURN(auto episodes, task.ListEpisodes());
-  auto rows = task.ReadEpisodeRows(episodes);
   arrow::Int64Builder n, chunk, file, length, task_index;
   arrow::DoubleBuilder duration, created;
   arrow::BooleanBuilder has_data;
@@ -43,32 +44,38 @@ Result<std::shared_ptr<arrow::Table>> EpisodesTable(const Task& task) {
   auto slot_values = std::make_shared<arrow::StringBuilder>();
   arrow::ListBuilder slots(arrow::default_memory_pool(), slot_values);
   auto ok = [](const arrow::Status& s) { return s.ok() ? Status::OK() : Status::Invalid(s.ToString()); };
-  for (size_t i = 0; i < episodes.size(); ++i) {
-    const EpisodeEntry& e = episodes[i];
-    REEL_RETURN_IF_ERROR(ok(n.Append(e.episode_index)));
-    REEL_RETURN_IF_ERROR(ok(chunk.Append(e.location.chunk)));
-    REEL_RETURN_IF_ERROR(ok(file.Append(e.location.file)));
-    REEL_RETURN_IF_ERROR(ok(has_data.Append(!e.data_path.empty())));
-    const FileGroup group = EpisodeFileGroup(task, e, rows[i].ok() ? &*rows[i] : nullptr);
-    REEL_RETURN_IF_ERROR(ok(file_group.Append(FileGroupStateName(group.state))));
-    REEL_RETURN_IF_ERROR(ok(row_source.Append(RowSourceName(e.row_source))));
-    REEL_RETURN_IF_ERROR(ok(e.data_path.empty() ? data_path.AppendNull() : data_path.Append(e.data_path)));
-    REEL_RETURN_IF_ERROR(ok(slots.Append()));
-    for (const auto& [slot, path] : e.videos) REEL_RETURN_IF_ERROR(ok(slot_values->Append(slot)));
-    if (rows[i].ok()) {
-      const EpisodeRow& r = *rows[i];
-      REEL_RETURN_IF_ERROR(ok(length.Append(r.length)));
-      REEL_RETURN_IF_ERROR(ok(task_index.Append(r.task_index)));
-      REEL_RETURN_IF_ERROR(ok(duration.Append(r.duration_sec)));
-      REEL_RETURN_IF_ERROR(ok(created.Append(r.created_at)));
-      REEL_RETURN_IF_ERROR(ok(video_codec.Append(r.video_codec)));
-      REEL_RETURN_IF_ERROR(ok(drop_stats.Append(r.drop_stats)));
-    } else {
-      for (arrow::ArrayBuilder* b : std::initializer_list<arrow::ArrayBuilder*>{
-               &length, &task_index, &duration, &created, &video_codec, &drop_stats})
-        REEL_RETURN_IF_ERROR(ok(b->AppendNull()));
+  // A batch of rows at a time: 100,000 episodes' rows held at once would be about 250 MB.
+  auto append = [&](size_t first, std::span<const Result<EpisodeRow>> rows) -> Status {
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const EpisodeEntry& e = episodes[first + k];
+      const Result<EpisodeRow>& row = rows[k];
+      REEL_RETURN_IF_ERROR(ok(n.Append(e.episode_index)));
+      REEL_RETURN_IF_ERROR(ok(chunk.Append(e.location.chunk)));
+      REEL_RETURN_IF_ERROR(ok(file.Append(e.location.file)));
+      REEL_RETURN_IF_ERROR(ok(has_data.Append(!e.data_path.empty())));
+      const FileGroup group = EpisodeFileGroup(task, e, row.ok() ? &*row : nullptr);
+      REEL_RETURN_IF_ERROR(ok(file_group.Append(FileGroupStateName(group.state))));
+      REEL_RETURN_IF_ERROR(ok(row_source.Append(RowSourceName(e.row_source))));
+      REEL_RETURN_IF_ERROR(ok(e.data_path.empty() ? data_path.AppendNull() : data_path.Append(e.data_path)));
+      REEL_RETURN_IF_ERROR(ok(slots.Append()));
+      for (const auto& [slot, path] : e.videos) REEL_RETURN_IF_ERROR(ok(slot_values->Append(slot)));
+      if (row.ok()) {
+        const EpisodeRow& r = *row;
+        REEL_RETURN_IF_ERROR(ok(length.Append(r.length)));
+        REEL_RETURN_IF_ERROR(ok(task_index.Append(r.task_index)));
+        REEL_RETURN_IF_ERROR(ok(duration.Append(r.duration_sec)));
+        REEL_RETURN_IF_ERROR(ok(created.Append(r.created_at)));
+        REEL_RETURN_IF_ERROR(ok(video_codec.Append(r.video_codec)));
+        REEL_RETURN_IF_ERROR(ok(drop_stats.Append(r.drop_stats)));
+      } else {
+        for (arrow::ArrayBuilder* b : std::initializer_list<arrow::ArrayBuilder*>{
+                 &length, &task_index, &duration, &created, &video_codec, &drop_stats})
+          REEL_RETURN_IF_ERROR(ok(b->AppendNull()));
+      }
     }
-  }
+    return Status::OK();
+  };
+  REEL_RETURN_IF_ERROR(task.VisitEpisodeRows(episodes, {}, append));
   std::vector<std::shared_ptr<arrow::Array>> columns;
   for (arrow::ArrayBuilder* b : std::initializer_list<arrow::ArrayBuilder*>{
            &n, &chunk, &file, &length, &duration, &task_index, &created, &has_data, &file_group, &row_source, &data_path,

@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "cli.h"
@@ -69,11 +70,16 @@ int RunInfo(const Common& c) {
   if (!episodes.ok()) return Fail(episodes.status());
   int64_t frames = 0;
   double duration = 0;
-  for (auto& row : (*task)->ReadEpisodeRows(*episodes, {"length", "duration_sec"})) {
-    if (!row.ok()) continue;  // `reel check` reports missing or broken rows
-    frames += row->length;
-    duration += row->duration_sec;
-  }
+  // A batch of rows at a time: 100,000 episodes' rows held at once would be about 250 MB.
+  (void)(*task)->VisitEpisodeRows(*episodes, {"length", "duration_sec"},
+                                  [&](size_t, std::span<const Result<EpisodeRow>> rows) {
+                                    for (const auto& row : rows) {
+                                      if (!row.ok()) continue;  // `reel check` reports missing or broken rows
+                                      frames += row->length;
+                                      duration += row->duration_sec;
+                                    }
+                                    return Status::OK();
+                                  });
   std::set<std::string> slots;
   for (const EpisodeEntry& e : *episodes)
     for (const auto& [slot, path] : e.videos) slots.insert(slot);

@@ -537,11 +537,12 @@ struct TargetEpisodes {
   Status Load(FileSystem* fs, const std::string& task_root) {
     REEL_ASSIGN_OR_RETURN(task, Task::Open(task_root, {.fs = fs, .io_threads = 1}));
     REEL_ASSIGN_OR_RETURN(auto episodes, task->ListEpisodes());
-    auto lengths = task->ReadEpisodeRows(episodes, {"length"});
-    for (size_t i = 0; i < episodes.size(); ++i) {
-      if (lengths[i].ok()) by_length.emplace(lengths[i]->length, episodes[i].episode_index);
-      entries.emplace(episodes[i].episode_index, std::move(episodes[i]));
-    }
+    REEL_RETURN_IF_ERROR(task->VisitEpisodeRows(episodes, {"length"}, [&](size_t first, auto lengths) {
+      for (size_t i = 0; i < lengths.size(); ++i)
+        if (lengths[i].ok()) by_length.emplace(lengths[i]->length, episodes[first + i].episode_index);
+      return Status::OK();
+    }));
+    for (EpisodeEntry& e : episodes) entries.emplace(e.episode_index, std::move(e));
     return Status::OK();
   }
 

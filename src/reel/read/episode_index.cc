@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -423,21 +424,6 @@ size_t EpisodeIndex::listings() const {
   return listings_.size();
 }
 
-namespace {
-
-// Whether a listing may be remembered: plain files and directories only, with names a
-// listing can hold (a remembered listing is read back from a file that may be damaged).
-bool Rememberable(const std::vector<DirEntry>& entries) {
-  for (const DirEntry& e : entries)
-    if (e.symlink || (e.type != FileType::kFile && e.type != FileType::kDirectory) || e.name.empty() ||
-        e.name == "." || e.name == ".." || e.name.find('/') != std::string::npos ||
-        e.name.find('\0') != std::string::npos)
-      return false;
-  return true;
-}
-
-}  // namespace
-
 PathTemplate::DirLister EpisodeIndex::Lister(FileSystem* fs, const std::string& root) {
   // Where directories exist only as prefixes (an object store) they have no modification
   // time to stat for, and a stat costs two requests there.
@@ -455,16 +441,19 @@ PathTemplate::DirLister EpisodeIndex::Lister(FileSystem* fs, const std::string& 
       auto it = listings_.find(relative);
       if (it != listings_.end() && it->second.mtime_ns == dir.mtime_ns) {
         it->second.used = true;
-        return it->second.entries;
+        return it->second.Entries();
       }
     }
     // Listed after the stat: a change in between leaves the remembered mtime older than
     // the directory's, so the next lister lists it again.
     REEL_ASSIGN_OR_RETURN(std::vector<DirEntry> listed, fs->ListDir(path));
     auto entries = std::make_shared<const std::vector<DirEntry>>(std::move(listed));
-    if (stamped && dir.mtime_ns < settled_before && Rememberable(*entries)) {
+    std::optional<Listing> remembered;
+    if (stamped && dir.mtime_ns < settled_before) remembered = Listing::Of(dir.mtime_ns, *entries);
+    if (remembered) {
+      remembered->used = true;
       std::lock_guard<std::mutex> lock(mu_);
-      listings_[relative] = Listing{dir.mtime_ns, entries, true, {}};
+      listings_[relative] = std::move(*remembered);
       listings_changed_ = true;
     } else if (!stamped) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -539,7 +528,7 @@ EpisodeIndex::Listing* EpisodeIndex::ListingAtLocked(const std::string& relative
   auto it = listings_.find(relative_dir);
   if (it == listings_.end() || it->second.mtime_ns != mtime_ns) return nullptr;
   Listing& l = it->second;
-  if (l.stamps.size() != l.entries->size()) l.stamps.assign(l.entries->size(), {0, 0});
+  if (l.stamps.size() != l.size()) l.stamps.assign(l.size(), {0, 0});
   return &l;
 }
 
@@ -548,7 +537,53 @@ bool EpisodeIndex::CorrectedInPlace() const {
   return corrected_in_place_;
 }
 
-std::optional<size_t> EpisodeIndex::Listing::At(std::string_view name) const { return FileAt(*entries, name); }
+std::optional<EpisodeIndex::Listing> EpisodeIndex::Listing::Of(int64_t mtime_ns, const std::vector<DirEntry>& entries) {
+  Listing l;
+  l.mtime_ns = mtime_ns;
+  l.ends.reserve(entries.size());
+  l.kinds.reserve(entries.size());
+  for (const DirEntry& e : entries) {
+    // A link's target changes without its directory.
+    const bool plain = !e.symlink && (e.type == FileType::kFile || e.type == FileType::kDirectory);
+    if (!plain || !l.Append(e.name, e.type == FileType::kFile ? 'f' : 'd')) return std::nullopt;
+  }
+  return l;
+}
+
+bool EpisodeIndex::Listing::Append(std::string_view name, char kind) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
+      name.find('\0') != std::string_view::npos || (kind != 'f' && kind != 'd') ||
+      (size() > 0 && !(Name(size() - 1) < name)) || name.size() > std::numeric_limits<uint32_t>::max() - names.size())
+    return false;
+  names += name;
+  ends.push_back(static_cast<uint32_t>(names.size()));
+  kinds += kind;
+  return true;
+}
+
+std::string_view EpisodeIndex::Listing::Name(size_t k) const {
+  const uint32_t begin = k == 0 ? 0 : ends[k - 1];
+  return std::string_view(names).substr(begin, ends[k] - begin);
+}
+
+std::shared_ptr<const std::vector<DirEntry>> EpisodeIndex::Listing::Entries() const {
+  auto out = std::make_shared<std::vector<DirEntry>>();
+  out->reserve(size());
+  for (size_t k = 0; k < size(); ++k)
+    out->push_back({.name = std::string(Name(k)), .type = kinds[k] == 'f' ? FileType::kFile : FileType::kDirectory});
+  return out;
+}
+
+std::optional<size_t> EpisodeIndex::Listing::At(std::string_view name) const {
+  size_t lo = 0, hi = size();  // the first entry not less than `name`
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (Name(mid) < name) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == size() || Name(lo) != name || kinds[lo] != 'f') return std::nullopt;
+  return lo;
+}
 
 void EpisodeIndex::LoadListings(FileSystem* fs, const std::string& root) {
   std::shared_ptr<arrow::Table> table = LoadTable(fs, JoinPath(root, kListingIndexPath));
@@ -566,19 +601,12 @@ void EpisodeIndex::LoadListings(FileSystem* fs, const std::string& root) {
     if (dir->IsNull(i) || mtime->IsNull(i) || names->IsNull(i) || kinds->IsNull(i)) continue;
     const std::string_view kind = kinds->GetView(i);
     if (static_cast<int64_t>(kind.size()) != names->value_length(i)) continue;
-    std::vector<DirEntry> entries;
-    entries.reserve(kind.size());
-    for (int64_t k = 0; k < names->value_length(i); ++k) {
-      const int64_t at = names->value_offset(i) + k;
-      if (flat->IsNull(at) || (kind[k] != 'f' && kind[k] != 'd')) break;
-      entries.push_back({.name = std::string(flat->GetView(at)),
-                         .type = kind[k] == 'f' ? FileType::kFile : FileType::kDirectory});
-    }
-    const bool sorted = std::is_sorted(entries.begin(), entries.end(),
-                                       [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
-    if (entries.size() != kind.size() || !sorted || !Rememberable(entries)) continue;  // damaged: listed again
-    Listing& l = listings_[std::string(dir->GetView(i))] =
-        Listing{mtime->Value(i), std::make_shared<const std::vector<DirEntry>>(std::move(entries)), false, {}};
+    Listing read;
+    read.mtime_ns = mtime->Value(i);
+    for (int64_t k = 0, at = names->value_offset(i); k < static_cast<int64_t>(kind.size()); ++k, ++at)
+      if (flat->IsNull(at) || !read.Append(flat->GetView(at), kind[k])) break;
+    if (read.size() != kind.size()) continue;  // damaged: listed again
+    Listing& l = listings_[std::string(dir->GetView(i))] = std::move(read);
     const auto size_of = sizes.Row(i, kind.size()), mtime_of = mtimes.Row(i, kind.size());
     if (size_of.empty() || mtime_of.empty()) continue;  // none stamped: stat as before
     l.stamps.resize(kind.size());
@@ -604,18 +632,15 @@ Status EpisodeIndex::SaveListings(FileSystem* fs, const std::string& root) {
     const bool any_used = std::any_of(listings_.begin(), listings_.end(), [](const auto& l) { return l.second.used; });
     for (const auto& [path, listing] : listings_) {
       if (any_used && !listing.used) continue;
-      std::string kind;
       (void)names.Append(), (void)sizes.Append(), (void)mtimes.Append();
-      for (size_t k = 0; k < listing.entries->size(); ++k) {
-        const DirEntry& e = (*listing.entries)[k];
-        (void)name->Append(e.name);
-        kind += e.type == FileType::kFile ? 'f' : 'd';
+      for (size_t k = 0; k < listing.size(); ++k) {
+        (void)name->Append(listing.Name(k));
         const auto stamp = k < listing.stamps.size() ? listing.stamps[k] : std::pair<uint64_t, int64_t>{0, 0};
         (void)size->Append(static_cast<int64_t>(stamp.first)), (void)file_mtime->Append(stamp.second);
       }
       (void)dir.Append(path);
       (void)mtime.Append(listing.mtime_ns);
-      (void)kinds.Append(kind);
+      (void)kinds.Append(listing.kinds);
     }
   }
   std::shared_ptr<arrow::Array> a_dir, a_mtime, a_names, a_kinds, a_sizes, a_mtimes;

@@ -136,16 +136,32 @@ class EpisodeIndex {
   };
 
  private:
-  // One directory's entries as listed, with its modification time then.
+  // One directory's entries as listed, with its modification time then. Kept compact (the
+  // names end to end, not a DirEntry each: 300,000 remembered names cost about 8 MB, not
+  // 26), and handed out as DirEntry vectors one directory at a time.
   struct Listing {
     int64_t mtime_ns = 0;
-    std::shared_ptr<const std::vector<DirEntry>> entries;
-    bool used = false;  // served or listed since the index was loaded
+    std::string names;           // the entries' names, sorted, end to end
+    std::vector<uint32_t> ends;  // where each name ends in `names`
+    std::string kinds;           // per entry: 'f' a file, 'd' a directory
+    bool used = false;           // served or listed since the index was loaded
     // Per entry (empty, or as many as entries): the size and modification time of the file,
     // stamped after the directory was seen at mtime_ns; a modification time of 0 where none
     // was.
     std::vector<std::pair<uint64_t, int64_t>> stamps;
-    // The position of the file `name` in entries.
+
+    // The listing of `entries` at `mtime_ns`, or nullopt when one of them cannot be
+    // remembered (a symbolic link, neither file nor directory, or as for Append).
+    static std::optional<Listing> Of(int64_t mtime_ns, const std::vector<DirEntry>& entries);
+    // Adds the entry `name` of kind 'f' or 'd' after the others; false (and nothing added)
+    // when the name cannot be remembered (empty, "." or "..", holding '/' or NUL, or not
+    // after the last one: a remembered listing is read back from a file that may be damaged).
+    bool Append(std::string_view name, char kind);
+    size_t size() const { return ends.size(); }
+    std::string_view Name(size_t k) const;
+    // The entries as a listing gives them.
+    std::shared_ptr<const std::vector<DirEntry>> Entries() const;
+    // The position of the file `name` among the entries.
     std::optional<size_t> At(std::string_view name) const;
   };
 

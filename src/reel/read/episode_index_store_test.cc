@@ -171,6 +171,33 @@ TEST_F(EpisodeIndexStoreTest, VisitingGivesEveryEpisodeInOrderAndWritesTheIndexO
   EXPECT_EQ(calls, 1);
 }
 
+// Visiting rows alone (reel info) gives every row in order and opens no data file: no
+// footer is read, first listing or warm.
+TEST_F(EpisodeIndexStoreTest, VisitingRowsAloneOpensNoDataFile) {
+  for (int pass = 0; pass < 2; ++pass) {
+    testing::FaultFileSystem fs;
+    fs.Log(testing::Ops({testing::FsOp::kOpenRandomAccess, testing::FsOp::kReadFile}));
+    auto task = Task::Open(dir_ + "/t", {.fs = &fs});
+    ASSERT_TRUE(task.ok()) << task.status().ToString();
+    auto episodes = (*task)->ListEpisodes();
+    ASSERT_TRUE(episodes.ok()) << episodes.status().ToString();
+    std::vector<int64_t> seen;
+    Status st = (*task)->VisitEpisodeRows(*episodes, {"length"}, [&](size_t first, auto rows) {
+      EXPECT_EQ(first, seen.size());
+      for (const auto& row : rows) {
+        EXPECT_TRUE(row.ok()) << row.status().ToString();
+        if (row.ok()) seen.push_back(row->episode_index);
+      }
+      return Status::OK();
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    ASSERT_EQ(seen.size(), 32u) << "pass " << pass;
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+    for (const std::string& call : fs.calls())
+      EXPECT_EQ(call.find("/data/"), std::string::npos) << "pass " << pass << ": " << call;
+  }
+}
+
 // Stats of the episodes' own files (rows and data) while a Task opened on `root` lists the
 // task and reads every row and data schema, by the directory they are in.
 struct FileStats {

@@ -372,6 +372,18 @@ Task::RowsAndSchemas Task::ReadRowsAndSchemas(const std::vector<EpisodeEntry>& e
 
 Status Task::VisitRowsAndSchemas(const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns,
                                  const RowsAndSchemasVisitor& each) const {
+  return VisitBatches(episodes, columns, /*schemas=*/true, each);
+}
+
+Status Task::VisitEpisodeRows(const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns,
+                              const RowsVisitor& each) const {
+  return VisitBatches(episodes, columns, /*schemas=*/false,
+                      [&](size_t first, std::span<const Result<EpisodeRow>> rows,
+                          std::span<const Result<std::shared_ptr<arrow::Schema>>>) { return each(first, rows); });
+}
+
+Status Task::VisitBatches(const std::vector<EpisodeEntry>& episodes, const std::vector<std::string>& columns,
+                          bool schemas, const RowsAndSchemasVisitor& each) const {
   // 4,096 episodes' rows are about 2 MB, and a batch keeps every I/O thread busy.
   constexpr size_t kBatch = 4096;
   internal::EpisodeIndex* index = IndexFor(episodes.size());
@@ -379,8 +391,9 @@ Status Task::VisitRowsAndSchemas(const std::vector<EpisodeEntry>& episodes, cons
   for (size_t start = 0; start < episodes.size() && st.ok(); start += kBatch) {
     const std::span<const EpisodeEntry> batch(episodes.data() + start, std::min(kBatch, episodes.size() - start));
     const std::vector<Result<EpisodeRow>> rows = RowsThrough(index, batch, columns);
-    const std::vector<Result<std::shared_ptr<arrow::Schema>>> schemas = SchemasThrough(index, batch);
-    st = each(start, rows, schemas);
+    const std::vector<Result<std::shared_ptr<arrow::Schema>>> footers =
+        schemas ? SchemasThrough(index, batch) : std::vector<Result<std::shared_ptr<arrow::Schema>>>{};
+    st = each(start, rows, footers);
   }
   SaveIndex(index);
   return st;
