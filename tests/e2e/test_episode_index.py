@@ -222,6 +222,32 @@ def test_a_damaged_index_is_rebuilt(reel_bin, reel_mod, task, damage, which):
         assert "data/chunk-000" in pq.read_table(task / LISTING)["dir"].to_pylist(), "rewritten"
 
 
+@pytest.mark.parametrize("forgery", ["unsorted", "parent", "slash", "duplicate", "bad_kind"])
+def test_a_forged_listing_is_listed_again(reel_bin, reel_mod, task, forgery):
+    """A remembered listing whose names a listing could not give (out of order, "..", a
+    path, a name twice, a kind other than file or directory) is not served: the directory
+    is listed again, and no name from the forged file reaches a path."""
+    want = expected(task)
+    listed(reel_bin, task)
+    t = pq.read_table(task / LISTING)
+    rows = t.to_pylist()
+    for row in rows:
+        names, kinds = row["names"], row["kinds"]
+        if forgery == "unsorted":
+            row["names"], row["kinds"] = names[::-1], kinds[::-1]
+        elif forgery == "parent":
+            row["names"] = [".."] + names[1:]
+        elif forgery == "slash":
+            row["names"] = ["../../outside/" + names[0]] + names[1:]
+        elif forgery == "duplicate":
+            row["names"] = [names[0]] + names[:-1]
+        else:
+            row["kinds"] = "x" + kinds[1:]
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), task / LISTING)
+    assert listed(reel_bin, task) == want
+    assert python_listed(reel_mod, task) == want
+
+
 def test_a_stale_index_sees_what_pyarrow_wrote(reel_bin, reel_mod, task):
     listed(reel_bin, task)
     write_episode(task, 41, 33, extra_column=True)  # appended the way another writer would

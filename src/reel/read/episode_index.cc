@@ -603,8 +603,13 @@ void EpisodeIndex::LoadListings(FileSystem* fs, const std::string& root) {
     if (static_cast<int64_t>(kind.size()) != names->value_length(i)) continue;
     Listing read;
     read.mtime_ns = mtime->Value(i);
-    for (int64_t k = 0, at = names->value_offset(i); k < static_cast<int64_t>(kind.size()); ++k, ++at)
-      if (flat->IsNull(at) || !read.Append(flat->GetView(at), kind[k])) break;
+    const int64_t first = names->value_offset(i), count = static_cast<int64_t>(kind.size());
+    const int64_t bytes = flat->value_offset(first + count) - flat->value_offset(first);
+    read.names.reserve(static_cast<size_t>(std::max<int64_t>(0, bytes)));
+    read.ends.reserve(kind.size());
+    read.kinds.reserve(kind.size());
+    for (int64_t k = 0; k < count; ++k)
+      if (flat->IsNull(first + k) || !read.Append(flat->GetView(first + k), kind[k])) break;
     if (read.size() != kind.size()) continue;  // damaged: listed again
     Listing& l = listings_[std::string(dir->GetView(i))] = std::move(read);
     const auto size_of = sizes.Row(i, kind.size()), mtime_of = mtimes.Row(i, kind.size());

@@ -186,6 +186,11 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   // Entries in the order first seen, found by N through `slot`; sorted by N at the end.
   std::vector<EpisodeEntry> episodes;
   std::unordered_map<int64_t, size_t> slot;
+  // Sized for what info.json says the task holds (bounded: it is the task's own input), so
+  // that a large task's entries are not moved and held twice while the vector grows.
+  const size_t expected = static_cast<size_t>(std::clamp<int64_t>(info_.total_episodes, 0, int64_t{1} << 20));
+  episodes.reserve(expected);
+  slot.reserve(expected);
   auto entry = [&](int64_t n) -> EpisodeEntry& {
     auto [it, added] = slot.try_emplace(n, episodes.size());
     if (added) {
@@ -202,15 +207,27 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
   // Each match is taken as the glob finds it: no list of the task's files is held.
   internal::EpisodeIndex* index = Index();
   const PathTemplate::DirLister list = index && listing_cache_ ? index->Lister(fs_, root_) : nullptr;
-  const PathTemplate::DirLister rows_list = ListingEach(fs_, root_, list);  // rows, then legacy shards
-  REEL_RETURN_IF_ERROR(episodes_template_->GlobEach(fs_, root_, {}, rows_list, [&](std::string path, PathVars vars) {
-    if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
-      EpisodeEntry& e = entry(*n);
-      e.row_source = RowSource::kEpisodeFile;
-      e.row_path = std::move(path);
+  {
+    // Rows, then the legacy shards beside them through one walk of their directories, whose
+    // listings are dropped before the rest is listed.
+    const PathTemplate::DirLister rows_list = ListingEach(fs_, root_, list);
+    REEL_RETURN_IF_ERROR(episodes_template_->GlobEach(fs_, root_, {}, rows_list, [&](std::string path, PathVars vars) {
+      if (auto n = EpisodeIndexOfVars(vars, chunks_size())) {
+        EpisodeEntry& e = entry(*n);
+        e.row_source = RowSource::kEpisodeFile;
+        e.row_path = std::move(path);
+      }
+      return Status::OK();
+    }));
+    REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards(rows_list));
+    for (auto& [n, path] : shards) {
+      EpisodeEntry& e = entry(n);
+      if (e.row_source == RowSource::kMissing) {
+        e.row_source = RowSource::kLegacyShard;
+        e.row_path = path;
+      }
     }
-    return Status::OK();
-  }));
+  }
   REEL_RETURN_IF_ERROR(data_template_->GlobEach(fs_, root_, {}, list, [&](std::string path, PathVars vars) {
     if (auto n = EpisodeIndexOfVars(vars, chunks_size())) entry(*n).data_path = std::move(path);
     return Status::OK();
@@ -220,14 +237,6 @@ Result<std::vector<EpisodeEntry>> Task::ListEpisodes() const {
       entry(*n).videos.emplace_back(std::move(*vars.image_key), std::move(path));
     return Status::OK();
   }));
-  REEL_ASSIGN_OR_RETURN(auto shards, ScanLegacyShards(rows_list));
-  for (auto& [n, path] : shards) {
-    EpisodeEntry& e = entry(n);
-    if (e.row_source == RowSource::kMissing) {
-      e.row_source = RowSource::kLegacyShard;
-      e.row_path = path;
-    }
-  }
   // An episode whose commit journal is still present is not there yet (all or nothing).
   REEL_ASSIGN_OR_RETURN(const std::vector<int64_t> pending, internal::PendingCommits(fs_, root_));
   const std::set<int64_t> not_yet(pending.begin(), pending.end());
