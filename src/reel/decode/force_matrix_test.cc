@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "reel/decode.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -241,7 +242,7 @@ TEST(ForceMatrixSpecForTier, FiveTiers) {
       {"float32", ForceMatrixEncoding::kRowFlatRaw, "float32", 1}};
   for (const Case& c : cases) {
     auto spec = ForceMatrixSpecForTier(c.tier);
-    ASSERT_TRUE(spec.ok()) << c.tier << ": " << spec.status().ToString();
+    ASSERT_OK(spec) << c.tier;
     EXPECT_EQ(spec->encoding, c.enc) << c.tier;
     EXPECT_EQ(spec->dtype, c.dtype) << c.tier;
     EXPECT_EQ(spec->scale, c.scale) << c.tier;
@@ -282,7 +283,7 @@ TEST(ResolveForceMatrixSpec, EpisodeRowWinsOverInfoFeatures) {
       R"({"observation.gripper_left_force_matrix": {"dtype": "int16", "shape": [250, 250, 3],)"
       R"( "encoding": "row_diff_quantized", "scale": 10}})");
   auto r = ResolveForceMatrixSpec(kCol, row, InfoWithScale(1, "float32", "row_flat_raw"), "int16");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(r->spec.scale, 10);
   EXPECT_EQ(r->spec.encoding, ForceMatrixEncoding::kRowDiffQuantized);
   EXPECT_EQ(r->spec.dtype, "int16");
@@ -297,7 +298,7 @@ TEST(ResolveForceMatrixSpec, InfoFeaturesWhenRowLacksColumnOrEntry) {
   EpisodeRow other = RowWithSpecs(R"({"observation.gripper_right_force_matrix": {"scale": 1000}})");
   for (const EpisodeRow* row : {&no_column, &empty, &other}) {
     auto r = ResolveForceMatrixSpec(kCol, *row, InfoWithScale(100), "int16");
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_OK(r);
     EXPECT_EQ(r->spec.scale, 100);
     EXPECT_EQ(r->spec.encoding, ForceMatrixEncoding::kRowDiffQuantized);
     EXPECT_EQ(r->source, ScaleSource::kInfoFeature);
@@ -310,7 +311,7 @@ TEST(ResolveForceMatrixSpec, MissingColumnIsNotParsed) {
   EpisodeRow row = RowWithSpecs("not json");
   row.missing_columns = {"force_matrix_specs"};
   auto r = ResolveForceMatrixSpec(kCol, row, InfoWithScale(1000), "int16");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(r->spec.scale, 1000);
   EXPECT_EQ(r->source, ScaleSource::kInfoFeature);
 }
@@ -318,18 +319,18 @@ TEST(ResolveForceMatrixSpec, MissingColumnIsNotParsed) {
 TEST(ResolveForceMatrixSpec, DefaultScaleOneWithEncodingFromColumnType) {
   InfoJson none;
   auto r = ResolveForceMatrixSpec(kCol, RowWithSpecs("{}"), none, "int16");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(r->spec.scale, 1);
   EXPECT_EQ(r->spec.encoding, ForceMatrixEncoding::kRowDiffQuantized);
   EXPECT_EQ(r->source, ScaleSource::kDefault);
   EXPECT_STREQ(ScaleSourceName(r->source), "default");
   // A feature without scale declares no scale either.
   r = ResolveForceMatrixSpec(kCol, RowWithSpecs("{}"), InfoWithScale(std::nullopt), "int16");
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_EQ(r->spec.scale, 1);
   EXPECT_EQ(r->source, ScaleSource::kDefault);
   r = ResolveForceMatrixSpec(kCol, RowWithSpecs("{}"), none, "float32");
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_EQ(r->spec.encoding, ForceMatrixEncoding::kRowFlatRaw);
   EXPECT_EQ(r->spec.scale, 1);
 }
@@ -339,13 +340,13 @@ TEST(ResolveForceMatrixSpec, InfoOfAnotherTierDoesNotApply) {
   // info.json describes the float32 tier, so it says nothing about this episode's scale.
   auto r = ResolveForceMatrixSpec(kCol, RowWithSpecs("{}"), InfoWithScale(1, "float32", "row_flat_raw"),
                                   "int16");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(r->spec.encoding, ForceMatrixEncoding::kRowDiffQuantized);
   EXPECT_EQ(r->spec.scale, 1);
   EXPECT_EQ(r->source, ScaleSource::kDefault);
   // And a float32 episode under an int16x100 declaration is raw, scale 1.
   r = ResolveForceMatrixSpec(kCol, RowWithSpecs("{}"), InfoWithScale(100), "float32");
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_EQ(r->spec.encoding, ForceMatrixEncoding::kRowFlatRaw);
   EXPECT_EQ(r->spec.scale, 1);
   EXPECT_EQ(r->source, ScaleSource::kDefault);
@@ -369,11 +370,11 @@ std::shared_ptr<arrow::Array> ListArray(const std::vector<std::vector<T>>& cells
   auto values = std::make_shared<Builder>();
   arrow::ListBuilder list(arrow::default_memory_pool(), values);
   for (const auto& cell : cells) {
-    EXPECT_TRUE(list.Append().ok());
-    EXPECT_TRUE(values->AppendValues(cell).ok());
+    EXPECT_OK(list.Append());
+    EXPECT_OK(values->AppendValues(cell));
   }
   std::shared_ptr<arrow::Array> out;
-  EXPECT_TRUE(list.Finish(&out).ok());
+  EXPECT_OK(list.Finish(&out));
   return out;
 }
 
@@ -394,17 +395,17 @@ TEST(DecodeForceMatrixCell, ChunkedInt16Column) {
                                                                    std::vector<int16_t>(10, 1), {}})});
   std::vector<float> out(kForceMatrixValues, -1.0f);
   auto empty = DecodeForceMatrixCell(column, 0, kX10, out.data());
-  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  ASSERT_OK(empty);
   EXPECT_FALSE(*empty);
 
   auto r1 = DecodeForceMatrixCell(column, 1, kX10, out.data());
-  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  ASSERT_OK(r1);
   EXPECT_TRUE(*r1);
   for (int64_t i = 0; i < kForceMatrixValues; i += 997) ASSERT_FLOAT_EQ(out[i], 1.0f) << i;
   EXPECT_FLOAT_EQ(out[kForceMatrixValues - 1], 1.0f);
 
   auto r2 = DecodeForceMatrixCell(column, 2, kX10, out.data());  // chunk 1, local row 0
-  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  ASSERT_OK(r2);
   EXPECT_TRUE(*r2);
   EXPECT_FLOAT_EQ(out[0], 2.0f);
   EXPECT_FLOAT_EQ(out[kForceMatrixValues - 1], 2.0f);
@@ -414,7 +415,7 @@ TEST(DecodeForceMatrixCell, ChunkedInt16Column) {
   EXPECT_EQ(short_cell.status().code(), StatusCode::kInvalid);
 
   auto r4 = DecodeForceMatrixCell(column, 4, kX10, out.data());
-  ASSERT_TRUE(r4.ok()) << r4.status().ToString();
+  ASSERT_OK(r4);
   EXPECT_FALSE(*r4);
 
   EXPECT_FALSE(DecodeForceMatrixCell(column, 5, kX10, out.data()).ok());
@@ -429,11 +430,11 @@ TEST(DecodeForceMatrixCell, Float32RawIsCopied) {
                               ListArray<arrow::FloatBuilder>(Cells{cell})});
   std::vector<float> out(kForceMatrixValues, -1.0f);
   auto r = DecodeForceMatrixCell(column, 1, kRaw, out.data());
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_TRUE(*r);
   EXPECT_EQ(out, cell);
   auto e = DecodeForceMatrixCell(column, 0, kRaw, out.data());
-  ASSERT_TRUE(e.ok());
+  ASSERT_OK(e);
   EXPECT_FALSE(*e);
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "reel/decode.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -17,11 +18,11 @@ std::shared_ptr<arrow::Array> Lists(const std::vector<std::vector<T>>& rows) {
   auto values = std::make_shared<Builder>();
   arrow::ListBuilder list(Pool(), values);
   for (const auto& row : rows) {
-    EXPECT_TRUE(list.Append().ok());
-    EXPECT_TRUE(values->AppendValues(row).ok());
+    EXPECT_OK(list.Append());
+    EXPECT_OK(values->AppendValues(row));
   }
   std::shared_ptr<arrow::Array> out;
-  EXPECT_TRUE(list.Finish(&out).ok());
+  EXPECT_OK(list.Finish(&out));
   return out;
 }
 
@@ -36,14 +37,14 @@ std::shared_ptr<arrow::Array> ImuArray(const std::vector<int>& rows, int first =
   arrow::ListBuilder list(Pool(), samples);
   int s = first;
   for (int n : rows) {
-    EXPECT_TRUE(list.Append().ok());
+    EXPECT_OK(list.Append());
     for (int k = 0; k < n; ++k, ++s) {
-      EXPECT_TRUE(samples->Append().ok());
+      EXPECT_OK(samples->Append());
       for (int c = 0; c < width; ++c) EXPECT_TRUE(floats->Append(static_cast<float>(s * 10 + c)).ok());
     }
   }
   std::shared_ptr<arrow::Array> out;
-  EXPECT_TRUE(list.Finish(&out).ok());
+  EXPECT_OK(list.Finish(&out));
   return out;
 }
 
@@ -52,7 +53,7 @@ TEST(DecodeImu, RowsOfZeroOneAndThreeSamples) {
   arrow::ChunkedArray imu({ImuArray({0, 1}), ImuArray({3}, /*first=*/1)});
   arrow::ChunkedArray ts(Lists<arrow::Int64Builder>(I64Rows{{}, {100}, {200, 201, 202}}));
   auto r = DecodeImu(imu, &ts);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(r->row_offsets, (std::vector<int64_t>{0, 0, 1, 4}));
   EXPECT_EQ(r->ts_ns, (std::vector<int64_t>{100, 200, 201, 202}));
   ASSERT_EQ(r->values.size(), 4u);
@@ -64,7 +65,7 @@ TEST(DecodeImu, RowsOfZeroOneAndThreeSamples) {
 TEST(DecodeImu, WithoutStampColumn) {
   arrow::ChunkedArray imu(ImuArray({2, 0, 1}));
   auto r = DecodeImu(imu, nullptr);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(r->row_offsets, (std::vector<int64_t>{0, 2, 2, 3}));
   EXPECT_TRUE(r->ts_ns.empty());
   ASSERT_EQ(r->values.size(), 3u);
@@ -108,7 +109,7 @@ TEST(DecodeSlam, ZeroOneAndTwoPointsInLockstep) {
                               Lists<arrow::DoubleBuilder>(F64Rows{Concat(kP1, kP2)})});
   arrow::ChunkedArray ns(Lists<arrow::Int64Builder>(I64Rows{{}, {5000}, {0, 7000}}));
   auto r = DecodeSlam(points, &ns);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   ASSERT_EQ(r->size(), 3u);
   const SlamPoint& p = (*r)[0];
   EXPECT_EQ(std::vector<double>({p.t, p.x, p.y, p.z, p.qx, p.qy, p.qz, p.qw}), kP0);
@@ -127,7 +128,7 @@ TEST(DecodeSlam, ZeroOneAndTwoPointsInLockstep) {
 TEST(DecodeSlam, WithoutStampColumn) {
   arrow::ChunkedArray points(Lists<arrow::DoubleBuilder>(F64Rows{kP0, {}, kP1}));
   auto r = DecodeSlam(points, nullptr);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[0].row, 0);
   EXPECT_EQ((*r)[0].ns, 0);
@@ -161,7 +162,7 @@ TEST(ResolveSlamSpec, EpisodeRowThenFeatureThenSlamFramesThenGripperFrameThenThe
   row.episode_index = 3;
   const std::string col = "observation.slam_trajectory";
   auto s = ResolveSlamSpec(col, row, info);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_OK(s);
   EXPECT_EQ(s->frame, "right_forward_up");
   EXPECT_EQ(s->source, SlamSpecSource::kOldFrame);
   info.gripper_slam_frame = "down_left_forward";

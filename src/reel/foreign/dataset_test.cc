@@ -11,6 +11,7 @@
 
 #include "reel/dataset.h"
 #include "testing/arrow_builders.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -36,8 +37,8 @@ class ForeignTest : public ::testing::Test {
     const std::string path = JoinPath(root_, rel);
     std::filesystem::create_directories(DirName(path));
     auto out = arrow::io::FileOutputStream::Open(path).ValueOrDie();
-    ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), out, row_group).ok());
-    ASSERT_TRUE(out->Close().ok());
+    ASSERT_OK(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), out, row_group));
+    ASSERT_OK(out->Close());
   }
   // v2.1: two episodes (3 and 2 frames), one camera; data and video files empty
   // (the episode index only stats them).
@@ -64,14 +65,14 @@ class ForeignTest : public ::testing::Test {
 
 TEST(ForeignPathTemplate, LeRobotNames) {
   auto v2 = PathTemplate::Parse("videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4");
-  ASSERT_TRUE(v2.ok()) << v2.status().ToString();
+  ASSERT_OK(v2);
   PathVars vars;
   vars.chunk = 1;
   vars.episode_index = 1234;
   vars.image_key = "observation.images.top";
   EXPECT_EQ(*v2->Render(vars), "videos/chunk-001/observation.images.top/episode_001234.mp4");
   auto v3 = PathTemplate::Parse("videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4");
-  ASSERT_TRUE(v3.ok());
+  ASSERT_OK(v3);
   vars.chunk = 0;
   vars.file = 12;
   EXPECT_EQ(*v3->Render(vars), "videos/observation.images.top/chunk-000/file-012.mp4");
@@ -84,11 +85,11 @@ TEST(ForeignPathTemplate, LeRobotNames) {
 TEST_F(ForeignTest, V2EpisodesFromJsonl) {
   WriteV2();
   auto d = ForeignDataset::Open(root_);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_OK(d);
   EXPECT_EQ((*d)->info().format, DatasetFormat::kLeRobotV2);
   EXPECT_EQ((*d)->info().tasks, (std::vector<std::string>{"a", "b"}));
   auto eps = (*d)->ReadEpisodes();
-  ASSERT_TRUE(eps.ok()) << eps.status().ToString();
+  ASSERT_OK(eps);
   ASSERT_EQ(eps->size(), 2u);
   const ForeignEpisode& e = (*eps)[1];
   EXPECT_EQ(e.data_path, "data/chunk-000/episode_000001.parquet");
@@ -123,7 +124,7 @@ TEST_F(ForeignTest, StrictReadStopsAtFirstErrorValidateCollectsAll) {
           "{\"episode_index\": 0, \"tasks\": [\"a\"], \"length\": 3}\n"
           "{\"episode_index\": 2, \"tasks\": [\"b\"], \"length\": 2}\n");
   auto d = ForeignDataset::Open(root_);
-  ASSERT_TRUE(d.ok());
+  ASSERT_OK(d);
   auto eps = (*d)->ReadEpisodes();
   ASSERT_FALSE(eps.ok());
   EXPECT_NE(eps.status().message().find("line 2: episode_index 2, expected 1"), std::string::npos)
@@ -167,14 +168,14 @@ TEST_F(ForeignTest, V3ReadFramesSlicesTheSharedFile) {
   WriteParquet("data/chunk-000/file-000.parquet", data, /*row_group=*/2);
 
   auto d = ForeignDataset::Open(root_);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_OK(d);
   auto eps = (*d)->ReadEpisodes();
-  ASSERT_TRUE(eps.ok()) << eps.status().ToString();
+  ASSERT_OK(eps);
   ASSERT_EQ(eps->size(), 3u);
   EXPECT_EQ((*eps)[1].from_row, 2);
   EXPECT_EQ((*eps)[1].to_row, 5);
   auto t = (*d)->ReadFrames((*eps)[1], {"x"});
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_OK(t);
   ASSERT_EQ((*t)->num_columns(), 1);
   std::vector<int64_t> got;
   for (const auto& chunk : (*t)->column(0)->chunks())

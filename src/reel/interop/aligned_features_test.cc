@@ -7,6 +7,7 @@
 
 #include "interop/aligned_features.h"
 #include "interop/feature_map.h"
+#include "testing/status_matchers.h"
 
 namespace reel::internal {
 namespace {
@@ -50,7 +51,7 @@ bool Has(const std::vector<std::string>& v, const std::string& s) { return std::
 
 TEST(ExportAligned, ThePlanPairsStreamsByTime) {
   auto plan = PlanFeatures(Info(), *PooledSchema(), {}, ExportMapping{});
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_OK(plan);
   const ExportFeature* fm = Find(*plan, "observation.gripper_left_force_matrix");
   ASSERT_NE(fm, nullptr);
   EXPECT_EQ(fm->source, FeatureSource::kAligned);
@@ -78,13 +79,13 @@ TEST(ExportAligned, OptionsChangeThePlan) {
   m.streams.imu_window = 4;
   m.streams.canonical_gloves = false;
   auto plan = PlanFeatures(Info(), *PooledSchema(), {}, m);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_OK(plan);
   EXPECT_EQ(Find(*plan, "observation.gripper_left_force_matrix")->shape, (std::vector<int64_t>{250, 250, 3}));
   EXPECT_EQ(Find(*plan, "observation.imu")->shape, (std::vector<int64_t>{4, 6}));
   EXPECT_EQ(Find(*plan, "observation.left_glove")->source, FeatureSource::kColumn);
   m.streams.align = false;  // the row mapping
   plan = PlanFeatures(Info(), *PooledSchema(), {}, m);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_OK(plan);
   EXPECT_EQ(Find(*plan, "observation.gripper_left_force_matrix"), nullptr);
   EXPECT_EQ(Find(*plan, "observation.imu")->source, FeatureSource::kLast);
   EXPECT_EQ(Find(*plan, "imu_ts_ns")->source, FeatureSource::kLast);

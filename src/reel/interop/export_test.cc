@@ -19,6 +19,7 @@
 #include "testing/fault_fs.h"
 #include "testing/rooted_fs.h"
 #include "testing/tiny_rig.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -55,20 +56,20 @@ class ExportFsTest : public ::testing::Test {
     std::string tmpl = JoinPath(::testing::TempDir(), "reel_export_test.XXXXXX");
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     dir_ = new std::string(tmpl);
-    ASSERT_TRUE(testing::RecordTinyEpisodes(*dir_ + "/task", 2).ok());
+    ASSERT_OK(testing::RecordTinyEpisodes(*dir_ + "/task", 2));
     for (ExportFormat format : {ExportFormat::kLeRobotV30, ExportFormat::kBundle}) {
       ExportOptions o;
       o.format = format;
       auto task = Task::Open(*dir_ + "/task");
-      ASSERT_TRUE(task.ok());
+      ASSERT_OK(task);
       auto report = ExportTask(**task, Reference(format), o);
-      ASSERT_TRUE(report.ok()) << report.status().ToString();
+      ASSERT_OK(report);
     }
     ExportOptions first;  // an older export of the same task: episode 1 only
     first.episodes = {1};
     auto task = Task::Open(*dir_ + "/task");
-    ASSERT_TRUE(task.ok());
-    ASSERT_TRUE(ExportTask(**task, *dir_ + "/older", first).ok());
+    ASSERT_OK(task);
+    ASSERT_OK(ExportTask(**task, *dir_ + "/older", first));
   }
   static void TearDownTestSuite() {
     fs::remove_all(*dir_);
@@ -103,13 +104,13 @@ TEST_F(ExportFsTest, TaskIsReadOnlyThroughItsOwnFileSystem) {
     TaskOptions to;
     to.fs = &task_fs;
     auto task = Task::Open("/reel-virtual-task", to);
-    ASSERT_TRUE(task.ok()) << task.status().ToString();
+    ASSERT_OK(task);
     ExportOptions o;
     o.format = format;
     o.output_fs = &out_fs;
     const std::string name = std::string("out-") + ExportFormatName(format);
     auto report = ExportTask(**task, "/reel-virtual-out/" + name, o);
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    ASSERT_OK(report);
     EXPECT_GT(report->videos_copied + report->videos_reencoded, 0);
     EXPECT_EQ(task_fs.writes + task_fs.refused + task_fs.outside + out_fs.refused, 0);
     EXPECT_GT(task_fs.reads, 0);
@@ -121,7 +122,7 @@ TEST_F(ExportFsTest, UploadWritesTheSameFilesAsRename) {
   for (ExportFormat format : {ExportFormat::kLeRobotV30, ExportFormat::kBundle}) {
     const std::string out = *dir_ + "/upload-" + ExportFormatName(format);
     auto report = Upload(DefaultFileSystem(), out, format);
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    ASSERT_OK(report);
     EXPECT_EQ(report->out_dir, out);
     EXPECT_EQ(ReadTree(out), ReadTree(Reference(format)));
     auto again = Upload(DefaultFileSystem(), out, format);
@@ -192,7 +193,7 @@ TEST_F(ExportFsTest, UploadReplacesAnExistingExportOnlyWhenAsked) {
   EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(ReadTree(out), ReadTree(*dir_ + "/older"));
   auto replaced = Upload(DefaultFileSystem(), out, ExportFormat::kLeRobotV30, /*replace=*/true);
-  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  ASSERT_OK(replaced);
   EXPECT_EQ(ReadTree(out), ReadTree(Reference(ExportFormat::kLeRobotV30)));
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/arrow_builders.h"
+#include "testing/status_matchers.h"
 
 namespace reel::internal {
 namespace {
@@ -12,7 +13,7 @@ TEST(FeatureStats, ColumnStatsMatchNumpy) {
   // numpy: x = [4, 1, 3, 2, 10]; np.quantile(x, [.01,.1,.5,.9,.99]) = [1.04, 1.4, 3, 7.6, 9.76]
   auto column = reel::testing::Doubles({4, 1, 3, 2, 10});
   auto s = ColumnStats(*column);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_OK(s);
   EXPECT_EQ(s->count, 5);
   EXPECT_DOUBLE_EQ(s->min[0], 1);
   EXPECT_DOUBLE_EQ(s->max[0], 10);

@@ -16,6 +16,7 @@
 #include "reel/task.h"
 #include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -45,9 +46,9 @@ class ImportCostTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
     // 40 episodes of one length (3 rows): every one is a candidate by length.
-    ASSERT_TRUE(testing::RecordTinyEpisodes(dir_ + "/target", 40).ok());
-    ASSERT_TRUE(MakeExport(dir_ + "/two", 2).ok());
-    ASSERT_TRUE(MakeExport(dir_ + "/six", 6).ok());
+    ASSERT_OK(testing::RecordTinyEpisodes(dir_ + "/target", 40));
+    ASSERT_OK(MakeExport(dir_ + "/two", 2));
+    ASSERT_OK(MakeExport(dir_ + "/six", 6));
   }
   static void TearDownTestSuite() { stdfs::remove_all(dir_); }
 
@@ -68,7 +69,7 @@ class ImportCostTest : public ::testing::Test {
     options.fs = &fs;
     options.renumber = true;
     auto report = ImportDataset(source, copy, options);
-    EXPECT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_OK(report);
     if (!report.ok()) return {-1, -1};
     EXPECT_EQ(report->episodes, want_imported);
     EXPECT_EQ(static_cast<int64_t>(report->skipped.size()), want_skipped);
@@ -93,9 +94,9 @@ TEST_F(ImportCostTest, TheTargetIsListedOncePerImportNotPerEpisode) {
   EXPECT_EQ(again.index_loads, two.index_loads);
   EXPECT_EQ(again.data_reads, 6);
   auto task = Task::Open(dir_ + "/b");
-  ASSERT_TRUE(task.ok());
+  ASSERT_OK(task);
   auto episodes = (*task)->ListEpisodes();
-  ASSERT_TRUE(episodes.ok());
+  ASSERT_OK(episodes);
   ASSERT_EQ(episodes->size(), 46u);
   EXPECT_EQ(episodes->back().episode_index, 46);  // numbered on from the highest, none skipped
 }
@@ -110,11 +111,11 @@ TEST_F(ImportCostTest, ExportingSomeEpisodesListsNoTask) {
              .on = testing::PathsContaining("/meta/.episode_index.parquet"),
              .nth = 0});
   auto task = Task::Open(dir_ + "/target", {.fs = &fs});
-  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ASSERT_OK(task);
   ExportOptions options;
   options.episodes = {5, 2, 5};
   auto report = ExportTask(**task, dir_ + "/some", options);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_EQ(report->episodes, 2);
   EXPECT_EQ(fs.counted(), 0) << "the task was listed";
   options.episodes = {2, 41};
@@ -139,7 +140,7 @@ TEST_F(ImportCostTest, ASmallPartOfALargeTaskLoadsNoIndex) {
                .on = testing::PathsContaining("/meta/.episode_index.parquet"),
                .nth = 0});
     auto task = Task::Open(copy, {.fs = &fs});
-    ASSERT_TRUE(task.ok()) << task.status().ToString();
+    ASSERT_OK(task);
     std::vector<EpisodeEntry> some;
     for (int64_t n = 1; n <= 32; ++n) some.push_back(*(*task)->FindEpisode(n));
     (void)(*task)->ReadRowsAndSchemas(some, {"length"});

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include "testing/status_matchers.h"
 
 namespace reel::internal {
 namespace {
@@ -15,7 +16,7 @@ constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 std::shared_ptr<arrow::Array> Doubles(const std::vector<double>& v) {
   arrow::DoubleBuilder b;
-  EXPECT_TRUE(b.AppendValues(v).ok());
+  EXPECT_OK(b.AppendValues(v));
   return *b.Finish();
 }
 
@@ -31,7 +32,7 @@ std::shared_ptr<arrow::Array> Lists(const std::vector<std::optional<std::vector<
     valid.push_back(r ? 1 : 0);
   }
   arrow::TypedBufferBuilder<bool> bits;
-  EXPECT_TRUE(bits.Reserve(valid.size()).ok());
+  EXPECT_OK(bits.Reserve(valid.size()));
   for (uint8_t v : valid) bits.UnsafeAppend(v != 0);
   auto null_bitmap = *bits.Finish();
   auto offsets_array = std::make_shared<arrow::Int32Array>(static_cast<int64_t>(offsets.size()),

@@ -14,6 +14,7 @@
 #include "io/copy_file.h"
 #include "reel/fs.h"
 #include "testing/fault_fs.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -45,7 +46,7 @@ class FsTest : public ::testing::Test {
   std::vector<std::string> Names() {
     std::vector<std::string> names;
     auto entries = DefaultFileSystem()->ListDir(dir_);
-    EXPECT_TRUE(entries.ok()) << entries.status().ToString();
+    EXPECT_OK(entries);
     if (entries.ok())
       for (const auto& e : *entries) names.push_back(e.name);
     std::sort(names.begin(), names.end());
@@ -58,11 +59,11 @@ class FsTest : public ::testing::Test {
 TEST_F(FsTest, WriteFileAtomicReplacesContents) {
   const std::string path = JoinPath(dir_, "info.json");
   testing::FaultFileSystem fs;
-  ASSERT_TRUE(WriteFileAtomic(&fs, path, "first").ok());
+  ASSERT_OK(WriteFileAtomic(&fs, path, "first"));
   EXPECT_EQ(Read(path), "first");
-  ASSERT_TRUE(WriteFileAtomic(&fs, path, "second, longer").ok());
+  ASSERT_OK(WriteFileAtomic(&fs, path, "second, longer"));
   EXPECT_EQ(Read(path), "second, longer");
-  ASSERT_TRUE(WriteFileAtomic(&fs, path, "").ok());
+  ASSERT_OK(WriteFileAtomic(&fs, path, ""));
   EXPECT_EQ(Read(path), "");
   EXPECT_EQ(Names(), std::vector<std::string>{"info.json"});
 }
@@ -71,7 +72,7 @@ TEST_F(FsTest, WriteFileAtomicFollowsTheCommitRecipe) {
   const std::string path = JoinPath(dir_, "stats.json");
   testing::FaultFileSystem fs;
   fs.Inject({.ops = testing::kWriteOps, .nth = 0});  // log every change, fail none
-  ASSERT_TRUE(WriteFileAtomic(&fs, path, "{}").ok());
+  ASSERT_OK(WriteFileAtomic(&fs, path, "{}"));
   auto log = fs.calls();
   ASSERT_EQ(log.size(), 6u) << ::testing::PrintToString(log);
   // A dotfile beside the target, synced before the rename, then the directory synced.
@@ -89,7 +90,7 @@ TEST_F(FsTest, WriteFileAtomicFollowsTheCommitRecipe) {
 TEST_F(FsTest, WriteFileAtomicFailureBeforeRenameKeepsOldContents) {
   const std::string path = JoinPath(dir_, "info.json");
   for (FsOp op : {FsOp::kNewWritableFile, FsOp::kAppend, FsOp::kSync, FsOp::kClose, FsOp::kRename}) {
-    ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), path, "old contents").ok());
+    ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), path, "old contents"));
     testing::FaultFileSystem fs;
     fs.Inject(FailNth(op, 1));
     Status st = WriteFileAtomic(&fs, path, "new contents that are longer");
@@ -115,9 +116,9 @@ TEST_F(FsTest, WriteFileAtomicFailsTheNthCall) {
   const std::string path = JoinPath(dir_, "info.json");
   testing::FaultFileSystem fs;
   fs.Inject(FailNth(FsOp::kSync, 2));
-  ASSERT_TRUE(WriteFileAtomic(&fs, path, "one").ok());
+  ASSERT_OK(WriteFileAtomic(&fs, path, "one"));
   EXPECT_FALSE(WriteFileAtomic(&fs, path, "two").ok());
-  EXPECT_TRUE(WriteFileAtomic(&fs, path, "three").ok());
+  EXPECT_OK(WriteFileAtomic(&fs, path, "three"));
   EXPECT_EQ(Read(path), "three");
   EXPECT_EQ(Names(), std::vector<std::string>{"info.json"});
 }
@@ -125,7 +126,7 @@ TEST_F(FsTest, WriteFileAtomicFailsTheNthCall) {
 TEST_F(FsTest, WriteFileAtomicSyncDirFailureIsReportedAndLeavesAWholeFile) {
   // The rename has happened by then: the file is whole (old or new), never torn, and no temp stays.
   const std::string path = JoinPath(dir_, "info.json");
-  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), path, "old").ok());
+  ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), path, "old"));
   testing::FaultFileSystem fs;
   fs.Inject(FailNth(FsOp::kSyncDir, 1));
   EXPECT_FALSE(WriteFileAtomic(&fs, path, "new").ok());
@@ -140,7 +141,7 @@ TEST_F(FsTest, WriteFileAtomicWritesInPlaceOnAStoreWithoutRename) {
   testing::FaultFileSystem store;
   store.SetCapabilities({.atomic_rename = false, .locks = false, .directories = false});
   store.Inject({.ops = testing::Ops({FsOp::kRename}), .stays_down = true, .code = StatusCode::kNotSupported});
-  ASSERT_TRUE(WriteFileAtomic(&store, path, "whole when written").ok());
+  ASSERT_OK(WriteFileAtomic(&store, path, "whole when written"));
   EXPECT_EQ(Read(path), "whole when written");
   EXPECT_EQ(store.count(FsOp::kRename), 0);
 }
@@ -149,12 +150,12 @@ TEST_F(FsTest, WriteFileAtomicWritesInPlaceOnAStoreWithoutRename) {
 
 TEST_F(FsTest, ReplaceFileAcrossRenamesASyncedTempOverTheTarget) {
   const std::string from = JoinPath(dir_, "src"), to = JoinPath(dir_, "info.json");
-  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), from, "new contents").ok());
-  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), to, "old").ok());
+  ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), from, "new contents"));
+  ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), to, "old"));
   testing::FaultFileSystem fs;
   fs.Log(testing::kWriteOps);
   auto copied = internal::ReplaceFileAcross(DefaultFileSystem(), from, &fs, to);
-  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  ASSERT_OK(copied);
   EXPECT_EQ(*copied, 12u);
   EXPECT_EQ(Read(to), "new contents");
   const std::vector<std::string> calls = fs.calls();
@@ -168,9 +169,9 @@ TEST_F(FsTest, ReplaceFileAcrossRenamesASyncedTempOverTheTarget) {
 
 TEST_F(FsTest, ReplaceFileAcrossLeavesTheOldFileAndNoTempWhenItFails) {
   const std::string from = JoinPath(dir_, "src"), to = JoinPath(dir_, "info.json");
-  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), from, "new contents").ok());
+  ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), from, "new contents"));
   for (FsOp op : {FsOp::kAppend, FsOp::kSync, FsOp::kClose, FsOp::kRename}) {
-    ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), to, "old").ok());
+    ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), to, "old"));
     testing::FaultFileSystem fs;
     fs.Inject(FailNth(op, 1));
     EXPECT_FALSE(internal::ReplaceFileAcross(DefaultFileSystem(), from, &fs, to).ok()) << FsOpName(op);
@@ -181,10 +182,10 @@ TEST_F(FsTest, ReplaceFileAcrossLeavesTheOldFileAndNoTempWhenItFails) {
 
 TEST_F(FsTest, ReplaceFileAcrossCopiesInPlaceOnAStoreWithoutRename) {
   const std::string from = JoinPath(dir_, "src"), to = JoinPath(dir_, "info.json");
-  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), from, "new contents").ok());
+  ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), from, "new contents"));
   testing::FaultFileSystem store;
   store.SetCapabilities({.atomic_rename = false, .locks = false, .directories = false});
-  ASSERT_TRUE(internal::ReplaceFileAcross(DefaultFileSystem(), from, &store, to).ok());
+  ASSERT_OK(internal::ReplaceFileAcross(DefaultFileSystem(), from, &store, to));
   EXPECT_EQ(Read(to), "new contents");
   EXPECT_EQ(store.count(FsOp::kRename), 0);
 }
@@ -211,14 +212,14 @@ TEST(PathHelpers, JoinBaseDir) {
 TEST_F(FsTest, StatMissingIsNotAnError) {
   FileSystem* fs = DefaultFileSystem();
   auto missing = fs->Stat(JoinPath(dir_, "nope"));
-  ASSERT_TRUE(missing.ok()) << missing.status().ToString();
+  ASSERT_OK(missing);
   EXPECT_EQ(missing->type, FileType::kNotFound);
-  ASSERT_TRUE(WriteFileAtomic(fs, JoinPath(dir_, "f"), "12345").ok());
+  ASSERT_OK(WriteFileAtomic(fs, JoinPath(dir_, "f"), "12345"));
   auto under_file = fs->Stat(JoinPath(dir_, "f/child"));
-  ASSERT_TRUE(under_file.ok()) << under_file.status().ToString();
+  ASSERT_OK(under_file);
   EXPECT_EQ(under_file->type, FileType::kNotFound);
   auto file = fs->Stat(JoinPath(dir_, "f"));
-  ASSERT_TRUE(file.ok());
+  ASSERT_OK(file);
   EXPECT_EQ(file->type, FileType::kFile);
   EXPECT_EQ(file->size, 5u);
   EXPECT_EQ(fs->Stat(dir_)->type, FileType::kDirectory);
@@ -226,9 +227,9 @@ TEST_F(FsTest, StatMissingIsNotAnError) {
 
 TEST_F(FsTest, StatManyAnswersAsStatDoes) {
   FileSystem* fs = DefaultFileSystem();
-  ASSERT_TRUE(WriteFileAtomic(fs, JoinPath(dir_, "a"), "12345").ok());
-  ASSERT_TRUE(fs->CreateDirs(JoinPath(dir_, "d/e")).ok());
-  ASSERT_TRUE(WriteFileAtomic(fs, JoinPath(dir_, "d/e/f"), "xy").ok());
+  ASSERT_OK(WriteFileAtomic(fs, JoinPath(dir_, "a"), "12345"));
+  ASSERT_OK(fs->CreateDirs(JoinPath(dir_, "d/e")));
+  ASSERT_OK(WriteFileAtomic(fs, JoinPath(dir_, "d/e/f"), "xy"));
   const std::vector<std::string> names = {"a", "missing", "d", "d/e/f", "a/under_a_file"};
   FileSystemWrapper wrapped(fs);  // the default: one Stat per joined path
   for (FileSystem* each : {fs, static_cast<FileSystem*>(&wrapped)}) {
@@ -249,7 +250,7 @@ TEST_F(FsTest, StatManyAnswersAsStatDoes) {
   }
   // A directory that does not exist: every name is missing, as for Stat.
   for (const Result<FileInfo>& r : fs->StatMany(JoinPath(dir_, "nope"), {"a", "b"})) {
-    ASSERT_TRUE(r.ok());
+    ASSERT_OK(r);
     EXPECT_EQ(r->type, FileType::kNotFound);
   }
 }
@@ -257,11 +258,11 @@ TEST_F(FsTest, StatManyAnswersAsStatDoes) {
 TEST_F(FsTest, ListDirSortedWithTypes) {
   FileSystem* fs = DefaultFileSystem();
   for (const char* name : {"b.parquet", "a.parquet", ".lock", "C"})
-    ASSERT_TRUE(WriteFileAtomic(fs, JoinPath(dir_, name), "x").ok());
-  ASSERT_TRUE(fs->CreateDirs(JoinPath(dir_, "chunk-001/deeper")).ok());
-  ASSERT_TRUE(fs->CreateDirs(JoinPath(dir_, "chunk-001/deeper")).ok());  // mkdir -p is idempotent
+    ASSERT_OK(WriteFileAtomic(fs, JoinPath(dir_, name), "x"));
+  ASSERT_OK(fs->CreateDirs(JoinPath(dir_, "chunk-001/deeper")));
+  ASSERT_OK(fs->CreateDirs(JoinPath(dir_, "chunk-001/deeper")));  // mkdir -p is idempotent
   auto entries = fs->ListDir(dir_);
-  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  ASSERT_OK(entries);
   std::vector<std::string> names;
   for (const auto& e : *entries) names.push_back(e.name);
   EXPECT_EQ(names, (std::vector<std::string>{".lock", "C", "a.parquet", "b.parquet", "chunk-001"}));
@@ -285,10 +286,10 @@ TEST_F(FsTest, ReadFileErrors) {
 TEST_F(FsTest, CreateDirsOverAFileAndRemoveFile) {
   FileSystem* fs = DefaultFileSystem();
   const std::string f = JoinPath(dir_, "f");
-  ASSERT_TRUE(WriteFileAtomic(fs, f, "x").ok());
+  ASSERT_OK(WriteFileAtomic(fs, f, "x"));
   EXPECT_FALSE(fs->CreateDirs(JoinPath(f, "sub")).ok());
   EXPECT_FALSE(fs->CreateDirs(f).ok());
-  ASSERT_TRUE(fs->RemoveFile(f).ok());
+  ASSERT_OK(fs->RemoveFile(f));
   EXPECT_EQ(fs->Stat(f)->type, FileType::kNotFound);
   EXPECT_EQ(fs->RemoveFile(f).code(), StatusCode::kNotFound);
 }
@@ -299,15 +300,15 @@ TEST_F(FsTest, WriteAtPatchesWrittenBytesOnly) {
   FileSystem* fs = DefaultFileSystem();
   const std::string path = JoinPath(dir_, "v.mp4");
   auto file = fs->NewWritableFile(path);
-  ASSERT_TRUE(file.ok());
-  ASSERT_TRUE((*file)->Append("0123456789").ok());
-  ASSERT_TRUE((*file)->WriteAt(2, "ab").ok());      // a header patched after the payload
-  ASSERT_TRUE((*file)->Append("XY").ok());          // Append continues at the end
-  ASSERT_TRUE((*file)->WriteAt(10, "xy").ok());     // up to the end is fine
+  ASSERT_OK(file);
+  ASSERT_OK((*file)->Append("0123456789"));
+  ASSERT_OK((*file)->WriteAt(2, "ab"));      // a header patched after the payload
+  ASSERT_OK((*file)->Append("XY"));          // Append continues at the end
+  ASSERT_OK((*file)->WriteAt(10, "xy"));     // up to the end is fine
   EXPECT_EQ((*file)->WriteAt(11, "pq").code(), StatusCode::kInvalid);  // past it is not
   EXPECT_EQ((*file)->WriteAt(13, "").code(), StatusCode::kInvalid);
-  ASSERT_TRUE((*file)->Sync().ok());
-  ASSERT_TRUE((*file)->Close().ok());
+  ASSERT_OK((*file)->Sync());
+  ASSERT_OK((*file)->Close());
   EXPECT_EQ(Read(path), "01ab456789xy");
 }
 
@@ -316,16 +317,16 @@ TEST_F(FsTest, AppendableFileContinuesAfterOldContents) {
   const std::string path = JoinPath(dir_, "up.part");
   {
     auto file = fs->NewAppendableFile(path);  // created when missing
-    ASSERT_TRUE(file.ok()) << file.status().ToString();
-    ASSERT_TRUE((*file)->Append("abc").ok());
-    ASSERT_TRUE((*file)->Close().ok());
+    ASSERT_OK(file);
+    ASSERT_OK((*file)->Append("abc"));
+    ASSERT_OK((*file)->Close());
   }
   auto file = fs->NewAppendableFile(path);
-  ASSERT_TRUE(file.ok());
-  ASSERT_TRUE((*file)->Append("def").ok());
+  ASSERT_OK(file);
+  ASSERT_OK((*file)->Append("def"));
   EXPECT_EQ((*file)->WriteAt(0, "x").code(), StatusCode::kNotSupported);  // O_APPEND
-  ASSERT_TRUE((*file)->Sync().ok());
-  ASSERT_TRUE((*file)->Close().ok());
+  ASSERT_OK((*file)->Sync());
+  ASSERT_OK((*file)->Close());
   EXPECT_EQ(Read(path), "abcdef");
   EXPECT_FALSE(fs->NewAppendableFile(JoinPath(dir_, "no/such/dir")).ok());
 }
@@ -334,9 +335,9 @@ TEST_F(FsTest, StatReportsModificationTime) {
   FileSystem* fs = DefaultFileSystem();
   const std::string path = JoinPath(dir_, "f");
   const int64_t before = static_cast<int64_t>(::time(nullptr) - 5) * 1000000000;
-  ASSERT_TRUE(WriteFileSynced(fs, path, "x").ok());
+  ASSERT_OK(WriteFileSynced(fs, path, "x"));
   auto info = fs->Stat(path);
-  ASSERT_TRUE(info.ok());
+  ASSERT_OK(info);
   EXPECT_GT(info->mtime_ns, before);
   EXPECT_LT(info->mtime_ns, before + int64_t{60} * 1000000000);
   EXPECT_EQ(fs->Stat(JoinPath(dir_, "nope"))->mtime_ns, 0);
@@ -352,22 +353,22 @@ TEST_F(FsTest, CreateUniqueDirRemoveDirAndRemoveAll) {
   EXPECT_EQ(fs->Stat(*a)->type, FileType::kDirectory);
   EXPECT_FALSE(fs->CreateUniqueDir(JoinPath(dir_, "missing/parent-")).ok());
 
-  ASSERT_TRUE(fs->CreateDirs(JoinPath(*a, "x/y")).ok());
-  ASSERT_TRUE(WriteFileSynced(fs, JoinPath(*a, "x/y/f"), "1").ok());
-  ASSERT_TRUE(WriteFileSynced(fs, JoinPath(*a, "g"), "2").ok());
+  ASSERT_OK(fs->CreateDirs(JoinPath(*a, "x/y")));
+  ASSERT_OK(WriteFileSynced(fs, JoinPath(*a, "x/y/f"), "1"));
+  ASSERT_OK(WriteFileSynced(fs, JoinPath(*a, "g"), "2"));
   // A link to a directory outside: removed, never followed.
-  ASSERT_TRUE(WriteFileSynced(fs, JoinPath(*b, "keep"), "3").ok());
+  ASSERT_OK(WriteFileSynced(fs, JoinPath(*b, "keep"), "3"));
   ASSERT_EQ(::symlink(b->c_str(), JoinPath(*a, "link").c_str()), 0);
   EXPECT_FALSE(fs->RemoveDir(*a).ok());  // not empty
   bool removed = false;
-  ASSERT_TRUE(RemoveAll(fs, *a, &removed).ok());
+  ASSERT_OK(RemoveAll(fs, *a, &removed));
   EXPECT_TRUE(removed);
   EXPECT_EQ(fs->Stat(*a)->type, FileType::kNotFound);
   EXPECT_EQ(Read(JoinPath(*b, "keep")), "3");
-  ASSERT_TRUE(RemoveAll(fs, *a, &removed).ok());  // missing: OK
+  ASSERT_OK(RemoveAll(fs, *a, &removed));  // missing: OK
   EXPECT_FALSE(removed);
-  ASSERT_TRUE(fs->RemoveFile(JoinPath(*b, "keep")).ok());
-  ASSERT_TRUE(fs->RemoveDir(*b).ok());
+  ASSERT_OK(fs->RemoveFile(JoinPath(*b, "keep")));
+  ASSERT_OK(fs->RemoveDir(*b));
   EXPECT_EQ(fs->RemoveDir(*b).code(), StatusCode::kNotFound);
 }
 
@@ -414,7 +415,7 @@ TEST_F(FsTest, AdditionsDefaultToNotSupportedAndTheWrapperForwards) {
   };
   WritableFileWrapper file(std::make_unique<AppendOnly>());
   EXPECT_EQ(file.WriteAt(0, "x").code(), StatusCode::kNotSupported);
-  EXPECT_TRUE(file.Append("x").ok());
+  EXPECT_OK(file.Append("x"));
 }
 
 }  // namespace

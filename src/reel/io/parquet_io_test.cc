@@ -18,6 +18,7 @@
 #include "io/bounded_pool.h"
 #include "io/parquet_io.h"
 #include "io/scratch_dir.h"
+#include "testing/status_matchers.h"
 
 namespace reel::internal {
 namespace {
@@ -30,15 +31,15 @@ std::shared_ptr<arrow::Array> ListColumn(const std::shared_ptr<arrow::DataType>&
   arrow::ListBuilder list(arrow::default_memory_pool(), std::move(values));
   for (int64_t n : rows) {
     if (n < 0) {
-      EXPECT_TRUE(list.AppendNull().ok());
+      EXPECT_OK(list.AppendNull());
       continue;
     }
-    EXPECT_TRUE(list.Append().ok());
+    EXPECT_OK(list.Append());
     for (int64_t i = 0; i < n; ++i) {
       if (null_elements && i % 7 == 3) {
-        EXPECT_TRUE(list.value_builder()->AppendNull().ok());
+        EXPECT_OK(list.value_builder()->AppendNull());
       } else {
-        EXPECT_TRUE(list.value_builder()->AppendScalar(*arrow::MakeScalar(value_type, i % 5).ValueOrDie()).ok());
+        EXPECT_OK(list.value_builder()->AppendScalar(*arrow::MakeScalar(value_type, i % 5).ValueOrDie()));
       }
     }
   }
@@ -59,16 +60,16 @@ Both ReadBoth(const std::string& path, const std::shared_ptr<arrow::Table>& tabl
               int64_t row_group_rows) {
   auto props = parquet::WriterProperties::Builder().data_pagesize(4096)->compression(parquet::Compression::ZSTD)->build();
   auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
-  EXPECT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, row_group_rows, props).ok());
-  EXPECT_TRUE(sink->Close().ok());
+  EXPECT_OK(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, row_group_rows, props));
+  EXPECT_OK(sink->Close());
   Both out;
   auto reader = OpenParquet(DefaultFileSystem(), path, false);
-  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_OK(reader);
   auto fast = ReadListLengths(**reader, column, path);
-  EXPECT_TRUE(fast.ok()) << fast.status().ToString();
+  EXPECT_OK(fast);
   if (fast.ok()) out.fast = *fast;
   auto whole = ReadParquetTable(DefaultFileSystem(), path, {column}, false);
-  EXPECT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_OK(whole);
   for (const auto& chunk : (*whole)->column(0)->chunks()) {
     const auto& list = static_cast<const arrow::ListArray&>(*chunk);
     for (int64_t i = 0; i < list.length(); ++i) out.arrow.push_back(list.IsNull(i) ? -1 : list.value_length(i));
@@ -78,7 +79,7 @@ Both ReadBoth(const std::string& path, const std::shared_ptr<arrow::Table>& tabl
 
 TEST(ReadListLengths, AgreesWithArrowsListReader) {
   auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
-  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_OK(dir);
   const std::vector<int64_t> rows = {0, -1, 3, 187500, 0, 0, 2, -1, 187500, 1, 5000, 0};
   for (const auto& type : {arrow::int16(), arrow::float32(), arrow::int64(), arrow::float64()}) {
     for (bool nullable : {true, false}) {
@@ -102,24 +103,24 @@ TEST(ReadListLengths, AgreesWithArrowsListReader) {
 
 TEST(ReadListLengths, RefusesWhatIsNotAListOfOnePrimitive) {
   auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
-  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_OK(dir);
   const std::string path = (*dir)->path() + "/t.parquet";
   auto nested_values = std::make_shared<arrow::ListBuilder>(arrow::default_memory_pool(),
                                                              std::make_shared<arrow::Int16Builder>());
   arrow::ListBuilder nested(arrow::default_memory_pool(), nested_values);
-  ASSERT_TRUE(nested.Append().ok());
-  ASSERT_TRUE(nested_values->Append().ok());
-  ASSERT_TRUE(static_cast<arrow::Int16Builder*>(nested_values->value_builder())->Append(1).ok());
-  ASSERT_TRUE(nested.Append().ok());
+  ASSERT_OK(nested.Append());
+  ASSERT_OK(nested_values->Append());
+  ASSERT_OK(static_cast<arrow::Int16Builder*>(nested_values->value_builder())->Append(1));
+  ASSERT_OK(nested.Append());
   auto nested_array = nested.Finish().ValueOrDie();
   auto table = arrow::Table::Make(
       arrow::schema({arrow::field("plain", arrow::int64()), arrow::field("nested", nested_array->type())}),
       {Int64s(2), nested_array});
   auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
-  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 10).ok());
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 10));
+  ASSERT_OK(sink->Close());
   auto reader = OpenParquet(DefaultFileSystem(), path, false);
-  ASSERT_TRUE(reader.ok());
+  ASSERT_OK(reader);
   EXPECT_EQ(ReadListLengths(**reader, "plain", path).status().code(), StatusCode::kNotSupported);
   EXPECT_EQ(ReadListLengths(**reader, "nested", path).status().code(), StatusCode::kNotSupported);
   EXPECT_EQ(ReadListLengths(**reader, "absent", path).status().code(), StatusCode::kNotFound);
@@ -131,7 +132,7 @@ TEST(ReadListLengths, RefusesWhatIsNotAListOfOnePrimitive) {
 // type, and subsets from one row to every row.
 TEST(ReadListRows, EqualsTheRowsOfArrowsWholeRead) {
   auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
-  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_OK(dir);
   const std::string path = (*dir)->path() + "/rows.parquet";
   const std::vector<int64_t> shape = {3, -1, 0, 2000, 1, 0, 7, 187500, -1, 5, 0, 40, 2, 9000, 1};
   const std::vector<std::vector<int64_t>> subsets = {
@@ -147,11 +148,11 @@ TEST(ReadListRows, EqualsTheRowsOfArrowsWholeRead) {
           b.data_pagesize(4096)->max_rows_per_page(2)->compression(parquet::Compression::ZSTD);
           if (index) b.enable_write_page_index(); else b.disable_write_page_index();
           auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
-          ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, group, b.build()).ok());
-          ASSERT_TRUE(sink->Close().ok());
+          ASSERT_OK(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, group, b.build()));
+          ASSERT_OK(sink->Close());
           ParquetSource source;
           auto reader = OpenParquet(DefaultFileSystem(), path, false, &source);
-          ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+          ASSERT_OK(reader);
           const auto whole = arrow::Concatenate((*ReadParquetTable(DefaultFileSystem(), path, {field->name()}, false))
                                                     ->column(0)->chunks()).ValueOrDie();
           for (const auto& rows : subsets) {
@@ -184,14 +185,14 @@ int64_t BytesReadSoFar() {
 // not the column (noise values, so ZSTD cannot shrink the file to nothing).
 TEST(ReadListRows, ReadsOnlyThePagesOfTheRowsAskedFor) {
   auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
-  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_OK(dir);
   const std::string path = (*dir)->path() + "/matrix.parquet";
   constexpr int64_t kRows = 40, kWidth = 187500;
   arrow::Int16Builder values;
   uint32_t state = 29;
   for (int64_t i = 0; i < kRows * kWidth; ++i) {
     state = state * 1664525u + 1013904223u;
-    ASSERT_TRUE(values.Append(static_cast<int16_t>(state >> 16)).ok());
+    ASSERT_OK(values.Append(static_cast<int16_t>(state >> 16)));
   }
   arrow::Int32Builder offsets;
   for (int64_t r = 0; r <= kRows; ++r) ASSERT_TRUE(offsets.Append(static_cast<int32_t>(r * kWidth)).ok());
@@ -201,32 +202,32 @@ TEST(ReadListRows, ReadsOnlyThePagesOfTheRowsAskedFor) {
   ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, kRows,
                                          parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build())
                   .ok());
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK(sink->Close());
   const int64_t size = static_cast<int64_t>(std::filesystem::file_size(path));
   ParquetSource source;
   auto reader = OpenParquet(DefaultFileSystem(), path, false, &source);
-  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_OK(reader);
   const int64_t before = BytesReadSoFar();
   auto got = ReadListRows(**reader, source, "observation.x_force_matrix", {27}, path);
   const int64_t read = BytesReadSoFar() - before;
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_TRUE((*got)->Equals(lists->Slice(27, 1)));
   EXPECT_LT(read, size / 8) << "read " << read << " bytes of a " << size << "-byte file for one of its 40 rows";
 }
 
 TEST(ReadListRows, RefusesRowsOutOfOrderOrRangeAndWhatIsNotAList) {
   auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
-  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_OK(dir);
   const std::string path = (*dir)->path() + "/rows.parquet";
   auto field = arrow::field("observation.x_force_matrix", arrow::list(arrow::int16()));
   auto table = arrow::Table::Make(arrow::schema({arrow::field("frame_index", arrow::int64()), field}),
                                   {Int64s(4), ListColumn(arrow::int16(), {1, 2, 3, 4}, false)});
   auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
-  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 2).ok());
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 2));
+  ASSERT_OK(sink->Close());
   ParquetSource source;
   auto reader = OpenParquet(DefaultFileSystem(), path, false, &source);
-  ASSERT_TRUE(reader.ok());
+  ASSERT_OK(reader);
   EXPECT_EQ(ReadListRows(**reader, source, field->name(), {2, 1}, path).status().code(), StatusCode::kInvalid);
   EXPECT_EQ(ReadListRows(**reader, source, field->name(), {1, 1}, path).status().code(), StatusCode::kInvalid);
   EXPECT_EQ(ReadListRows(**reader, source, field->name(), {4}, path).status().code(), StatusCode::kInvalid);
@@ -245,15 +246,15 @@ TEST(BoundedPool, RefusesPastItsBudgetAndOutlivesItsOwnerWhileABufferLives) {
   auto owner = BoundedPool::Make(1000, "of the test");
   BoundedPool* pool = owner.get();
   uint8_t* a = nullptr;
-  ASSERT_TRUE(pool->Allocate(600, &a).ok());
+  ASSERT_OK(pool->Allocate(600, &a));
   uint8_t* b = nullptr;
   const arrow::Status refused = pool->Allocate(600, &b);
   EXPECT_TRUE(refused.IsOutOfMemory());
   EXPECT_NE(refused.message().find("over the 1000 bytes of the test"), std::string::npos) << refused.message();
   EXPECT_EQ(pool->bytes_allocated(), 600);
   EXPECT_TRUE(pool->Reallocate(600, 1200, &a).IsOutOfMemory());
-  ASSERT_TRUE(pool->Reallocate(600, 100, &a).ok());
-  ASSERT_TRUE(pool->Allocate(900, &b).ok());
+  ASSERT_OK(pool->Reallocate(600, 100, &a));
+  ASSERT_OK(pool->Allocate(900, &b));
   EXPECT_EQ(pool->bytes_allocated(), 1000);
   owner.reset();  // the owner lets go; the two buffers keep the pool (ASan sees a use after free)
   pool->Free(a, 100);
@@ -271,7 +272,7 @@ TEST(OpenParquet, ADictionaryLargerThanTheFileCanDecodeToIsRefusedNotAllocated) 
   ASSERT_TRUE(in.good());
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
-  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_OK(dir);
   const std::string path = (*dir)->path() + "/chunk-000.parquet";
   {
     std::ofstream out(path, std::ios::binary);
@@ -301,15 +302,15 @@ TEST(OpenParquet, AConstantColumnTheFooterDeclaresIsReadWhateverItsRatio) {
   auto table = arrow::Table::Make(arrow::schema({arrow::field("observation.left_glove_force_matrix", lists->type())}),
                                   {lists});
   auto dir = ScratchDir::Create("parquet_io_test", "/tmp");
-  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_OK(dir);
   const std::string path = (*dir)->path() + "/zeros.parquet";
   auto sink = arrow::io::FileOutputStream::Open(path).ValueOrDie();
-  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, kRows).ok());
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, kRows));
+  ASSERT_OK(sink->Close());
   const int64_t size = static_cast<int64_t>(std::filesystem::file_size(path));
   ASSERT_GT(kRows * kWidth * 2, (int64_t{256} << 20) + size * 32768) << size;  // past the expansion bound
   auto read = ReadParquetTable(DefaultFileSystem(), path, {}, false);
-  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_OK(read);
   EXPECT_EQ((*read)->num_rows(), kRows);
 }
 

@@ -5,13 +5,14 @@
 #include <fstream>
 
 #include "io/scratch_dir.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
 
 TEST(SameBytes, EqualOnlyForTheSameBytesOfRegularFiles) {
   auto dir = internal::ScratchDir::Create("reel-same-bytes-test");
-  ASSERT_TRUE(dir.ok());
+  ASSERT_OK(dir);
   auto write = [&](const std::string& name, const std::string& bytes) {
     const std::string path = (*dir)->path() + "/" + name;
     std::ofstream(path, std::ios::binary) << bytes;

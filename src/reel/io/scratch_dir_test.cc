@@ -10,22 +10,23 @@
 #include <fstream>
 
 #include "io/temp_name.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
 
 TEST(ScratchDir, RemoveOpenScratchDirsTakesEveryOpenOneAndOnlyThose) {
   auto parent = internal::ScratchDir::Create("reel-scratch-test");
-  ASSERT_TRUE(parent.ok()) << parent.status().ToString();
+  ASSERT_OK(parent);
   const std::string base = (*parent)->path();
   std::string gone;
   {
     auto closed = internal::ScratchDir::Create("closed", base);
-    ASSERT_TRUE(closed.ok());
+    ASSERT_OK(closed);
     gone = (*closed)->path();
   }
   auto open = internal::ScratchDir::Create("open", base);
-  ASSERT_TRUE(open.ok());
+  ASSERT_OK(open);
   const std::string keep = base + "/not-scratch";
   std::filesystem::create_directories(keep + "/x");
   const std::string file = (*open)->path() + ".tmp";
@@ -44,7 +45,7 @@ TEST(ScratchDir, RemoveOpenScratchDirsTakesEveryOpenOneAndOnlyThose) {
 // work directory on NFS, a $TMPDIR shared with another container) only after a day.
 TEST(ScratchDir, AnotherHostsScratchDirectoryIsSweptOnlyByAge) {
   auto parent = internal::ScratchDir::Create("reel-scratch-host-test");
-  ASSERT_TRUE(parent.ok()) << parent.status().ToString();
+  ASSERT_OK(parent);
   const std::string base = (*parent)->path();
   std::string other = internal::HostId();
   other[0] = other[0] == '0' ? '1' : '0';
@@ -59,7 +60,7 @@ TEST(ScratchDir, AnotherHostsScratchDirectoryIsSweptOnlyByAge) {
   put("work-" + internal::HostId() + "-" + dead + "-cccccc", 1);  // this host's, pid gone: swept
   put("work-" + dead + "-dddddd", 1);                            // an earlier version's, pid gone: swept
   auto made = internal::ScratchDir::Create("work", base);
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  ASSERT_OK(made);
   EXPECT_TRUE(BaseName((*made)->path()).starts_with("work-" + internal::HostId() + "-" + std::to_string(::getpid()) + "-"))
       << (*made)->path();
   std::vector<std::string> left;

@@ -19,6 +19,7 @@
 #include "reel/task.h"
 #include "testing/tiny_rig.h"
 #include "write/transaction.h"
+#include "testing/status_matchers.h"
 
 namespace reel::internal {
 namespace {
@@ -29,7 +30,7 @@ class ConfinedTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto scratch = ScratchDir::Create("reel_confined", stdfs::temp_directory_path().string());
-    ASSERT_TRUE(scratch.ok()) << scratch.status().ToString();
+    ASSERT_OK(scratch);
     scratch_ = std::move(*scratch);
     dir_ = scratch_->path();
     root_ = dir_ + "/task";
@@ -68,8 +69,8 @@ TEST_F(ConfinedTest, ALinkOnThePathIsRefusedWhereverItIs) {
   stdfs::create_directory_symlink(outside_, root_ + "/meta/cache");
   stdfs::create_symlink(outside_ + "/victim.conf", root_ + "/data/chunk-000/episode-000.parquet");
   FileSystem* fs = DefaultFileSystem();
-  EXPECT_TRUE(CheckBeneath(fs, root_, "meta/info.json", "t").ok());
-  EXPECT_TRUE(CheckBeneath(fs, root_, "videos/chunk-000/cam/episode-000.mp4", "t").ok());  // not there yet
+  EXPECT_OK(CheckBeneath(fs, root_, "meta/info.json", "t"));
+  EXPECT_OK(CheckBeneath(fs, root_, "videos/chunk-000/cam/episode-000.mp4", "t"));  // not there yet
   for (const char* rel : {"meta/cache/victim.conf", "meta/cache", "data/chunk-000/episode-000.parquet"}) {
     Status st = CheckBeneath(fs, root_, rel, "the journal");
     EXPECT_EQ(st.code(), StatusCode::kInvalid) << rel;
@@ -83,13 +84,13 @@ TEST_F(ConfinedTest, ALinkOnThePathIsRefusedWhereverItIs) {
   }
   // The root itself may be a link: it is the caller's choice, not the task's bytes.
   stdfs::create_directory_symlink(root_, dir_ + "/task-link");
-  EXPECT_TRUE(CheckBeneath(fs, dir_ + "/task-link", "meta/info.json", "t").ok());
+  EXPECT_OK(CheckBeneath(fs, dir_ + "/task-link", "meta/info.json", "t"));
 }
 
 // The issue's example: meta/cache -> elsewhere and a journal renaming into it and
 // removing from it. Every writer's lock runs recovery; it stops, and leaves both.
 TEST_F(ConfinedTest, AForgedJournalThroughALinkChangesNothingOutside) {
-  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 2).ok());
+  ASSERT_OK(testing::RecordTinyEpisodes(root_, 2));
   stdfs::create_directory_symlink(outside_, root_ + "/meta/cache");
   Put(root_ + "/meta/payload", "attacker's bytes");
   Put(root_ + "/meta/.commit-7.json",
@@ -111,7 +112,7 @@ TEST_F(ConfinedTest, AForgedJournalThroughALinkChangesNothingOutside) {
 }
 
 TEST_F(ConfinedTest, AJournalThroughALinkedDataFolderIsRefusedBeforeAnyRename) {
-  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 2).ok());
+  ASSERT_OK(testing::RecordTinyEpisodes(root_, 2));
   // data/chunk-000 replaced by a link to elsewhere (as a copy by a tool that keeps links).
   stdfs::rename(root_ + "/data/chunk-000", dir_ + "/moved-chunk");
   stdfs::create_directory_symlink(outside_, root_ + "/data/chunk-000");
@@ -131,11 +132,11 @@ TEST_F(ConfinedTest, AJournalThroughALinkedDataFolderIsRefusedBeforeAnyRename) {
 // A journal for an episode the task lacks may not remove another episode's files (before:
 // episode 1's data went, and check said OK).
 TEST_F(ConfinedTest, AJournalMayNameOnlyItsOwnEpisodesFiles) {
-  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 2).ok());
+  ASSERT_OK(testing::RecordTinyEpisodes(root_, 2));
   auto task = Task::Open(root_);
-  ASSERT_TRUE(task.ok());
+  ASSERT_OK(task);
   auto one = (*task)->FindEpisode(1);
-  ASSERT_TRUE(one.ok());
+  ASSERT_OK(one);
   const std::string data_one = root_ + "/" + one->data_path;
   for (const std::string& journal : std::vector<std::string>{
            R"({"episode_index":9,"removes":[")" + one->data_path + R"("]})",
@@ -151,7 +152,7 @@ TEST_F(ConfinedTest, AJournalMayNameOnlyItsOwnEpisodesFiles) {
     EXPECT_TRUE(stdfs::exists(root_ + "/meta/stats.json")) << journal;
   }
   stdfs::remove(root_ + "/meta/.commit-9.json");
-  EXPECT_TRUE(TaskLock::Acquire(DefaultFileSystem(), root_).ok());
+  EXPECT_OK(TaskLock::Acquire(DefaultFileSystem(), root_));
 }
 
 // A task's first commit cut before its info.json was renamed in: its templates are in that
@@ -164,7 +165,7 @@ TEST_F(ConfinedTest, TheFirstCommitOfANewTaskIsRolledForward) {
       R"({"episode_index":1,"renames":[["custom/.ep-000.parquet.commit.reel-h-1-1.tmp","custom/ep-000.parquet"],)"
       R"(["meta/.info.json.commit.reel-h-1-2.tmp","meta/info.json"]]})");
   auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
-  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  ASSERT_OK(lock);
   EXPECT_EQ(Read(root_ + "/custom/ep-000.parquet"), "data");
   EXPECT_FALSE(stdfs::exists(root_ + "/meta/.commit-1.json"));
 }
@@ -172,7 +173,7 @@ TEST_F(ConfinedTest, TheFirstCommitOfANewTaskIsRolledForward) {
 // A writer does not write through a link inside the task either: the recording fails,
 // naming the link, and nothing lands outside.
 TEST_F(ConfinedTest, AWriterRefusesToWriteThroughALinkInsideTheTask) {
-  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 1).ok());
+  ASSERT_OK(testing::RecordTinyEpisodes(root_, 1));
   stdfs::rename(root_ + "/data", dir_ + "/moved-data");
   stdfs::create_directory_symlink(outside_, root_ + "/data");
   Status st = testing::RecordTinyEpisodes(root_, 1);
@@ -184,9 +185,9 @@ TEST_F(ConfinedTest, AWriterRefusesToWriteThroughALinkInsideTheTask) {
 // reel push's staged journal at a destination (RollBackStagedEpisodes): a file it lists
 // through a link is not removed.
 TEST_F(ConfinedTest, AStagedPushJournalThroughALinkRemovesNothing) {
-  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 1).ok());
+  ASSERT_OK(testing::RecordTinyEpisodes(root_, 1));
   const std::string dest = dir_ + "/dest";
-  ASSERT_TRUE(PushTask(root_, DefaultFileSystem(), dest).ok());
+  ASSERT_OK(PushTask(root_, DefaultFileSystem(), dest));
   stdfs::create_directory_symlink(outside_, dest + "/meta/cache");
   Put(dest + "/meta/.push-2.json", R"({"episode_index":2,"staged":true,"files":["meta/cache/secret.txt"]})");
   auto recovered = RecoverStagedPushes(DefaultFileSystem(), dest);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "reel/layout.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -27,7 +28,7 @@ TEST(Numbering, ContractExamples) {
 
 TEST(PathTemplate, RendersContractTemplates) {
   auto t = PathTemplate::Parse("videos/chunk-{c:03d}/{image_key}/episode-{f:03d}.{ext}");
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_OK(t);
   PathVars v;
   v.chunk = 1;
   v.file = 7;
@@ -59,7 +60,7 @@ TEST(PathTemplate, MatchesAndRejects) {
 TEST(PathTemplate, LeRobotPlaceholders) {
   auto t = PathTemplate::Parse(
       "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4");
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   PathVars v;
   v.chunk = 1;
   v.episode_index = 1000;
@@ -84,12 +85,12 @@ TEST(PathTemplate, HostileTemplatesAreBounded) {
     ASSERT_FALSE(p.ok()) << t;
     EXPECT_NE(p.status().message().find("width"), std::string::npos) << p.status().message();
   }
-  EXPECT_TRUE(PathTemplate::Parse("data/{c:018d}.parquet").ok());
+  EXPECT_OK(PathTemplate::Parse("data/{c:018d}.parquet"));
   EXPECT_FALSE(PathTemplate::Parse("data/" + std::string(600, 'x') + "/{f:03d}.parquet").ok());
   // Three string placeholders in a component would make matching cubic and more.
   EXPECT_FALSE(PathTemplate::Parse("v/{image_key}a{ext}b{image_key}.mp4").ok());
   auto two = PathTemplate::Parse("v/{image_key}.{ext}");
-  ASSERT_TRUE(two.ok());
+  ASSERT_OK(two);
   auto m = two->Match("v/" + std::string(250, 'a') + ".mp4");
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->ext, "mp4");
@@ -112,7 +113,7 @@ namespace {
 
 TEST(PathTemplateGlob, AListerStandsInForListDirByRelativePath) {
   auto tmpl = PathTemplate::Parse("data/chunk-{c:03d}/episode-{f:03d}.parquet");
-  ASSERT_TRUE(tmpl.ok());
+  ASSERT_OK(tmpl);
   // No file exists: every listing comes from the lister, keyed by the path under the root.
   std::vector<std::string> asked;
   PathTemplate::DirLister list = [&](const std::string& rel) -> Result<std::shared_ptr<const std::vector<DirEntry>>> {
@@ -129,9 +130,9 @@ TEST(PathTemplateGlob, AListerStandsInForListDirByRelativePath) {
   };
   // "data" is a literal component: probed with a stat, which must find a directory.
   const std::string root = ::testing::TempDir() + "/reel_glob_lister_test";
-  ASSERT_TRUE(DefaultFileSystem()->CreateDirs(root + "/data").ok());
+  ASSERT_OK(DefaultFileSystem()->CreateDirs(root + "/data"));
   auto found = tmpl->Glob(DefaultFileSystem(), root, {}, list);
-  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_OK(found);
   std::vector<std::string> paths;
   for (const auto& [path, vars] : *found) paths.push_back(path);
   EXPECT_EQ(paths, (std::vector<std::string>{"data/chunk-000/episode-000.parquet", "data/chunk-000/episode-002.parquet"}));
@@ -151,9 +152,9 @@ TEST(PendingCommits, AWholeChangeJournalShowsItsEpisodesWhileTheirJournalsRemain
   FileSystem* fs = DefaultFileSystem();
   const std::string root = ::testing::TempDir() + "/reel_pending_commits_test";
   (void)RemoveAll(fs, root);
-  ASSERT_TRUE(fs->CreateDirs(root + "/meta").ok());
+  ASSERT_OK(fs->CreateDirs(root + "/meta"));
   for (const char* journal : {".push-2.json", ".push-3.json", ".commit-5.json"})
-    ASSERT_TRUE(WriteFileAtomic(fs, root + "/meta/" + journal, "{}").ok());
+    ASSERT_OK(WriteFileAtomic(fs, root + "/meta/" + journal, "{}"));
   auto sorted = [&] {
     std::vector<int64_t> v = internal::PendingCommits(fs, root).ValueOr({-1});
     std::sort(v.begin(), v.end());
@@ -186,17 +187,17 @@ TEST(PendingCommits, AJournalNameWithALeadingZeroIsNotReels) {
   FileSystem* fs = DefaultFileSystem();
   const std::string root = ::testing::TempDir() + "/reel_journal_names_test";
   (void)RemoveAll(fs, root);
-  ASSERT_TRUE(fs->CreateDirs(root + "/meta").ok());
+  ASSERT_OK(fs->CreateDirs(root + "/meta"));
   for (const char* journal : {".commit-01.json", ".push-007.json", ".commit-00.json"})
     ASSERT_TRUE(WriteFileAtomic(fs, root + "/meta/" + journal, R"({"renames": []})").ok());
   EXPECT_EQ(Numbers(internal::PendingCommits(fs, root)), std::vector<int64_t>{});
   EXPECT_EQ(Numbers(internal::CommitJournals(fs, root)), std::vector<int64_t>{});
   EXPECT_EQ(Numbers(internal::PushJournals(fs, root)), std::vector<int64_t>{});
   Status recovered = internal::RecoverCommits(fs, root);
-  EXPECT_TRUE(recovered.ok()) << recovered.ToString();
+  EXPECT_OK(recovered);
   // reel's own names still count: N = 0 and N = 10.
   for (const char* journal : {".commit-0.json", ".push-10.json"})
-    ASSERT_TRUE(WriteFileAtomic(fs, root + "/meta/" + journal, "{}").ok());
+    ASSERT_OK(WriteFileAtomic(fs, root + "/meta/" + journal, "{}"));
   std::vector<int64_t> pending = Numbers(internal::PendingCommits(fs, root));
   std::sort(pending.begin(), pending.end());
   EXPECT_EQ(pending, (std::vector<int64_t>{0, 10}));
@@ -213,22 +214,22 @@ namespace {
 TEST(KeypointsMirror, FoundBesideTheRecordingsTreeOrGivenExplicitly) {
   FileSystem* fs = DefaultFileSystem();
   const std::string base = ::testing::TempDir() + "/reel_keypoints_mirror_test";
-  ASSERT_TRUE(RemoveAll(fs, base).ok());
+  ASSERT_OK(RemoveAll(fs, base));
   const std::string task = base + "/data/recordings/pick";
-  ASSERT_TRUE(fs->CreateDirs(task + "/meta").ok());
+  ASSERT_OK(fs->CreateDirs(task + "/meta"));
   auto missing = FindKeypointsMirror(fs, task + "/");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find(base + "/keypoints_output/pick"), std::string::npos);
 
-  ASSERT_TRUE(fs->CreateDirs(base + "/keypoints_output/pick/episode_000001").ok());
+  ASSERT_OK(fs->CreateDirs(base + "/keypoints_output/pick/episode_000001"));
   auto found = FindKeypointsMirror(fs, task + "/");
-  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_OK(found);
   EXPECT_EQ(*found, base + "/keypoints_output/pick");
   EXPECT_EQ(KeypointsEpisodeDir(*found, 1), base + "/keypoints_output/pick/episode_000001");
 
   auto given = FindKeypointsMirror(fs, task, base + "/keypoints_output/pick/episode_000001");
-  ASSERT_TRUE(given.ok());
+  ASSERT_OK(given);
   EXPECT_FALSE(FindKeypointsMirror(fs, task, base + "/nowhere").ok());
 }
 

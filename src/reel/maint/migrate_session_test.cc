@@ -19,6 +19,7 @@
 #include "maint/migrate_internal.h"
 #include "reel/fs.h"
 #include "reel/maintenance.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -86,7 +87,7 @@ TEST_F(MigrateMetadata, AStagingBuiltBeforeTheSourcesChangedIsStagedAgain) {
   ASSERT_TRUE(stdfs::exists(dir_ + "/out/.reel-migrate/ready.json"));
   ASSERT_NE(Read(dir_ + "/out/.reel-migrate/task/meta/info.json").find("1.0.12-migrated"), std::string::npos);
   auto report = Migrate(R"(, "codebase_version": "2.0.0-edited")");  // the edit, then the re-run
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   const std::string info = Read(dir_ + "/out/meta/info.json");
   EXPECT_NE(info.find("2.0.0-edited-migrated"), std::string::npos) << info;
   EXPECT_EQ(info.find("1.0.12"), std::string::npos) << info;
@@ -107,7 +108,7 @@ TEST_F(MigrateMetadata, AStagingOfUnchangedSourcesIsPublished) {
   MigrateOptions options;
   options.to = dir_ + "/out";
   auto report = MigrateTask(dir_ + "/pick", options);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_TRUE(report->warnings.empty()) << report->warnings[0];
   EXPECT_EQ(Read(dir_ + "/out/meta/info.json"), staged);
   EXPECT_EQ(stdfs::last_write_time(dir_ + "/out/meta/info.json"), staged_at);  // published as staged, not rebuilt
@@ -117,7 +118,7 @@ TEST_F(MigrateMetadata, TheWellTypedSessionMigrates) {
   auto report = Migrate(R"(, "sensor_dim": 256, "codebase_version": "1.0.12",
       "cameras": {"head_left": {"height": 24, "width": 32, "fps": 15}, "head_depth": {"type": "depth"}},
       "devices": [{"key": "s80m:AB", "kind": "s80m", "name": "Head", "slots": ["head_left"]}])");
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   ASSERT_EQ(report->sessions.size(), 1u);
   EXPECT_EQ(report->sessions[0].frames, 2);
 }
@@ -156,7 +157,7 @@ TEST_F(MigrateMetadata, ADamagedManifestIsAnErrorNamingTheKey) {
   };
   for (const auto& [damage, message] : cases) {
     auto migrated = Migrate("", /*in_place=*/true);
-    ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+    ASSERT_OK(migrated);
     const std::string path = dir_ + "/pick/meta/.migrate_manifest.json";
     std::stringstream text;
     text << std::ifstream(path).rdbuf();
@@ -189,7 +190,7 @@ TEST_F(MigrateMetadata, TimestampsJsonIsReadEntryByEntry) {
       {"frame_index": 0, "extra": {"deep": [[[]], {"frame_index": 9}]}, "timestamp": 0.5, "hardware_ns": 7},
       {"frame_index": 0, "timestamp": 0.4}, {"frame_index": 1, "timestamp": 0.6, "wall_time": 2}],
       "total_frames": 2})");
-  ASSERT_TRUE(frames.ok()) << frames.status().ToString();
+  ASSERT_OK(frames);
   ASSERT_EQ(frames->frames.size(), 2u);
   EXPECT_EQ(frames->frames[0].frame_index, 0);
   EXPECT_EQ(frames->frames[0].timestamp, 0.5);

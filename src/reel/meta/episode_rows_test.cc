@@ -8,6 +8,7 @@
 
 #include "reel/metadata.h"
 #include "testing/arrow_builders.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -53,7 +54,7 @@ TEST(EpisodeRowsFromTable, AllTwelveColumns) {
   EXPECT_STREQ(kEpisodeColumns[10], "force_matrix_specs");
   EXPECT_STREQ(kEpisodeColumns[11], "slam_specs");
   auto r = EpisodeRowsFromTable(*EpisodesTable(), "meta/episodes/chunk-000/file-000.parquet");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   ASSERT_EQ(r->size(), 2u);
   const EpisodeRow& a = (*r)[0];
   EXPECT_EQ(a.episode_index, 1);
@@ -83,7 +84,7 @@ TEST(EpisodeRowsFromTable, AllTwelveColumns) {
 TEST(EpisodeRowsFromTable, OlderFilesWithoutForceMatrixSpecs) {
   // A v1.1.x row: no force_matrix_specs (contract §6.2: readers MUST tolerate it) and no slam_specs.
   auto r = EpisodeRowsFromTable(*EpisodesTable({"force_matrix_specs", "slam_specs"}), "ep.parquet");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   ASSERT_EQ(r->size(), 2u);
   for (const EpisodeRow& row : *r) {
     EXPECT_EQ(row.force_matrix_specs, "{}");

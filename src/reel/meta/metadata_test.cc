@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reel/metadata.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -73,7 +74,7 @@ const char* kPath = "tasks/demo/meta/info.json";
 
 TEST(ParseInfoJson, AppendixBTypedFields) {
   auto r = ParseInfoJson(kAppendixB, kPath);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   const InfoJson& info = *r;
   EXPECT_EQ(info.format, "pooled_episodes_v1");
   EXPECT_EQ(info.chunks_size, 1000);
@@ -141,7 +142,7 @@ std::vector<std::string> Keys(const OJson& obj) {
 
 TEST(SerializeInfoJson, RoundTripKeepsDocumentAndUtf8) {
   auto info = ParseInfoJson(kAppendixB, kPath);
-  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_OK(info);
   const std::string out = *SerializeInfoJson(*info);
   EXPECT_NE(out.find("\"task_name\": \"示例任务\""), std::string::npos) << out;
   EXPECT_NE(out.find("UMI 夹爪001"), std::string::npos);
@@ -161,7 +162,7 @@ TEST(SerializeInfoJson, UnknownKeysSurviveInOriginalOrder) {
   with_unknown["features"]["observation.imu"]["unit"] = "m/s^2";
   with_unknown["zz_last"] = 7;
   auto info = ParseInfoJson(with_unknown.dump(), kPath);
-  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_OK(info);
   // Edit modelled fields, as a writer does after an episode.
   info->total_episodes = 2;
   FeatureSpec extra;
@@ -193,7 +194,7 @@ TEST(SerializeInfoJson, DeviceBindingReadWrittenAndOtherDeviceKeysKept) {
        {{"key", "gripper:AA"}, {"kind", "gripper"}, {"name", "G"}, {"slots", {"gripper_rgb"}},
         {"sensor_columns", {"gripper_state", "observation.gripper_left_force"}}, {"rig", 1}}});
   auto info = ParseInfoJson(doc.dump(), kPath);
-  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_OK(info);
   ASSERT_EQ(info->devices.size(), 2u);
   EXPECT_EQ(info->devices[0].sensor_column, "left_glove");
   EXPECT_EQ(info->devices[0].BoundColumns(), std::vector<std::string>{"observation.left_glove"});
@@ -306,7 +307,7 @@ TEST(ParseStatsJson, CountNeedsRebuildAndNestedArrays) {
                                "std": [[[1]], [[2]], [[3]]], "min": [[[0]], [[0]], [[0]]],
                                "max": [[[1]], [[1]], [[1]]]}
   })", "meta/stats.json");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   ASSERT_EQ(r->blocks.size(), 3u);
   const StatsBlock& glove = r->blocks[0].second;
   EXPECT_EQ(glove.count, 10);
@@ -327,7 +328,7 @@ TEST(SerializeStatsJson, ShortestDoublesAndAbsentCountKept) {
   auto r = ParseStatsJson(R"({"observation.imu": {"mean": [0.1], "std": [1], "min": [0], "max": [0.3]},
     "observation.left_glove": {"count": 2, "mean": [0.5], "std": [0.25], "min": [0], "max": [1]}})",
                           "meta/stats.json");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   r->blocks[1].second.count = 3;
   r->blocks[1].second.mean = {1.0 / 3.0};
   const std::string text = SerializeStatsJson(*r);
@@ -353,7 +354,7 @@ TEST(ParseStatsJson, WrongTypesAreInvalid) {
 
 TEST(ParseTasksJsonl, OneObjectPerLine) {
   auto one = ParseTasksJsonl("{\"task_index\": 0, \"task\": \"示例任务\"}\n", "meta/tasks.jsonl");
-  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_OK(one);
   ASSERT_EQ(one->size(), 1u);
   EXPECT_EQ((*one)[0].task_index, 0);
   EXPECT_EQ((*one)[0].task, "示例任务");
@@ -361,7 +362,7 @@ TEST(ParseTasksJsonl, OneObjectPerLine) {
   auto blanks = ParseTasksJsonl("\n{\"task_index\": 0, \"task\": \"a\"}\n\n  \n"
                                 "{\"task_index\": 1, \"task\": \"b\"}",
                                 "meta/tasks.jsonl");
-  ASSERT_TRUE(blanks.ok()) << blanks.status().ToString();
+  ASSERT_OK(blanks);
   ASSERT_EQ(blanks->size(), 2u);
   EXPECT_EQ((*blanks)[1].task_index, 1);
   EXPECT_EQ((*blanks)[1].task, "b");

@@ -17,6 +17,7 @@
 #include "reel/task.h"
 #include "testing/arrow_builders.h"
 #include "testing/fault_fs.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -93,20 +94,20 @@ class PackTest : public ::testing::Test {
 
   void Put(const std::string& rel, const std::string& contents) {
     const std::string path = JoinPath(root_, rel);
-    ASSERT_TRUE(DefaultFileSystem()->CreateDirs(DirName(path)).ok());
-    ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), path, contents).ok()) << path;
+    ASSERT_OK(DefaultFileSystem()->CreateDirs(DirName(path)));
+    ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), path, contents)) << path;
   }
   void Parquet(const std::string& rel, const std::shared_ptr<arrow::Table>& table) {
     const std::string path = JoinPath(root_, rel);
-    ASSERT_TRUE(DefaultFileSystem()->CreateDirs(DirName(path)).ok());
+    ASSERT_OK(DefaultFileSystem()->CreateDirs(DirName(path)));
     auto out = arrow::io::FileOutputStream::Open(path);
-    ASSERT_TRUE(out.ok());
-    ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), *out, 1024).ok());
-    ASSERT_TRUE((*out)->Close().ok());
+    ASSERT_OK(out);
+    ASSERT_OK(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), *out, 1024));
+    ASSERT_OK((*out)->Close());
   }
   std::string Read(const std::string& path) {
     auto s = DefaultFileSystem()->ReadFile(path);
-    EXPECT_TRUE(s.ok()) << path;
+    EXPECT_OK(s) << path;
     return s.ok() ? *s : "";
   }
   // Every file under `dir`, relative, sorted (dotfiles included: none may be there).
@@ -156,9 +157,9 @@ TEST_F(PackTest, DefaultNameAndUploadIndex) {
 
 TEST_F(PackTest, EpisodeFileSliceInContractOrder) {
   const std::string zip = JoinPath(tmp_, "out/demo_ep000001.zip");
-  ASSERT_TRUE(DefaultFileSystem()->CreateDirs(DirName(zip)).ok());
+  ASSERT_OK(DefaultFileSystem()->CreateDirs(DirName(zip)));
   auto packed = PackEpisode(root_, 2, zip);
-  ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+  ASSERT_OK(packed);
   EXPECT_EQ(packed->episode_index, 2);
   EXPECT_EQ(packed->upload_episode_index, 1);
   const std::vector<std::string> order = {
@@ -182,11 +183,11 @@ TEST_F(PackTest, EpisodeFileSliceInContractOrder) {
 
   // The server accepts what the client packs, and extracts it byte for byte.
   auto manifest = InspectSlice(zip);
-  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  ASSERT_OK(manifest);
   EXPECT_EQ(manifest->chunk, 0);
   EXPECT_EQ(manifest->file, 1);
   const std::string dir = JoinPath(tmp_, "extracted");
-  ASSERT_TRUE(ExtractSlice(zip, dir).ok());
+  ASSERT_OK(ExtractSlice(zip, dir));
   std::vector<std::string> sorted = order;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(Tree(dir), sorted);
@@ -197,20 +198,20 @@ TEST_F(PackTest, LegacyShardBecomesSingleRowSliceUnderPerEpisodeName) {
   const std::string zip = JoinPath(tmp_, "n1.zip");
   auto before = Tree(root_);
   auto packed = PackEpisode(root_, 1, zip);
-  ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+  ASSERT_OK(packed);
   auto entries = Unzip(zip);
   ASSERT_EQ(entries.size(), 5u);  // no videos
   EXPECT_EQ(entries[0].name, "data/chunk-000/episode-000.parquet");
   EXPECT_EQ(entries[1].name, "meta/episodes/chunk-000/episode-000.parquet");
   // The slice, read back: one row, N=1's values, the shard's schema.
   const std::string slice = JoinPath(tmp_, "slice.parquet");
-  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), slice, entries[1].bytes).ok());
+  ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), slice, entries[1].bytes));
   auto table = ReadParquetFile(DefaultFileSystem(), slice);
-  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_OK(table);
   EXPECT_EQ((*table)->num_rows(), 1);
   EXPECT_TRUE((*table)->schema()->Equals(*Rows({1})->schema(), /*check_metadata=*/false));
   auto rows = EpisodeRowsFromTable(**table, slice);
-  ASSERT_TRUE(rows.ok());
+  ASSERT_OK(rows);
   EXPECT_EQ((*rows)[0].episode_index, 1);
   EXPECT_EQ((*rows)[0].video_codec, "{\"row\": 1}");
   // The task was not modified (no slice or temp written into it).
@@ -249,7 +250,7 @@ TEST_F(PackTest, MissingTaskFileIsNotFoundAndLeavesNoTemp) {
 
 TEST_F(PackTest, ReplacesAnExistingZipWholeOnlyWhenAsked) {
   const std::string zip = JoinPath(tmp_, "x.zip");
-  ASSERT_TRUE(PackEpisode(root_, 1, zip).ok());
+  ASSERT_OK(PackEpisode(root_, 1, zip));
   const size_t first = Unzip(zip).size();
   auto refused = PackEpisode(root_, 2, zip);
   ASSERT_FALSE(refused.ok());
@@ -257,11 +258,11 @@ TEST_F(PackTest, ReplacesAnExistingZipWholeOnlyWhenAsked) {
   EXPECT_EQ(Unzip(zip).size(), first);
   PackOptions replace;
   replace.replace_existing = true;
-  ASSERT_TRUE(PackEpisode(root_, 2, zip, replace).ok());
+  ASSERT_OK(PackEpisode(root_, 2, zip, replace));
   EXPECT_EQ(Unzip(zip).size(), 7u);
   // A file that is not a zip is never replaced, asked or not (-o meta/info.json --force).
   const std::string other = JoinPath(tmp_, "info.json");
-  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), other, "{}").ok());
+  ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), other, "{}"));
   auto not_zip = PackEpisode(root_, 2, other, replace);
   ASSERT_FALSE(not_zip.ok());
   EXPECT_NE(not_zip.status().message().find("not a zip"), std::string::npos) << not_zip.status().message();
@@ -292,11 +293,11 @@ TEST_F(PackTest, FaultsLeaveNoZipNoTempAndNeverTouchTheTask) {
 
 TEST_F(PackTest, ExtractionWritesOnlyUnderItsDirectory) {
   const std::string zip = JoinPath(tmp_, "x.zip");
-  ASSERT_TRUE(PackEpisode(root_, 2, zip).ok());
+  ASSERT_OK(PackEpisode(root_, 2, zip));
   testing::FaultFileSystem fs;
   fs.Log(testing::kWriteOps);
   const std::string dir = JoinPath(tmp_, "in/x");
-  ASSERT_TRUE(ExtractSlice(zip, dir, {}, &fs).ok());
+  ASSERT_OK(ExtractSlice(zip, dir, {}, &fs));
   ASSERT_FALSE(fs.calls().empty());
   for (const std::string& call : fs.calls()) {
     if (call.starts_with("SyncDir ")) continue;  // making a new directory's name durable

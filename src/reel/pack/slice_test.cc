@@ -12,6 +12,7 @@
 
 #include "pack/slice_rules.h"
 #include "reel/pack.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -120,14 +121,14 @@ class SliceTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     tmp_ = tmpl;
     // Extraction goes two levels down, so "../x" and "../../x" would still land in tmp_.
-    ASSERT_TRUE(DefaultFileSystem()->CreateDirs(JoinPath(tmp_, "srv/in")).ok());
+    ASSERT_OK(DefaultFileSystem()->CreateDirs(JoinPath(tmp_, "srv/in")));
     zip_ = JoinPath(tmp_, "slice.zip");
     dir_ = JoinPath(tmp_, "srv/in/x");
   }
   void TearDown() override { std::filesystem::remove_all(tmp_); }
 
   void Write(const std::string& bytes) {
-    ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), zip_, bytes).ok());
+    ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), zip_, bytes));
   }
   // Every file under tmp_ other than the zip itself.
   std::vector<std::string> FilesOutsideZip() {
@@ -169,15 +170,15 @@ std::vector<RawEntry> GoodWith(RawEntry extra) {
 TEST_F(SliceTest, GoodSliceExtractsByteIdentically) {
   Write(BuildZip(GoodEntries()));
   auto manifest = InspectSlice(zip_);
-  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  ASSERT_OK(manifest);
   EXPECT_EQ(manifest->chunk, 0);
   EXPECT_EQ(manifest->file, 4);
   ASSERT_EQ(manifest->entries.size(), GoodEntries().size());
   auto extracted = ExtractSlice(zip_, dir_);
-  ASSERT_TRUE(extracted.ok()) << extracted.status().ToString();
+  ASSERT_OK(extracted);
   for (const RawEntry& e : GoodEntries()) {
     auto bytes = DefaultFileSystem()->ReadFile(JoinPath(dir_, e.name));
-    ASSERT_TRUE(bytes.ok()) << e.name;
+    ASSERT_OK(bytes) << e.name;
     EXPECT_EQ(*bytes, e.data) << e.name;
   }
   EXPECT_EQ(FilesOutsideZip().size(), GoodEntries().size());
@@ -188,7 +189,7 @@ TEST_F(SliceTest, GoodSliceExtractsByteIdentically) {
 TEST_F(SliceTest, LibzipWrittenDeflatedSliceIsAccepted) {
   WriteWithLibzip(zip_, GoodEntries(), ZIP_CM_DEFLATE);
   auto extracted = ExtractSlice(zip_, dir_);
-  ASSERT_TRUE(extracted.ok()) << extracted.status().ToString();
+  ASSERT_OK(extracted);
   for (const RawEntry& e : GoodEntries())
     EXPECT_EQ(*DefaultFileSystem()->ReadFile(JoinPath(dir_, e.name)), e.data);
 }
@@ -204,7 +205,7 @@ TEST_F(SliceTest, CrcMismatchIsUnreadable) {
   ASSERT_NE(at, std::string::npos);
   bytes[at] = 'R';  // data no longer matches the CRC in both headers
   Write(bytes);
-  ASSERT_TRUE(InspectSlice(zip_).ok());  // headers alone are fine
+  ASSERT_OK(InspectSlice(zip_));  // headers alone are fine
   auto extracted = ExtractSlice(zip_, dir_);
   ASSERT_FALSE(extracted.ok());
   EXPECT_EQ(RuleOf(extracted.status()), "zip.unreadable") << extracted.status().ToString();
@@ -319,7 +320,7 @@ TEST_F(SliceTest, LyingUncompressedSizeIsCaughtWhileExtracting) {
   }
   ASSERT_EQ(patched, 2);
   Write(bytes);
-  ASSERT_TRUE(InspectSlice(zip_).ok());  // headers are consistent with each other
+  ASSERT_OK(InspectSlice(zip_));  // headers are consistent with each other
   auto extracted = ExtractSlice(zip_, dir_);
   ASSERT_FALSE(extracted.ok());
   EXPECT_EQ(RuleOf(extracted.status()), "zip.entry_size") << extracted.status().ToString();
@@ -409,7 +410,7 @@ TEST(SliceRulesTest, ImageKeys) {
   };
   for (const char* ok : {"d435_rgb", "stereo_left", "cam.1-b", "_x", "9", "头部相机_rgb"}) {
     auto p = video(ok);
-    ASSERT_TRUE(p.ok()) << ok << ": " << p.status().ToString();
+    ASSERT_OK(p) << ok;
     EXPECT_EQ(p->image_key, ok);
     EXPECT_EQ(p->kind, internal::SlicePath::Kind::kVideo);
   }
@@ -426,7 +427,7 @@ TEST(SliceRulesTest, DocumentedInCliMd) {
   const std::string doc_path =
       (std::filesystem::path(REEL_SOURCE_DIR) / "docs/cli.md").lexically_normal();
   auto doc = DefaultFileSystem()->ReadFile(doc_path);
-  ASSERT_TRUE(doc.ok()) << doc_path;
+  ASSERT_OK(doc) << doc_path;
   std::vector<std::string> documented;
   for (size_t at = 0; (at = doc->find("\n| `zip.", at)) != std::string::npos; ++at) {
     const size_t start = at + 4, end = doc->find('`', start);

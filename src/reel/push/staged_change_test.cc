@@ -19,6 +19,7 @@
 #include "reel/task.h"
 #include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -65,11 +66,11 @@ class StagedChangeTest : public ::testing::Test {
 
   std::vector<int64_t> Listed() {
     auto task = Task::Open(store_root_);
-    EXPECT_TRUE(task.ok()) << task.status().ToString();
+    EXPECT_OK(task);
     std::vector<int64_t> out;
     if (!task.ok()) return out;
     auto episodes = (*task)->ListEpisodes();
-    EXPECT_TRUE(episodes.ok()) << episodes.status().ToString();
+    EXPECT_OK(episodes);
     for (const EpisodeEntry& e : episodes.ValueOr({})) out.push_back(e.episode_index);
     return out;
   }
@@ -90,11 +91,11 @@ class StagedChangeTest : public ::testing::Test {
 
 TEST_F(StagedChangeTest, RecordsIntoAStoreWithoutRenameAndContinuesItsNumbering) {
   auto first = Record(2);
-  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_OK(first);
   EXPECT_EQ(first->sent, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2}));
   auto second = Record(2);  // the staging directory sees 1 and 2 through the store
-  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_OK(second);
   EXPECT_EQ(second->sent, (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2, 3, 4}));
   EXPECT_EQ(store_.counted(), 0) << "nothing renamed or locked at the store";
@@ -118,21 +119,21 @@ TEST_F(StagedChangeTest, AFailedChangePublishesWhatItCommittedAndReturnsItsError
 }
 
 TEST_F(StagedChangeTest, RollsBackWhatAKilledStagedChangeLeftHidden) {
-  ASSERT_TRUE(Record(1).ok());
+  ASSERT_OK(Record(1));
   // Episode 2 as a killed staged push leaves it: journal, some files, no lock release.
   Put("data/chunk-000/episode-001.parquet", "partial");
   Put("meta/.push-2.json", R"({"episode_index":2,"staged":true,"files":["data/chunk-000/episode-001.parquet",)"
                            R"("meta/episodes/chunk-000/episode-001.parquet"]})");
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1})) << "readers hide 2 while its journal exists";
   auto report = Record(1);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_EQ(report->sent, (std::vector<int64_t>{2})) << "2 was rolled back, then made again";
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2}));
   EXPECT_TRUE(internal::PushJournals(&store_, store_root_).ValueOr({-1}).empty());
 }
 
 TEST_F(StagedChangeTest, RollsForwardAChangeKilledAfterItsCommitPoint) {
-  ASSERT_TRUE(Record(2).ok());
+  ASSERT_OK(Record(2));
   // Episode 2 as a staged change killed after writing its change journal: every file is
   // there, its journal still hides it, and the change journal holds the new task files.
   const std::string stats = Read("meta/stats.json");
@@ -142,7 +143,7 @@ TEST_F(StagedChangeTest, RollsForwardAChangeKilledAfterItsCommitPoint) {
   nlohmann::ordered_json change = {{"episodes", {2}}, {"files", {{"meta/stats.json", stats}}}};
   Put("meta/.push-change.json", change.dump());
   auto report = Record(1);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_EQ(report->sent, (std::vector<int64_t>{3}));
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2, 3}));
   EXPECT_FALSE(stdfs::exists(store_root_ + "/meta/.push-change.json"));
@@ -156,7 +157,7 @@ TEST_F(StagedChangeTest, RollsForwardAChangeKilledAfterItsCommitPoint) {
 }
 
 TEST_F(StagedChangeTest, RefusesAJournalOfAPlainPushAndOneListingFilesOutsideTheTask) {
-  ASSERT_TRUE(Record(1).ok());
+  ASSERT_OK(Record(1));
   Put("meta/.push-2.json", R"({"episode_index":2,"files":["data/chunk-000/episode-001.parquet"]})");
   auto plain = Record(1);
   ASSERT_FALSE(plain.ok());
@@ -174,10 +175,10 @@ TEST_F(StagedChangeTest, RefusesAJournalOfAPlainPushAndOneListingFilesOutsideThe
 }
 
 TEST_F(StagedChangeTest, TornJournalsOfALocalDestination) {
-  ASSERT_TRUE(Record(1).ok());
+  ASSERT_OK(Record(1));
   Put("meta/.push-change.json", R"({"episodes":[2],"fi)");  // killed while written: never committed
   auto report = Record(1);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_FALSE(stdfs::exists(store_root_ + "/meta/.push-change.json"));
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2}));
   Put("meta/.push-3.json", "");  // cannot say it is staged: left for its push
@@ -190,7 +191,7 @@ TEST_F(StagedChangeTest, TornJournalsOfALocalDestination) {
 // allocated): an oversized change journal stops the change, an oversized push journal
 // cannot say it is staged and is left for its push.
 TEST_F(StagedChangeTest, OversizedJournalsAreNotRead) {
-  ASSERT_TRUE(Record(1).ok());
+  ASSERT_OK(Record(1));
   Put("meta/.push-change.json", "{}");
   stdfs::resize_file(store_root_ + "/meta/.push-change.json", (uintmax_t{256} << 20) + 1);
   auto big = Record(1);
@@ -220,8 +221,8 @@ TEST(PushTempsTest, ADeadPushsTaskFileTempGoesAndALiveOneStays) {
   std::string tmpl = (stdfs::temp_directory_path() / "reel_push_temps.XXXXXX").string();
   ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
   const std::string task = tmpl + "/task", dest = tmpl + "/dest";
-  ASSERT_TRUE(testing::RecordTinyEpisodes(task, 1).ok());
-  ASSERT_TRUE(PushTask(task, DefaultFileSystem(), dest).ok());
+  ASSERT_OK(testing::RecordTinyEpisodes(task, 1));
+  ASSERT_OK(PushTask(task, DefaultFileSystem(), dest));
   const pid_t child = ::fork();  // a pid that is gone once reaped
   ASSERT_GE(child, 0);
   if (child == 0) ::_exit(0);
@@ -231,9 +232,9 @@ TEST(PushTempsTest, ADeadPushsTaskFileTempGoesAndALiveOneStays) {
   const std::string live = prefix + std::to_string(::getpid()) + "-1.tmp";
   std::ofstream(dead) << "half a task file";
   std::ofstream(live) << "a running push's";
-  ASSERT_TRUE(testing::RecordTinyEpisodes(task, 1).ok());
+  ASSERT_OK(testing::RecordTinyEpisodes(task, 1));
   auto pushed = PushTask(task, DefaultFileSystem(), dest);
-  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  ASSERT_OK(pushed);
   EXPECT_FALSE(stdfs::exists(dead));
   EXPECT_TRUE(stdfs::exists(live));
   EXPECT_EQ(pushed->task_files_sent.size(), 2u) << "info.json and stats.json: replaced by rename";
@@ -258,11 +259,11 @@ TEST(ReadThroughFileSystemTest, ReadsThroughListsTheUnionAndWritesLocally) {
   EXPECT_EQ(fs.Stat(local + "/meta/.push-lock.json")->type, FileType::kNotFound) << "the store's dotfiles stay there";
   std::vector<std::string> names;
   auto entries = fs.ListDir(local + "/meta");
-  ASSERT_TRUE(entries.ok());
+  ASSERT_OK(entries);
   for (const DirEntry& e : *entries) names.push_back(e.name);
   EXPECT_EQ(names, (std::vector<std::string>{"info.json", "stats.json"}));
 
-  ASSERT_TRUE(WriteFileAtomic(&fs, local + "/meta/info.json", "new").ok());
+  ASSERT_OK(WriteFileAtomic(&fs, local + "/meta/info.json", "new"));
   EXPECT_EQ(*fs.ReadFile(local + "/meta/info.json"), "new") << "the staged copy wins";
   std::ifstream stored(store + "/meta/info.json");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(stored), {}), "stored") << "the store is never written";

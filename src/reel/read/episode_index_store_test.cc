@@ -15,6 +15,7 @@
 #include "reel/task.h"
 #include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -46,7 +47,7 @@ class EpisodeIndexStoreTest : public ::testing::Test {
     std::string tmpl = (stdfs::temp_directory_path() / "reel_index_store.XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     recorded_ = tmpl;
-    ASSERT_TRUE(reel::testing::RecordTinyEpisodes(recorded_ + "/t", 32).ok());
+    ASSERT_OK(reel::testing::RecordTinyEpisodes(recorded_ + "/t", 32));
     stdfs::remove(recorded_ + "/t/" + internal::kEpisodeIndexPath);
     stdfs::remove(recorded_ + "/t/" + internal::kListingIndexPath);
   }
@@ -67,9 +68,9 @@ class EpisodeIndexStoreTest : public ::testing::Test {
   // the rows' cache is used from 32 episodes on).
   void ReadRows(FileSystem* fs) {
     auto task = Task::Open(dir_ + "/t", {.fs = fs});
-    ASSERT_TRUE(task.ok()) << task.status().ToString();
+    ASSERT_OK(task);
     auto episodes = (*task)->ListEpisodes();
-    ASSERT_TRUE(episodes.ok()) << episodes.status().ToString();
+    ASSERT_OK(episodes);
     ASSERT_EQ(episodes->size(), 32u);
     for (const auto& row : (*task)->ReadEpisodeRows(*episodes)) ASSERT_TRUE(row.ok()) << row.status().ToString();
   }
@@ -105,9 +106,9 @@ int IndexWrites(const std::string& root, const std::function<void(const Task&, c
   testing::FaultFileSystem fs;
   fs.Log(testing::Ops({testing::FsOp::kRename}));
   auto task = Task::Open(root, {.fs = &fs});
-  EXPECT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_OK(task);
   auto episodes = (*task)->ListEpisodes();
-  EXPECT_TRUE(episodes.ok()) << episodes.status().ToString();
+  EXPECT_OK(episodes);
   read(**task, *episodes);
   int writes = 0;
   for (const std::string& call : fs.calls())
@@ -123,8 +124,8 @@ TEST_F(EpisodeIndexStoreTest, AFirstListingWritesTheIndexOnce) {
               auto [rows, schemas] = task.ReadRowsAndSchemas(episodes, {"length"});
               ASSERT_EQ(rows.size(), 32u);
               for (size_t i = 0; i < rows.size(); ++i) {
-                ASSERT_TRUE(rows[i].ok()) << rows[i].status().ToString();
-                ASSERT_TRUE(schemas[i].ok()) << schemas[i].status().ToString();
+                ASSERT_OK(rows[i]);
+                ASSERT_OK(schemas[i]);
               }
             }),
             1);
@@ -153,15 +154,15 @@ TEST_F(EpisodeIndexStoreTest, VisitingGivesEveryEpisodeInOrderAndWritesTheIndexO
                                 }
                                 return Status::OK();
                               });
-                          EXPECT_TRUE(st.ok()) << st.ToString();
+                          EXPECT_OK(st);
                         }),
             1);
   ASSERT_EQ(seen.size(), 32u);
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
   auto task = Task::Open(root);
-  ASSERT_TRUE(task.ok());
+  ASSERT_OK(task);
   auto episodes = (*task)->ListEpisodes();
-  ASSERT_TRUE(episodes.ok());
+  ASSERT_OK(episodes);
   int calls = 0;
   Status st = (*task)->VisitRowsAndSchemas(*episodes, {}, [&](size_t, auto, auto) {
     ++calls;
@@ -178,19 +179,19 @@ TEST_F(EpisodeIndexStoreTest, VisitingRowsAloneOpensNoDataFile) {
     testing::FaultFileSystem fs;
     fs.Log(testing::Ops({testing::FsOp::kOpenRandomAccess, testing::FsOp::kReadFile}));
     auto task = Task::Open(dir_ + "/t", {.fs = &fs});
-    ASSERT_TRUE(task.ok()) << task.status().ToString();
+    ASSERT_OK(task);
     auto episodes = (*task)->ListEpisodes();
-    ASSERT_TRUE(episodes.ok()) << episodes.status().ToString();
+    ASSERT_OK(episodes);
     std::vector<int64_t> seen;
     Status st = (*task)->VisitEpisodeRows(*episodes, {"length"}, [&](size_t first, auto rows) {
       EXPECT_EQ(first, seen.size());
       for (const auto& row : rows) {
-        EXPECT_TRUE(row.ok()) << row.status().ToString();
+        EXPECT_OK(row);
         if (row.ok()) seen.push_back(row->episode_index);
       }
       return Status::OK();
     });
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     ASSERT_EQ(seen.size(), 32u) << "pass " << pass;
     EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
     for (const std::string& call : fs.calls())
@@ -208,9 +209,9 @@ FileStats StatsOfEpisodeFiles(const std::string& root, bool listing_cache = true
   testing::FaultFileSystem fs;
   fs.Log(testing::Ops({testing::FsOp::kStat}));
   auto task = Task::Open(root, {.fs = &fs, .listing_cache = listing_cache});
-  EXPECT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_OK(task);
   auto episodes = (*task)->ListEpisodes();
-  EXPECT_TRUE(episodes.ok()) << episodes.status().ToString();
+  EXPECT_OK(episodes);
   (void)(*task)->ReadRowsAndSchemas(*episodes, {"length"});
   FileStats out;
   for (const std::string& call : fs.calls()) {
@@ -224,7 +225,7 @@ FileStats StatsOfEpisodeFiles(const std::string& root, bool listing_cache = true
 // Episode 1's episodes row file.
 stdfs::path FirstRowFile(const std::string& root) {
   auto task = Task::Open(root);
-  EXPECT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_OK(task);
   auto episodes = (*task)->ListEpisodes();
   EXPECT_TRUE(episodes.ok() && !episodes->empty());
   return root + "/" + episodes->front().row_path;
@@ -272,9 +273,9 @@ TEST_F(EpisodeIndexStoreTest, AFileRewrittenInPlaceIsCaughtWithoutTheListingCach
   }
   ASSERT_EQ(stdfs::last_write_time(row.parent_path()), dir_time);
   auto fresh = Task::Open(root, {.listing_cache = false});
-  ASSERT_TRUE(fresh.ok());
+  ASSERT_OK(fresh);
   auto listed = (*fresh)->ListEpisodes();
-  ASSERT_TRUE(listed.ok());
+  ASSERT_OK(listed);
   auto rows = (*fresh)->ReadEpisodeRows(*listed, {"length"});
   ASSERT_EQ(rows.size(), 32u);
   EXPECT_FALSE(rows.front().ok()) << "the rewritten file is read, not the remembered row";
@@ -282,9 +283,9 @@ TEST_F(EpisodeIndexStoreTest, AFileRewrittenInPlaceIsCaughtWithoutTheListingCach
   EXPECT_GE(checked.rows, 32);
   // The correction was saved: a listing with the cache reads the rewritten file.
   auto listing = Task::Open(root);
-  ASSERT_TRUE(listing.ok());
+  ASSERT_OK(listing);
   auto again = (*listing)->ListEpisodes();
-  ASSERT_TRUE(again.ok());
+  ASSERT_OK(again);
   EXPECT_FALSE((*listing)->ReadEpisodeRows(*again, {"length"}).front().ok());
 }
 

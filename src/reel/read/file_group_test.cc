@@ -12,6 +12,7 @@
 
 #include "reel/file_group.h"
 #include "reel/task.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -50,10 +51,10 @@ class FileGroupTest : public ::testing::Test {
   // Episode n's group, with a row whose video_codec is `codec` (null: no row given).
   FileGroup GroupOf(int64_t n, const char* codec) {
     auto task = Task::Open(root_);
-    EXPECT_TRUE(task.ok()) << task.status().ToString();
+    EXPECT_OK(task);
     if (!task.ok()) return {};
     auto e = (*task)->FindEpisode(n);
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_OK(e);
     if (!e.ok()) return {};
     EpisodeRow row;
     if (codec) row.video_codec = codec;

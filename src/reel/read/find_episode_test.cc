@@ -11,6 +11,7 @@
 #include "reel/task.h"
 #include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -21,14 +22,14 @@ namespace stdfs = std::filesystem;
 // (the text before the path in the fault file system's log).
 std::map<std::string, int> CallsToFindEpisodeTwo(const std::string& dir, int count) {
   const std::string root = dir + "/t" + std::to_string(count);
-  EXPECT_TRUE(testing::RecordTinyEpisodes(root, count).ok());
+  EXPECT_OK(testing::RecordTinyEpisodes(root, count));
   testing::FaultFileSystem fs;
   auto task = Task::Open(root, {.fs = &fs});
-  EXPECT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_OK(task);
   fs.Log(testing::Ops({testing::FsOp::kStat, testing::FsOp::kListDir, testing::FsOp::kReadFile,
                        testing::FsOp::kOpenRandomAccess}));
   auto two = (*task)->FindEpisode(2);
-  EXPECT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_OK(two);
   EXPECT_EQ(two->episode_index, 2);
   std::map<std::string, int> ops;
   for (const std::string& call : fs.calls()) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "io/parquet_io.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -17,7 +18,7 @@ std::shared_ptr<arrow::Array> FixedFloats(int64_t rows, int32_t width) {
 
 std::shared_ptr<arrow::Array> Int32s(const std::vector<int32_t>& v) {
   arrow::Int32Builder b;
-  EXPECT_TRUE(b.AppendValues(v).ok());
+  EXPECT_OK(b.AppendValues(v));
   return b.Finish().ValueOrDie();
 }
 
@@ -36,14 +37,14 @@ std::string WriteHandPose(const std::string& name, const std::vector<int32_t>& f
                                arrow::field("track_ids", arrow::fixed_size_list(arrow::int32(), 2))});
   auto table = arrow::Table::Make(schema, {Int32s(frames), num_hands, FixedFloats(n, width), FixedInts(n)});
   const std::string path = ::testing::TempDir() + "/reel_keypoints_test_" + name + ".parquet";
-  EXPECT_TRUE(internal::WriteParquet(DefaultFileSystem(), path, *table).ok());
+  EXPECT_OK(internal::WriteParquet(DefaultFileSystem(), path, *table));
   return path;
 }
 
 TEST(ReadKeypointsFile, AcceptsTheReferenceSchema) {
   const std::string path = WriteHandPose("ok", {0, 2, 1}, 92);
   auto t = ReadKeypointsFile(DefaultFileSystem(), path, KeypointsPart::kHandPose);
-  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_OK(t);
   EXPECT_EQ((*t)->num_rows(), 3);
 }
 
@@ -54,7 +55,7 @@ TEST(ReadKeypointsFile, NamesFileColumnExpectedAndFound) {
   EXPECT_EQ(a.status().message(), wrong_width + ": column hand_data holds 90 values per row, expected 92 "
                                                 "(fixed_size_list<float>[92])");
   arrow::Int64Builder b;
-  ASSERT_TRUE(b.Append(1).ok());
+  ASSERT_OK(b.Append(1));
   const std::string wrong_type = WriteHandPose("type", {0}, 92, b.Finish().ValueOrDie());
   auto c = ReadKeypointsFile(DefaultFileSystem(), wrong_type, KeypointsPart::kHandPose);
   ASSERT_FALSE(c.ok());

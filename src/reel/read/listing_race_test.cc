@@ -13,6 +13,7 @@
 #include "reel/simulate.h"
 #include "reel/task.h"
 #include "testing/tiny_rig.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -47,11 +48,11 @@ class ListingRaceTest : public ::testing::TestWithParam<const char*> {
     std::string tmpl = (stdfs::temp_directory_path() / "reel_race.XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
-    ASSERT_TRUE(reel::testing::RecordTinyEpisodes(dir_ + "/full", 2).ok());
+    ASSERT_OK(reel::testing::RecordTinyEpisodes(dir_ + "/full", 2));
     auto full = Task::Open(dir_ + "/full");
-    ASSERT_TRUE(full.ok());
+    ASSERT_OK(full);
     auto two = (*full)->FindEpisode(2);
-    ASSERT_TRUE(two.ok());
+    ASSERT_OK(two);
     // Episode 2's files in publishing order, and a copy of the task without them.
     for (const auto& [slot, path] : two->videos) files_.push_back(path);
     files_.push_back(two->data_path);
@@ -83,15 +84,15 @@ class ListingRaceTest : public ::testing::TestWithParam<const char*> {
 TEST_P(ListingRaceTest, ListEpisodesSeesAnEpisodePublishedMidListingWholeOrNotAtAll) {
   PublishingFs fs(GetParam(), [&] { Publish(); });
   auto task = Task::Open(dir_ + "/copy", {&fs, 1});
-  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ASSERT_OK(task);
   auto listed = (*task)->ListEpisodes();
-  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_OK(listed);
   EXPECT_TRUE(fs.fired()) << "the listing never looked into " << GetParam();
   EXPECT_GE(listed->size(), 1u);
   ExpectWholeOrAbsent(*listed);
   // The next listing sees it whole.
   auto again = (*task)->ListEpisodes();
-  ASSERT_TRUE(again.ok());
+  ASSERT_OK(again);
   ASSERT_EQ(again->size(), 2u);
   ExpectWholeOrAbsent(*again);
 }
@@ -99,7 +100,7 @@ TEST_P(ListingRaceTest, ListEpisodesSeesAnEpisodePublishedMidListingWholeOrNotAt
 TEST_P(ListingRaceTest, FindEpisodeSeesItWholeOrNotAtAll) {
   PublishingFs fs(GetParam(), [&] { Publish(); });
   auto task = Task::Open(dir_ + "/copy", {&fs, 1});
-  ASSERT_TRUE(task.ok());
+  ASSERT_OK(task);
   auto found = (*task)->FindEpisode(2);
   if (found.ok()) ExpectWholeOrAbsent({*found});
   else EXPECT_EQ(found.status().code(), StatusCode::kNotFound) << found.status().ToString();

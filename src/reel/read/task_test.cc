@@ -12,6 +12,7 @@
 
 #include "reel/task.h"
 #include "testing/arrow_builders.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -97,20 +98,20 @@ class TaskTest : public ::testing::Test {
 
   void Put(const std::string& rel, const std::string& contents) {
     const std::string path = JoinPath(root_, rel);
-    ASSERT_TRUE(DefaultFileSystem()->CreateDirs(DirName(path)).ok());
-    ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), path, contents).ok()) << path;
+    ASSERT_OK(DefaultFileSystem()->CreateDirs(DirName(path)));
+    ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), path, contents)) << path;
   }
   void WriteParquet(const std::string& rel, const std::shared_ptr<arrow::Table>& table) {
     const std::string path = JoinPath(root_, rel);
-    ASSERT_TRUE(DefaultFileSystem()->CreateDirs(DirName(path)).ok());
+    ASSERT_OK(DefaultFileSystem()->CreateDirs(DirName(path)));
     auto out = arrow::io::FileOutputStream::Open(path);
-    ASSERT_TRUE(out.ok()) << out.status().ToString();
-    ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), *out, 1024).ok());
-    ASSERT_TRUE((*out)->Close().ok());
+    ASSERT_OK(out);
+    ASSERT_OK(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), *out, 1024));
+    ASSERT_OK((*out)->Close());
   }
   std::unique_ptr<Task> Open() {
     auto task = Task::Open(root_);
-    EXPECT_TRUE(task.ok()) << task.status().ToString();
+    EXPECT_OK(task);
     return task.ok() ? std::move(*task) : nullptr;
   }
 
@@ -121,7 +122,7 @@ TEST_F(TaskTest, ListEpisodesUnionWithChunkRolloverAndLegacyShard) {
   auto task = Open();
   ASSERT_NE(task, nullptr);
   auto list = task->ListEpisodes();
-  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_OK(list);
   std::vector<int64_t> ns;
   for (const auto& e : *list) ns.push_back(e.episode_index);
   EXPECT_EQ(ns, (std::vector<int64_t>{1, 3, 1001}));
@@ -168,12 +169,12 @@ TEST_F(TaskTest, FindEpisode) {
   auto task = Open();
   ASSERT_NE(task, nullptr);
   auto e1001 = task->FindEpisode(1001);
-  ASSERT_TRUE(e1001.ok()) << e1001.status().ToString();
+  ASSERT_OK(e1001);
   EXPECT_EQ(e1001->data_path, "data/chunk-001/episode-000.parquet");
   EXPECT_EQ(e1001->row_source, RowSource::kEpisodeFile);
   EXPECT_EQ(e1001->videos.size(), 1u);
   auto e3 = task->FindEpisode(3);
-  ASSERT_TRUE(e3.ok()) << e3.status().ToString();
+  ASSERT_OK(e3);
   EXPECT_EQ(e3->row_source, RowSource::kLegacyShard);
   EXPECT_EQ(e3->row_path, "meta/episodes/chunk-000/file-000.parquet");
   EXPECT_EQ(e3->data_path, "");
@@ -189,12 +190,12 @@ TEST_F(TaskTest, ReadEpisodeRowsFromShardAndFile) {
   auto task = Open();
   ASSERT_NE(task, nullptr);
   auto list = task->ListEpisodes();
-  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_OK(list);
   auto rows = task->ReadEpisodeRows(*list);
   ASSERT_EQ(rows.size(), 3u);
   const int64_t want_n[] = {1, 3, 1001}, want_len[] = {3, 5, 2};
   for (size_t i = 0; i < 3; ++i) {
-    ASSERT_TRUE(rows[i].ok()) << rows[i].status().ToString();
+    ASSERT_OK(rows[i]);
     EXPECT_EQ(rows[i]->episode_index, want_n[i]);
     EXPECT_EQ(rows[i]->length, want_len[i]);
     EXPECT_EQ(rows[i]->end_frame_index, want_len[i] - 1);
@@ -210,13 +211,13 @@ TEST_F(TaskTest, ReadDataProjection) {
   auto task = Open();
   ASSERT_NE(task, nullptr);
   auto e = task->FindEpisode(1001);
-  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_OK(e);
   auto all = task->ReadData(*e);
-  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_OK(all);
   EXPECT_EQ((*all)->num_columns(), 3);
   EXPECT_EQ((*all)->num_rows(), 2);
   auto one = task->ReadData(*e, {"frame_index"});
-  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_OK(one);
   ASSERT_EQ((*one)->num_columns(), 1);
   EXPECT_EQ((*one)->schema()->field(0)->name(), "frame_index");
   auto frames = std::static_pointer_cast<arrow::Int64Array>((*one)->column(0)->chunk(0));
@@ -226,7 +227,7 @@ TEST_F(TaskTest, ReadDataProjection) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("observation.imu"), std::string::npos);
   auto e3 = task->FindEpisode(3);
-  ASSERT_TRUE(e3.ok());
+  ASSERT_OK(e3);
   EXPECT_EQ(task->ReadData(*e3).status().code(), StatusCode::kNotFound);
 }
 
@@ -234,15 +235,15 @@ TEST_F(TaskTest, OpenDataStreamsProjectedBatches) {
   auto task = Open();
   ASSERT_NE(task, nullptr);
   auto e = task->FindEpisode(1001);
-  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_OK(e);
   auto reader = task->OpenData(*e, {"frame_index"});
-  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_OK(reader);
   ASSERT_EQ((*reader)->schema()->num_fields(), 1);
   EXPECT_EQ((*reader)->schema()->field(0)->name(), "frame_index");
   int64_t rows = 0, last = -1;
   for (;;) {
     std::shared_ptr<arrow::RecordBatch> batch;
-    ASSERT_TRUE((*reader)->ReadNext(&batch).ok());
+    ASSERT_OK((*reader)->ReadNext(&batch));
     if (!batch) break;
     auto frames = std::static_pointer_cast<arrow::Int64Array>(batch->column(0));
     for (int64_t i = 0; i < frames->length(); ++i) EXPECT_EQ(frames->Value(i), ++last);
@@ -252,7 +253,7 @@ TEST_F(TaskTest, OpenDataStreamsProjectedBatches) {
   EXPECT_EQ(task->OpenData(*e, {"observation.imu"}).status().code(), StatusCode::kNotFound);
   auto schemas = task->ReadDataSchemas({*e, *task->FindEpisode(3)});
   ASSERT_EQ(schemas.size(), 2u);
-  ASSERT_TRUE(schemas[0].ok());
+  ASSERT_OK(schemas[0]);
   EXPECT_EQ((*schemas[0])->num_fields(), 3);
   EXPECT_EQ(schemas[1].status().code(), StatusCode::kNotFound);  // N=3 has only a row
 }
@@ -261,7 +262,7 @@ TEST_F(TaskTest, TasksAndOpenErrors) {
   auto task = Open();
   ASSERT_NE(task, nullptr);
   auto tasks = task->ReadTasks();
-  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  ASSERT_OK(tasks);
   ASSERT_EQ(tasks->size(), 1u);
   EXPECT_EQ((*tasks)[0].task, "demo");
   EXPECT_EQ(Task::Open(JoinPath(tmp_, "absent")).status().code(), StatusCode::kNotFound);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "reel/serve.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -33,7 +34,7 @@ TEST(ServeConfig, NumbersBeyondTheirFieldAreInvalid) {
     if (!config.ok()) EXPECT_EQ(config.status().code(), StatusCode::kInvalid) << config.status().ToString();
   }
   auto ok = LoadText(R"({"root": "/srv/reel", "port": 8765, "limits": {"workers": 4}})");
-  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_OK(ok);
   EXPECT_EQ(ok->port, 8765);
 }
 

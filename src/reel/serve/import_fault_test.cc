@@ -18,6 +18,7 @@
 #include "reel/task.h"
 #include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -43,13 +44,13 @@ TEST(ImportFaultTest, ExtractionFailingHalfWayLeavesTheTaskByteIdentical) {
   const std::string task = JoinPath(root, "pick");
   const std::string source = JoinPath(dir, "rig/pick");
   // The server's task holds N=1,2; the rig's copy of it records N=3, packed as a slice.
-  ASSERT_TRUE(reel::testing::RecordTinyEpisodes(task, 2).ok());
+  ASSERT_OK(reel::testing::RecordTinyEpisodes(task, 2));
   stdfs::create_directories(DirName(source));
   stdfs::copy(task, source, stdfs::copy_options::recursive);
-  ASSERT_TRUE(reel::testing::RecordTinyEpisodes(source, 1).ok());
+  ASSERT_OK(reel::testing::RecordTinyEpisodes(source, 1));
   const std::string zip = JoinPath(dir, "slice.zip");
   auto packed = PackEpisode(source, 3, zip);
-  ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+  ASSERT_OK(packed);
   ASSERT_GT(packed->entries.size(), 3u);
 
   const Tree before = ReadTree(task);
@@ -85,9 +86,9 @@ TEST(ImportFaultTest, ExtractionFailingHalfWayLeavesTheTaskByteIdentical) {
   EXPECT_EQ(imported.http_status, 201) << imported.rule << ": " << imported.message;
   EXPECT_EQ(imported.episode_index, 3);
   auto opened = Task::Open(task);
-  ASSERT_TRUE(opened.ok());
+  ASSERT_OK(opened);
   auto episodes = (*opened)->ListEpisodes();
-  ASSERT_TRUE(episodes.ok());
+  ASSERT_OK(episodes);
   EXPECT_EQ(episodes->size(), 3u);
   stdfs::remove_all(dir);
 }

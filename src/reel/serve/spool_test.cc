@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include "testing/status_matchers.h"
 
 namespace reel::serve {
 namespace {
@@ -40,10 +41,10 @@ TEST_F(SpoolGet, ReadsBackWhatCreateWrote) {
   what.form_episode_index = 3;
   what.principal = "ci";
   auto made = spool.Create(what, {});
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  ASSERT_OK(made);
   ASSERT_TRUE(made->has_value());
   auto up = spool.Get((*made)->id);
-  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  ASSERT_OK(up);
   EXPECT_EQ(up->id, (*made)->id);
   EXPECT_EQ(up->length, 1234u);
   EXPECT_EQ(up->offset, 0u);
@@ -81,14 +82,14 @@ TEST_F(SpoolGet, ADamagedStateIsAnErrorNamingTheFileAndTheKey) {
 // what is on disk again.
 TEST_F(SpoolGet, PendingUploadsAreBoundedPerPrincipal) {
   Spool spool(dir_);
-  ASSERT_TRUE(spool.Init(3600).ok());
+  ASSERT_OK(spool.Init(3600));
   const PendingLimits limits{3, 1000};
   auto create = [&](const std::string& who, uint64_t length) {
     SpoolUpload what;
     what.length = length;
     what.principal = who;
     auto made = spool.Create(what, limits);
-    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    EXPECT_OK(made);
     return made.ok() ? *made : std::nullopt;
   };
   auto a = create("rig-1", 100), b = create("rig-1", 100);
@@ -103,7 +104,7 @@ TEST_F(SpoolGet, PendingUploadsAreBoundedPerPrincipal) {
   EXPECT_EQ(spool.Pending("rig-1"), std::make_pair(2, uint64_t{900}));
   EXPECT_TRUE(create("rig-1", 100));
   Spool restarted(dir_);
-  ASSERT_TRUE(restarted.Init(3600).ok());
+  ASSERT_OK(restarted.Init(3600));
   EXPECT_EQ(restarted.Pending("rig-1"), std::make_pair(3, uint64_t{1000}));
   EXPECT_EQ(restarted.Pending("rig-2"), std::make_pair(1, uint64_t{1000}));
 }

@@ -8,6 +8,7 @@
 
 #include "reel/object_store.h"
 #include "reel/task.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -19,10 +20,10 @@ class ObjectStoreTest : public ::testing::Test {
   void SetUp() override {
     mock_ = std::make_shared<MockFileSystem>(arrow::fs::TimePoint{});
     // Like an object store: "bucket/task/..." keys with implicit directories.
-    ASSERT_TRUE(mock_->CreateDir("bucket/task/meta").ok());
-    ASSERT_TRUE(mock_->CreateFile("bucket/task/meta/info.json", "{\"a\": 1}").ok());
-    ASSERT_TRUE(mock_->CreateFile("bucket/task/data.bin", std::string(1000, 'x')).ok());
-    ASSERT_TRUE(mock_->CreateFile("bucket/task/b.txt", "b").ok());
+    ASSERT_OK(mock_->CreateDir("bucket/task/meta"));
+    ASSERT_OK(mock_->CreateFile("bucket/task/meta/info.json", "{\"a\": 1}"));
+    ASSERT_OK(mock_->CreateFile("bucket/task/data.bin", std::string(1000, 'x')));
+    ASSERT_OK(mock_->CreateFile("bucket/task/b.txt", "b"));
     fs_ = ObjectStoreFileSystem::Wrap(mock_, "mock://");
   }
   std::shared_ptr<MockFileSystem> mock_;
@@ -31,21 +32,21 @@ class ObjectStoreTest : public ::testing::Test {
 
 TEST_F(ObjectStoreTest, StatFilesDirectoriesAndMissing) {
   auto f = fs_->Stat("bucket/task/data.bin");
-  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_OK(f);
   EXPECT_EQ(f->type, FileType::kFile);
   EXPECT_EQ(f->size, 1000u);
   auto d = fs_->Stat("bucket/task/meta");
-  ASSERT_TRUE(d.ok());
+  ASSERT_OK(d);
   EXPECT_EQ(d->type, FileType::kDirectory);
   auto missing = fs_->Stat("bucket/task/nope");
-  ASSERT_TRUE(missing.ok()) << "a missing path is not an error";
+  ASSERT_OK(missing) << "a missing path is not an error";
   EXPECT_EQ(missing->type, FileType::kNotFound);
   EXPECT_EQ(fs_->counters().metadata_requests, 3u);
 }
 
 TEST_F(ObjectStoreTest, ListDirIsSortedAndTyped) {
   auto entries = fs_->ListDir("bucket/task");
-  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  ASSERT_OK(entries);
   ASSERT_EQ(entries->size(), 3u);
   EXPECT_EQ((*entries)[0].name, "b.txt");
   EXPECT_EQ((*entries)[1].name, "data.bin");
@@ -61,16 +62,16 @@ TEST_F(ObjectStoreTest, ListDirIsSortedAndTyped) {
 
 TEST_F(ObjectStoreTest, ReadFileAndRangedReadsAreCounted) {
   auto text = fs_->ReadFile("bucket/task/meta/info.json");
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  ASSERT_OK(text);
   EXPECT_EQ(*text, "{\"a\": 1}");
   EXPECT_EQ(fs_->counters().bytes_read, 8u);
   fs_->ResetCounters();
 
   auto file = fs_->OpenRandomAccess("bucket/task/data.bin");
-  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_OK(file);
   EXPECT_EQ(*(*file)->GetSize(), 1000);
   auto part = (*file)->ReadAt(100, 50);
-  ASSERT_TRUE(part.ok());
+  ASSERT_OK(part);
   EXPECT_EQ((*part)->size(), 50);
   char buf[10];
   ASSERT_EQ(*(*file)->ReadAt(990, 10, buf), 10);
@@ -87,17 +88,17 @@ TEST_F(ObjectStoreTest, ReadFileAndRangedReadsAreCounted) {
 TEST_F(ObjectStoreTest, WritesAppearAtCloseAndAbortOtherwise) {
   {
     auto w = fs_->NewWritableFile("bucket/task/new.txt");
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-    ASSERT_TRUE((*w)->Append("hello ").ok());
-    ASSERT_TRUE((*w)->Append("world").ok());
-    ASSERT_TRUE((*w)->Sync().ok());
-    ASSERT_TRUE((*w)->Close().ok());
+    ASSERT_OK(w);
+    ASSERT_OK((*w)->Append("hello "));
+    ASSERT_OK((*w)->Append("world"));
+    ASSERT_OK((*w)->Sync());
+    ASSERT_OK((*w)->Close());
   }
   EXPECT_EQ(*fs_->ReadFile("bucket/task/new.txt"), "hello world");
-  ASSERT_TRUE(fs_->RemoveFile("bucket/task/new.txt").ok());
+  ASSERT_OK(fs_->RemoveFile("bucket/task/new.txt"));
   EXPECT_EQ(fs_->Stat("bucket/task/new.txt")->type, FileType::kNotFound);
-  ASSERT_TRUE(fs_->CreateDirs("bucket/x/y").ok());
-  EXPECT_TRUE(fs_->SyncDir("bucket/x").ok());
+  ASSERT_OK(fs_->CreateDirs("bucket/x/y"));
+  EXPECT_OK(fs_->SyncDir("bucket/x"));
 }
 
 TEST_F(ObjectStoreTest, RenameAndLockAreNotSupported) {
@@ -124,7 +125,7 @@ TEST(OpenLocationTest, PlainPathsStayLocal) {
   EXPECT_TRUE(IsUri("gs://b"));
   EXPECT_TRUE(IsUri("file:///tmp/x"));
   auto loc = OpenLocation("/data/task");
-  ASSERT_TRUE(loc.ok());
+  ASSERT_OK(loc);
   EXPECT_EQ(loc->fs.get(), DefaultFileSystem());
   EXPECT_EQ(loc->root, "/data/task");
   EXPECT_EQ(loc->object_store, nullptr);
@@ -149,10 +150,10 @@ TEST(OpenLocationTest, MalformedUrisFailNamingTheUri) {
 
 TEST(OpenLocationTest, FileUriReadsTheLocalDisk) {
   const std::string dir = ::testing::TempDir() + "reel_object_store_file_uri";
-  ASSERT_TRUE(DefaultFileSystem()->CreateDirs(dir).ok());
-  ASSERT_TRUE(WriteFileAtomic(DefaultFileSystem(), dir + "/x.txt", "xyz").ok());
+  ASSERT_OK(DefaultFileSystem()->CreateDirs(dir));
+  ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), dir + "/x.txt", "xyz"));
   auto loc = OpenLocation("file://" + dir);
-  ASSERT_TRUE(loc.ok()) << loc.status().ToString();
+  ASSERT_OK(loc);
   ASSERT_NE(loc->object_store, nullptr);
   EXPECT_EQ(*loc->fs->ReadFile(JoinPath(loc->root, "x.txt")), "xyz");
   EXPECT_EQ(loc->object_store->counters().bytes_read, 3u);

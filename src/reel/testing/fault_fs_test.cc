@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 #include <vector>
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -45,15 +46,15 @@ class FaultFileSystemTest : public ::testing::Test {
 
 TEST_F(FaultFileSystemTest, ACreatedFileNeedsItsDirectorySynced) {
   FaultFileSystem fs(dir_);
-  ASSERT_TRUE(Write(&fs, "d/new", "synced data", true).ok());
-  ASSERT_TRUE(fs.Crash(Mode::kWhole).ok());
+  ASSERT_OK(Write(&fs, "d/new", "synced data", true));
+  ASSERT_OK(fs.Crash(Mode::kWhole));
   EXPECT_EQ(Read("d/new"), "<absent>") << "its name was never made durable";
   EXPECT_EQ(Read("d/old"), "old bytes");
 
   FaultFileSystem again(dir_);
-  ASSERT_TRUE(Write(&again, "d/new", "synced data", true).ok());
-  ASSERT_TRUE(again.SyncDir(dir_ + "/d").ok());
-  ASSERT_TRUE(again.Crash(Mode::kWhole).ok());
+  ASSERT_OK(Write(&again, "d/new", "synced data", true));
+  ASSERT_OK(again.SyncDir(dir_ + "/d"));
+  ASSERT_OK(again.Crash(Mode::kWhole));
   EXPECT_EQ(Read("d/new"), "synced data");
   EXPECT_EQ(again.syncs(), 2);
 }
@@ -63,16 +64,16 @@ TEST_F(FaultFileSystemTest, UnsyncedDataIsDroppedWholeOrTorn) {
     Put("d/old", "old bytes");
     FaultFileSystem fs(dir_);
     auto f = fs.NewAppendableFile(dir_ + "/d/old");
-    ASSERT_TRUE(f.ok());
-    ASSERT_TRUE((*f)->Append("+12345678").ok());
-    ASSERT_TRUE((*f)->Close().ok());
-    ASSERT_TRUE(Write(&fs, "d/x", "abcd", true).ok());
-    ASSERT_TRUE(fs.SyncDir(dir_ + "/d").ok());
+    ASSERT_OK(f);
+    ASSERT_OK((*f)->Append("+12345678"));
+    ASSERT_OK((*f)->Close());
+    ASSERT_OK(Write(&fs, "d/x", "abcd", true));
+    ASSERT_OK(fs.SyncDir(dir_ + "/d"));
     auto g = fs.NewAppendableFile(dir_ + "/d/x");
-    ASSERT_TRUE(g.ok());
-    ASSERT_TRUE((*g)->Append("efgh").ok());
-    ASSERT_TRUE((*g)->Close().ok());
-    ASSERT_TRUE(fs.Crash(mode).ok());
+    ASSERT_OK(g);
+    ASSERT_OK((*g)->Append("efgh"));
+    ASSERT_OK((*g)->Close());
+    ASSERT_OK(fs.Crash(mode));
     EXPECT_EQ(Read("d/old"), mode == Mode::kWhole ? "old bytes" : "old bytes+123");
     EXPECT_EQ(Read("d/x"), mode == Mode::kWhole ? "abcd" : "abcdef");
   }
@@ -80,26 +81,26 @@ TEST_F(FaultFileSystemTest, UnsyncedDataIsDroppedWholeOrTorn) {
 
 TEST_F(FaultFileSystemTest, RenamesAndRemovalsAreUndoneUntilTheDirectoryIsSynced) {
   FaultFileSystem fs(dir_);
-  ASSERT_TRUE(Write(&fs, "d/.tmp", "new bytes", true).ok());
-  ASSERT_TRUE(fs.Rename(dir_ + "/d/.tmp", dir_ + "/d/old").ok());
-  ASSERT_TRUE(Write(&fs, "d/gone", "x", true).ok());
-  ASSERT_TRUE(fs.CreateDirs(dir_ + "/d/sub/deeper").ok());
-  ASSERT_TRUE(fs.Crash(Mode::kWhole).ok());
+  ASSERT_OK(Write(&fs, "d/.tmp", "new bytes", true));
+  ASSERT_OK(fs.Rename(dir_ + "/d/.tmp", dir_ + "/d/old"));
+  ASSERT_OK(Write(&fs, "d/gone", "x", true));
+  ASSERT_OK(fs.CreateDirs(dir_ + "/d/sub/deeper"));
+  ASSERT_OK(fs.Crash(Mode::kWhole));
   EXPECT_EQ(Read("d/old"), "old bytes") << "the rename over it was not durable";
   EXPECT_EQ(Read("d/.tmp"), "<absent>");
   EXPECT_FALSE(stdfs::exists(dir_ + "/d/sub"));
 
   FaultFileSystem fs2(dir_);
-  ASSERT_TRUE(fs2.RemoveFile(dir_ + "/d/old").ok());
-  ASSERT_TRUE(fs2.Crash(Mode::kWhole).ok());
+  ASSERT_OK(fs2.RemoveFile(dir_ + "/d/old"));
+  ASSERT_OK(fs2.Crash(Mode::kWhole));
   EXPECT_EQ(Read("d/old"), "old bytes") << "the removal was not durable";
 
   FaultFileSystem fs3(dir_);
-  ASSERT_TRUE(Write(&fs3, "d/.tmp", "new bytes", true).ok());
-  ASSERT_TRUE(fs3.Rename(dir_ + "/d/.tmp", dir_ + "/d/old").ok());
-  ASSERT_TRUE(fs3.CreateDirs(dir_ + "/d/sub/deeper").ok());
-  ASSERT_TRUE(fs3.SyncDir(dir_ + "/d").ok());
-  ASSERT_TRUE(fs3.Crash(Mode::kWhole).ok());
+  ASSERT_OK(Write(&fs3, "d/.tmp", "new bytes", true));
+  ASSERT_OK(fs3.Rename(dir_ + "/d/.tmp", dir_ + "/d/old"));
+  ASSERT_OK(fs3.CreateDirs(dir_ + "/d/sub/deeper"));
+  ASSERT_OK(fs3.SyncDir(dir_ + "/d"));
+  ASSERT_OK(fs3.Crash(Mode::kWhole));
   EXPECT_EQ(Read("d/old"), "new bytes");
   EXPECT_TRUE(stdfs::is_directory(dir_ + "/d/sub"));
   EXPECT_FALSE(stdfs::exists(dir_ + "/d/sub/deeper")) << "d/sub was never synced";
@@ -108,9 +109,9 @@ TEST_F(FaultFileSystemTest, RenamesAndRemovalsAreUndoneUntilTheDirectoryIsSynced
 TEST_F(FaultFileSystemTest, ACrossDirectoryRenameIsTwoEntries) {
   stdfs::create_directories(dir_ + "/e");
   FaultFileSystem fs(dir_);
-  ASSERT_TRUE(fs.Rename(dir_ + "/d/old", dir_ + "/e/moved").ok());
-  ASSERT_TRUE(fs.SyncDir(dir_ + "/e").ok());
-  ASSERT_TRUE(fs.Crash(Mode::kWhole).ok());
+  ASSERT_OK(fs.Rename(dir_ + "/d/old", dir_ + "/e/moved"));
+  ASSERT_OK(fs.SyncDir(dir_ + "/e"));
+  ASSERT_OK(fs.Crash(Mode::kWhole));
   EXPECT_EQ(Read("e/moved"), "old bytes");
   EXPECT_EQ(Read("d/old"), "old bytes") << "the source directory was not synced";
 }
@@ -118,13 +119,13 @@ TEST_F(FaultFileSystemTest, ACrossDirectoryRenameIsTwoEntries) {
 TEST_F(FaultFileSystemTest, TheProcessDiesAfterTheKthSync) {
   FaultFileSystem fs(dir_);
   fs.CrashAfterSync(2);
-  ASSERT_TRUE(Write(&fs, "d/a", "a", true).ok());  // sync 1
-  ASSERT_TRUE(fs.SyncDir(dir_ + "/d").ok());       // sync 2: completes, the last call
+  ASSERT_OK(Write(&fs, "d/a", "a", true));  // sync 1
+  ASSERT_OK(fs.SyncDir(dir_ + "/d"));       // sync 2: completes, the last call
   EXPECT_TRUE(fs.dead());
   EXPECT_EQ(fs.Stat(dir_ + "/d/a").status().code(), StatusCode::kIOError);
   EXPECT_FALSE(Write(&fs, "d/b", "b", true).ok());
   EXPECT_FALSE(stdfs::exists(dir_ + "/d/b")) << "nothing reaches the disk after the death";
-  ASSERT_TRUE(fs.Crash(Mode::kWhole).ok());
+  ASSERT_OK(fs.Crash(Mode::kWhole));
   EXPECT_EQ(Read("d/a"), "a");
   EXPECT_EQ(fs.trace(), (std::vector<std::string>{"Sync d/a", "SyncDir d"}));
 }
@@ -132,15 +133,15 @@ TEST_F(FaultFileSystemTest, TheProcessDiesAfterTheKthSync) {
 TEST_F(FaultFileSystemTest, TheProcessDiesAsItCallsTheKthSync) {
   FaultFileSystem fs(dir_);
   fs.CrashBeforeSync(3);
-  ASSERT_TRUE(Write(&fs, "d/a", "abcd", true).ok());  // sync 1
-  ASSERT_TRUE(fs.SyncDir(dir_ + "/d").ok());          // sync 2
+  ASSERT_OK(Write(&fs, "d/a", "abcd", true));  // sync 1
+  ASSERT_OK(fs.SyncDir(dir_ + "/d"));          // sync 2
   auto f = fs.NewAppendableFile(dir_ + "/d/a");
-  ASSERT_TRUE(f.ok());
-  ASSERT_TRUE((*f)->Append("efgh").ok());
+  ASSERT_OK(f);
+  ASSERT_OK((*f)->Append("efgh"));
   EXPECT_EQ((*f)->Sync().code(), StatusCode::kIOError) << "sync 3 is never made";
   EXPECT_TRUE(fs.dead());
   EXPECT_EQ(fs.syncs(), 2);
-  ASSERT_TRUE(fs.Crash(Mode::kTorn).ok());
+  ASSERT_OK(fs.Crash(Mode::kTorn));
   EXPECT_EQ(Read("d/a"), "abcdef") << "half of the unsynced append survives a torn crash";
 }
 
@@ -151,15 +152,15 @@ using testing::FsOp;
 TEST_F(FaultFileSystemTest, TheNthCountedCallFailsOnlyOnTheChosenPaths) {
   FaultFileSystem fs;  // no power-loss model: forwards and injects only
   fs.Inject({.ops = testing::Ops({FsOp::kNewWritableFile}), .on = testing::PathsContaining("/d/"), .nth = 2});
-  EXPECT_TRUE(Write(&fs, "x", "not counted", false).ok());
-  EXPECT_TRUE(Write(&fs, "d/a", "first counted", false).ok());
+  EXPECT_OK(Write(&fs, "x", "not counted", false));
+  EXPECT_OK(Write(&fs, "d/a", "first counted", false));
   Status st = Write(&fs, "d/b", "second counted", false);
   EXPECT_EQ(st.code(), StatusCode::kIOError);
   EXPECT_EQ(st.message(), dir_ + "/d/b: injected NewWritableFile fault: Input/output error");
   EXPECT_TRUE(fs.fired());
   EXPECT_EQ(fs.failed_op(), FsOp::kNewWritableFile);
   EXPECT_EQ(fs.failed_path(), dir_ + "/d/b");
-  EXPECT_TRUE(Write(&fs, "d/c", "third counted", false).ok()) << "one fault, not stays_down";
+  EXPECT_OK(Write(&fs, "d/c", "third counted", false)) << "one fault, not stays_down";
   EXPECT_EQ(fs.counted(), 3);
   EXPECT_EQ(fs.count(FsOp::kNewWritableFile), 4);
   EXPECT_EQ(fs.calls(), (std::vector<std::string>{"NewWritableFile " + dir_ + "/d/a",
@@ -176,12 +177,12 @@ TEST_F(FaultFileSystemTest, AStoreThatStaysDownFailsEveryLaterCallWithItsCode) {
              .code = StatusCode::kNotSupported,
              .reason = "gone"});
   Put("a", "a");
-  EXPECT_TRUE(fs.Rename(dir_ + "/a", dir_ + "/b").ok());
+  EXPECT_OK(fs.Rename(dir_ + "/a", dir_ + "/b"));
   EXPECT_EQ(fs.RemoveFile(dir_ + "/b").code(), StatusCode::kNotSupported);
   EXPECT_EQ(fs.Rename(dir_ + "/b", dir_ + "/c").code(), StatusCode::kNotSupported);
   EXPECT_EQ(Read("b"), "a") << "the failed removal left it";
   fs.Disarm();
-  EXPECT_TRUE(fs.Rename(dir_ + "/b", dir_ + "/c").ok());
+  EXPECT_OK(fs.Rename(dir_ + "/b", dir_ + "/c"));
   EXPECT_EQ(fs.calls().front(), "Rename " + dir_ + "/a -> " + dir_ + "/b");
 }
 
@@ -190,10 +191,10 @@ TEST_F(FaultFileSystemTest, AFailingAppendCanWriteHalfItsBytesFirst) {
     FaultFileSystem fs;
     fs.Inject({.ops = testing::Ops({FsOp::kAppend}), .nth = 2, .half_write = half});
     auto f = fs.NewWritableFile(dir_ + "/t");
-    ASSERT_TRUE(f.ok());
-    EXPECT_TRUE((*f)->Append("0123").ok());
+    ASSERT_OK(f);
+    EXPECT_OK((*f)->Append("0123"));
     EXPECT_FALSE((*f)->Append("456789").ok());
-    EXPECT_TRUE((*f)->Close().ok());
+    EXPECT_OK((*f)->Close());
     EXPECT_EQ(Read("t"), half ? "0123456" : "0123");
   }
 }
@@ -201,8 +202,8 @@ TEST_F(FaultFileSystemTest, AFailingAppendCanWriteHalfItsBytesFirst) {
 TEST_F(FaultFileSystemTest, ReadsOfAnOpenedFileCanFail) {
   FaultFileSystem fs;
   auto f = fs.OpenRandomAccess(dir_ + "/d/old");
-  ASSERT_TRUE(f.ok());
-  EXPECT_TRUE((*f)->ReadAt(0, 3).ok());
+  ASSERT_OK(f);
+  EXPECT_OK((*f)->ReadAt(0, 3));
   fs.Inject({.ops = testing::Ops({FsOp::kRead}), .stays_down = true});
   auto read = (*f)->ReadAt(4, 5);
   ASSERT_FALSE(read.ok());
@@ -210,7 +211,7 @@ TEST_F(FaultFileSystemTest, ReadsOfAnOpenedFileCanFail) {
   EXPECT_EQ(fs.count(FsOp::kRead), 2);
   fs.Disarm();
   auto again = (*f)->ReadAt(4, 5);
-  ASSERT_TRUE(again.ok());
+  ASSERT_OK(again);
   EXPECT_EQ((*again)->ToString(), "bytes");
 }
 
@@ -238,7 +239,7 @@ TEST_F(FaultFileSystemTest, InjectedFaultsWorkBesideThePowerLossModel) {
   fs.Inject({.ops = testing::Ops({FsOp::kSync}), .nth = 1});
   EXPECT_FALSE(Write(&fs, "d/new", "bytes", /*sync=*/true).ok());
   EXPECT_EQ(fs.syncs(), 0) << "a failed sync is no sync point";
-  ASSERT_TRUE(fs.Crash(Mode::kWhole).ok());
+  ASSERT_OK(fs.Crash(Mode::kWhole));
   EXPECT_EQ(Read("d/new"), "<absent>");
   EXPECT_EQ(Read("d/old"), "old bytes");
 }

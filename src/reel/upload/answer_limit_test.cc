@@ -13,6 +13,7 @@
 
 #include "upload/http.h"
 #include "upload/protocol.h"
+#include "testing/status_matchers.h"
 
 namespace reel::upload {
 namespace {
@@ -83,7 +84,7 @@ TEST(UploadAnswerLimit, ErrorBodyIsReadOnlyUpToTheLimit) {
   options.connect_timeout_s = 5;
   options.io_timeout_s = 20;
   auto http = HttpSession::Open(options);
-  ASSERT_TRUE(http.ok()) << http.status().ToString();
+  ASSERT_OK(http);
   const auto t0 = std::chrono::steady_clock::now();
   const HttpResponse r = (*http)->Send("GET", "/api/v1/sessions?name=task_a", {});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -113,7 +114,7 @@ TEST(UploadAnswerLimit, SmallAnswersAreWhole) {
   options.connect_timeout_s = 5;
   options.io_timeout_s = 20;
   auto http = HttpSession::Open(options);
-  ASSERT_TRUE(http.ok());
+  ASSERT_OK(http);
   const HttpResponse r = (*http)->Send("GET", "/api/v1/sessions?name=task_a", {});
   EXPECT_EQ(r.status, 403);
   EXPECT_FALSE(r.body_cut);

@@ -33,6 +33,7 @@
 #include "reel/task.h"
 #include "reel/upload.h"
 #include "testing/tiny_rig.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -414,16 +415,16 @@ int64_t Record(const std::string& root, int64_t watermark = 0) {
   TaskWriterOptions options = SimulatedRigOptions("pick", reel::testing::TinyRig());
   options.progress_watermark = watermark;
   auto writer = TaskWriter::Open(root, options);
-  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+  EXPECT_OK(writer);
   if (!writer.ok()) return -1;
   auto episode = (*writer)->BeginEpisode();
-  EXPECT_TRUE(episode.ok()) << episode.status().ToString();
+  EXPECT_OK(episode);
   if (!episode.ok()) return -1;
   const int64_t n = (*episode)->episode_index();
   Status st = SimulateEpisode(**episode, reel::testing::TinyRig(), n);
-  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_OK(st);
   auto done = (*episode)->Commit();
-  EXPECT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_OK(done);
   return n;
 }
 
@@ -476,7 +477,7 @@ class UploadClientTest : public ::testing::Test {
     PackOptions o;
     o.replace_existing = true;  // several tests ask for the same reference slice
     auto packed = PackEpisode(root, n, zip, o);
-    EXPECT_TRUE(packed.ok()) << packed.status().ToString();
+    EXPECT_OK(packed);
     return ReadAll(zip);
   }
 
@@ -513,7 +514,7 @@ TEST_F(UploadClientTest, UploadMultipartFieldsAndBearer) {
   auto results = UploadEpisodes(root, {1, 2}, o);
   ASSERT_EQ(results.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
-    ASSERT_TRUE(results[i].ok()) << results[i].status().ToString();
+    ASSERT_OK(results[i]);
     EXPECT_EQ(results[i]->episode_index, static_cast<int64_t>(i + 1));
     EXPECT_EQ(results[i]->session_id, "pick-" + std::to_string(i + 1));
     EXPECT_FALSE(results[i]->already_present);
@@ -538,7 +539,7 @@ TEST_F(UploadClientTest, UploadMultipartFieldsAndBearer) {
   ExpectWorkDirEmpty();
   // Identical re-upload: the server's 200 no-op.
   auto again = UploadEpisode(root, 1, o);
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_OK(again);
   EXPECT_TRUE(again->already_present);
 }
 
@@ -566,7 +567,7 @@ TEST_F(UploadClientTest, UploadEpisodeIndexWrapsAtThousand) {
   o.project_id = "proj-7";
   o.name = "pick_renamed";
   auto r = UploadEpisode(JoinPath(*dir_, "late/pick"), 1001, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   ASSERT_EQ(server.uploads.size(), 1u);
   EXPECT_EQ(server.uploads[0].fields.at("episode_index"), "0");
   EXPECT_EQ(server.uploads[0].fields.at("name"), "pick_renamed");
@@ -585,7 +586,7 @@ TEST_F(UploadClientTest, UploadBusyAfterImportAsksSessionsAndDoesNotPostAgain) {
   // again, not assumed absent (a 500 on the credentials check lets the upload go on).
   server.fail_sessions = kCredentialsCheck + 1;
   auto r = UploadEpisode(JoinPath(*dir_, "base/pick"), 2, Options(server.url()));
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(server.posts, 1);
   EXPECT_EQ(server.checks, kCredentialsCheck + 2);
   EXPECT_TRUE(r->already_present);
@@ -598,7 +599,7 @@ TEST_F(UploadClientTest, UploadConnectionDroppedMidBodyIsRetried) {
   DropProxy proxy(server.port(), 20000);  // inside the zip: the slice is far larger
   const std::string root = JoinPath(*dir_, "base/pick");
   auto r = UploadEpisode(root, 1, Options(proxy.url()));
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_TRUE(proxy.dropped());
   EXPECT_GT(r->bytes, 20000u);
   EXPECT_EQ(r->attempts, 2);
@@ -658,7 +659,7 @@ TEST_F(UploadClientTest, UploadHonoursRetryAfter) {
   const auto t0 = std::chrono::steady_clock::now();
   auto r = UploadEpisode(JoinPath(*dir_, "base/pick"), 1, Options(server.url()));
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_GE(elapsed, 1.0);   // backoff alone would be <= 0.05 s
   EXPECT_EQ(server.posts, 2);
   EXPECT_EQ(server.checks, kCredentialsCheck + 1);
@@ -674,7 +675,7 @@ TEST_F(UploadClientTest, UploadLoginCookieFlowAndReloginOn401) {
   o.username = "alice";
   o.password = "s3cret";
   auto r = UploadEpisode(JoinPath(*dir_, "base/pick"), 1, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(server.logins, 2);
   EXPECT_EQ(server.posts, 2);
   ASSERT_EQ(server.uploads.size(), 1u);  // only the authorized one is recorded
@@ -718,7 +719,7 @@ TEST_F(UploadClientTest, UploadResumableResumesFromHeadOffset) {
   std::vector<UploadProgress> seen;
   o.progress = [&seen](const UploadProgress& p) { seen.push_back(p); };
   auto r = UploadEpisode(root, 2, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_TRUE(r->resumable);
   EXPECT_EQ(r->attempts, 2);
   EXPECT_EQ(r->session_id, "pick-2");
@@ -757,7 +758,7 @@ TEST_F(UploadClientTest, UploadResumableConflictAsksHeadAndExpiredUploadStartsOv
     server.lose_tail_at_patch = 3;
     o.server = server.url();
     auto r = UploadEpisode(root, 1, o);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_OK(r);
     EXPECT_EQ(r->attempts, 1);  // a 409 is answered by HEAD within the attempt
     EXPECT_EQ(server.tus_meta.size(), 1u);
     EXPECT_EQ(server.tus_bytes.begin()->second, want);
@@ -770,7 +771,7 @@ TEST_F(UploadClientTest, UploadResumableConflictAsksHeadAndExpiredUploadStartsOv
     server.forget_at_patch = 2;
     o.server = server.url();
     auto r = UploadEpisode(root, 1, o);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_OK(r);
     EXPECT_EQ(server.tus_meta.size(), 2u);
     ASSERT_EQ(server.tus_bytes.count("u2"), 1u);
     EXPECT_EQ(server.tus_bytes.at("u2"), want);
@@ -784,7 +785,7 @@ TEST_F(UploadClientTest, UploadProgressIsMonotoneAndEndsAtTotal) {
   UploadOptions o = Options(server.url());
   o.progress = [&seen](const UploadProgress& p) { seen.push_back(p); };
   auto r = UploadEpisode(JoinPath(*dir_, "base/pick"), 1, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   ASSERT_GE(seen.size(), 2u);
   uint64_t last = 0;
   for (const UploadProgress& p : seen) {
@@ -804,7 +805,7 @@ TEST_F(UploadClientTest, UploadDeleteAfterRemovesDataAndVideosKeepsRow) {
   UploadOptions o = Options(server.url());
   o.delete_after = true;
   auto r = UploadEpisode(root, 1, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_TRUE(r->deleted);
   EXPECT_FALSE(stdfs::exists(JoinPath(root, kData1)));
   EXPECT_TRUE(VideosOf1(root).empty());
@@ -814,7 +815,7 @@ TEST_F(UploadClientTest, UploadDeleteAfterRemovesDataAndVideosKeepsRow) {
   // Every committed episode that still has data: only N=2 is left to upload.
   auto all = UploadEpisodes(root, {}, Options(server.url()));
   ASSERT_EQ(all.size(), 1u);
-  ASSERT_TRUE(all[0].ok()) << all[0].status().ToString();
+  ASSERT_OK(all[0]);
   EXPECT_EQ(all[0]->episode_index, 2);
 }
 
@@ -887,7 +888,7 @@ TEST_F(UploadClientTest, OutboxJudgesByDigestNeverByName) {
   OutboxOptions o = OutboxOf(Options(server.url()));
   o.delete_after = DeleteAfter::kConfirmed;
   auto r = DrainOutbox(root, {1}, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ((*r)[0].episode_index, 1);
   ASSERT_FALSE((*r)[0].outcome.ok());
@@ -895,7 +896,7 @@ TEST_F(UploadClientTest, OutboxJudgesByDigestNeverByName) {
       << (*r)[0].outcome.status().ToString();
   EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
   auto st = ReadOutboxStatus(root);
-  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_OK(st);
   ASSERT_EQ(st->entries.size(), 1u);
   EXPECT_EQ(st->entries[0].state, "conflict");
   EXPECT_EQ(st->entries[0].digest.size(), 64u);
@@ -909,15 +910,15 @@ TEST_F(UploadClientTest, OutboxWithoutProofImportsButNeverDeletes) {
   const std::string root = Fresh("outbox_noproof");
   OutboxOptions o = OutboxOf(Options(server.url()));
   auto r = DrainOutbox(root, {1, 2}, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   for (const auto& one : *r) EXPECT_TRUE(one.outcome.ok()) << one.outcome.status().ToString();
   o.delete_after = DeleteAfter::kConfirmed;
   r = DrainOutbox(root, {1, 2}, o);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   for (const auto& one : *r) EXPECT_FALSE(one.outcome.ok()) << one.episode_index;
   EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
   auto st = ReadOutboxStatus(root);
-  ASSERT_TRUE(st.ok());
+  ASSERT_OK(st);
   for (const OutboxEntry& e : st->entries) EXPECT_EQ(e.state, "imported") << e.episode_index;
   EXPECT_EQ(server.posts, 2) << "the second run sends nothing again";
 }
@@ -933,12 +934,12 @@ TEST_F(UploadClientTest, OutboxHonoursRetryAfterAndRetriesTransients) {
   const auto t0 = std::chrono::steady_clock::now();
   auto r = DrainOutbox(root, {1}, OutboxOf(Options(server.url())));
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_TRUE((*r)[0].outcome.ok()) << (*r)[0].outcome.status().ToString();
+  ASSERT_OK(r);
+  ASSERT_OK((*r)[0].outcome);
   EXPECT_GE(waited, 2.0) << "two Retry-After: 1 answers";
   EXPECT_EQ(server.posts, 3);
   auto st = ReadOutboxStatus(root);
-  ASSERT_TRUE(st.ok());
+  ASSERT_OK(st);
   EXPECT_EQ(st->entries[0].state, "confirmed");
   EXPECT_EQ(st->entries[0].attempts, 2);
   EXPECT_EQ(st->counters["retries"], 2);

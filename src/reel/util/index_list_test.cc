@@ -5,13 +5,14 @@
 
 #include <string>
 #include <vector>
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
 
 std::vector<int64_t> Parsed(std::string_view text) {
   auto r = ParseIndexList(text);
-  EXPECT_TRUE(r.ok()) << text << ": " << r.status().ToString();
+  EXPECT_OK(r) << text;
   return r.ok() ? *r : std::vector<int64_t>{};
 }
 

@@ -6,6 +6,7 @@
 
 #include "util/json_util.h"
 #include "reel/metadata.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -16,7 +17,7 @@ std::string Nested(int levels, char open = '[', char close = ']') {
 
 TEST(JsonBounds, DepthUpToTheLimitParses) {
   auto j = internal::ParseJson(Nested(64), "x.json");
-  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  ASSERT_OK(j);
 }
 
 TEST(JsonBounds, OneLevelPastTheLimitIsRefusedNamingFileRuleAndValue) {
@@ -41,7 +42,7 @@ TEST(JsonBounds, HundredThousandLevelsAreRefusedWithoutRecursion) {
 TEST(JsonBounds, BracketsInsideStringsDoNotCount) {
   const std::string text = "{\"k\": \"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
   auto j = internal::ParseJson(text, "x.json");
-  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  ASSERT_OK(j);
   EXPECT_EQ((*j)["k"].get<std::string>().size(), 2001u);
 }
 
@@ -69,7 +70,7 @@ TEST(JsonBounds, NumberOutOfRangeIsInvalidNotAnAbort) {
         << j.status().message();
   }
   // Large but finite numbers and big integers still parse.
-  EXPECT_TRUE(internal::ParseJson("[1e308, -1e308, 18446744073709551615, 1e-400]", "x").ok());
+  EXPECT_OK(internal::ParseJson("[1e308, -1e308, 18446744073709551615, 1e-400]", "x"));
 }
 
 TEST(JsonBounds, MalformedStaysMalformed) {
@@ -111,7 +112,7 @@ TEST(JsonGetInt, ValuesAnInt64CannotHoldAreWrongTypeNotUndefined) {
   for (const char* text : {R"({"k": 1e22})", R"({"k": -1e19})", R"({"k": 9223372036854775808.0})",
                            R"({"k": 18446744073709551615})"}) {
     auto j = internal::ParseJson(text, "x");
-    ASSERT_TRUE(j.ok()) << text;
+    ASSERT_OK(j) << text;
     int64_t out = 7;
     Status st = internal::GetInt(*j, "k", "info.json", out);
     EXPECT_FALSE(st.ok()) << text;

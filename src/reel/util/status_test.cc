@@ -6,6 +6,7 @@
 
 #include <string>
 #include <vector>
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -22,7 +23,7 @@ TEST(StatusTest, RuleIsAFieldKeptThroughContext) {
 
 TEST(StatusTest, OkCarriesNoRule) {
   EXPECT_EQ(Status::OK().WithRule("zip.name").rule(), "");
-  EXPECT_TRUE(Status::OK().WithRule("zip.name").ok());
+  EXPECT_OK(Status::OK().WithRule("zip.name"));
 }
 
 Result<int> Half(int x) {
@@ -32,9 +33,9 @@ Result<int> Half(int x) {
 
 TEST(ResultTest, ValueAndErrorRoundTrip) {
   auto ok = Half(4);
-  ASSERT_TRUE(ok.ok());
+  ASSERT_OK(ok);
   EXPECT_EQ(*ok, 2);
-  EXPECT_TRUE(ok.status().ok());
+  EXPECT_OK(ok.status());
   auto bad = Half(3);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().rule(), "test.odd");

@@ -11,6 +11,7 @@
 #include "reel/fs.h"
 #include "reel/video.h"
 #include "testing/fault_fs.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -55,13 +56,13 @@ TEST_F(AvioFsTest, EncoderWritesThroughTheFileSystemWithPositionedWrites) {
   for (VideoKind kind : {VideoKind::kRgb, VideoKind::kDepthFfv1}) {
     testing::FaultFileSystem fs;
     const std::string path = JoinPath(dir_, std::string(".v.") + VideoExtension(kind));
-    ASSERT_TRUE(Encode(&fs, path, kind, 20).ok());
+    ASSERT_OK(Encode(&fs, path, kind, 20));
     EXPECT_GT(fs.count(FsOp::kAppend), 1);
     EXPECT_GT(fs.count(FsOp::kWriteAt), 0) << "the muxer patches its headers through WriteAt";
     VideoReaderOptions ro;
     ro.fs = &fs;
     auto reader = VideoReader::Open(path, ro);
-    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    ASSERT_OK(reader);
     EXPECT_EQ((*reader)->info().frames, 20);
     EXPECT_GT(fs.count(FsOp::kRead), 0) << "the reader reads through the FileSystem";
   }
@@ -78,16 +79,16 @@ TEST_F(AvioFsTest, WriteFaultIsReturnedAsTheFileSystemsStatus) {
 
 TEST_F(AvioFsTest, ReadFaultMidDecodeIsACleanStatusAndTheReaderRecovers) {
   const std::string path = JoinPath(dir_, "r.mp4");
-  ASSERT_TRUE(Encode(DefaultFileSystem(), path, VideoKind::kRgb, 30).ok());
+  ASSERT_OK(Encode(DefaultFileSystem(), path, VideoKind::kRgb, 30));
   testing::FaultFileSystem fs;
   VideoReaderOptions ro;
   ro.fs = &fs;
   auto reader = VideoReader::Open(path, ro);
-  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_OK(reader);
   std::vector<int64_t> all(30);
   for (int i = 0; i < 30; ++i) all[i] = i;
   std::vector<uint8_t> want(30 * kW * kH * 3), got(want.size());
-  ASSERT_TRUE((*reader)->ReadRgb({all.data(), 5}, {want.data(), 5 * kW * kH * 3}).ok());
+  ASSERT_OK((*reader)->ReadRgb({all.data(), 5}, {want.data(), 5 * kW * kH * 3}));
 
   fs.Inject({.ops = testing::Ops({FsOp::kRead}), .stays_down = true});  // mid-decode: no packet can be read
   Status st = (*reader)->ReadRgb(std::span<const int64_t>(all).subspan(5), {got.data(), 25 * kW * kH * 3});
@@ -96,10 +97,10 @@ TEST_F(AvioFsTest, ReadFaultMidDecodeIsACleanStatusAndTheReaderRecovers) {
   EXPECT_NE(st.message().find("injected Read fault"), std::string::npos) << st.ToString();
 
   fs.Disarm();
-  ASSERT_TRUE((*reader)->ReadRgb(all, want).ok());
+  ASSERT_OK((*reader)->ReadRgb(all, want));
   auto fresh = VideoReader::Open(path);
-  ASSERT_TRUE(fresh.ok());
-  ASSERT_TRUE((*fresh)->ReadRgb(all, got).ok());
+  ASSERT_OK(fresh);
+  ASSERT_OK((*fresh)->ReadRgb(all, got));
   EXPECT_EQ(got, want) << "frames after the recovered fault differ";
 }
 

@@ -11,6 +11,7 @@
 
 #include "reel/fs.h"
 #include "reel/video.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -58,14 +59,14 @@ TEST_F(VideoEncoderTest, RgbH264AndHevc) {
     // A dotfile temp name: the container comes from the options, not the name.
     const std::string path = JoinPath(dir_, std::string(".") + codec + ".tmp");
     auto enc = VideoEncoder::Open(path, o);
-    ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+    ASSERT_OK(enc);
     std::vector<uint8_t> rgb(48 * 32 * 3);
     for (int i = 0; i < 7; ++i) {
       for (size_t k = 0; k < rgb.size(); ++k) rgb[k] = static_cast<uint8_t>(k + i * 9);
-      ASSERT_TRUE((*enc)->AddRgb(rgb).ok());
+      ASSERT_OK((*enc)->AddRgb(rgb));
     }
-    ASSERT_TRUE((*enc)->Repeat().ok());
-    ASSERT_TRUE((*enc)->Finish().ok());
+    ASSERT_OK((*enc)->Repeat());
+    ASSERT_OK((*enc)->Finish());
     EXPECT_EQ((*enc)->frames(), 8);
     EXPECT_EQ(Probe(path), std::string(codec) + ",48,32,yuv420p,8");
     EXPECT_NE((*enc)->DescribeJson().find(std::string("\"codec\":\"") + codec + "\""), std::string::npos)
@@ -80,11 +81,11 @@ TEST_F(VideoEncoderTest, DepthFfv1IsExactMillimetres) {
   o.height = 9;
   const std::string path = JoinPath(dir_, "d.mkv");
   auto enc = VideoEncoder::Open(path, o);
-  ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+  ASSERT_OK(enc);
   std::vector<uint16_t> mm(31 * 9);
   for (size_t k = 0; k < mm.size(); ++k) mm[k] = static_cast<uint16_t>(k * 211 % 65535);
-  ASSERT_TRUE((*enc)->AddDepth(mm).ok());
-  ASSERT_TRUE((*enc)->Finish().ok());
+  ASSERT_OK((*enc)->AddDepth(mm));
+  ASSERT_OK((*enc)->Finish());
   EXPECT_EQ(Probe(path), "ffv1,31,9,gray16le,1");
   const std::string raw = Shell("ffmpeg -v error -i '" + path + "' -f rawvideo -pix_fmt gray16le -");
   ASSERT_EQ(raw.size(), mm.size() * 2);
@@ -99,10 +100,10 @@ TEST_F(VideoEncoderTest, DepthHevcHoldsLogCodes) {
   o.height = 16;
   const std::string path = JoinPath(dir_, "d.mp4");
   auto enc = VideoEncoder::Open(path, o);
-  ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+  ASSERT_OK(enc);
   std::vector<uint16_t> mm(32 * 16, 1000);
-  ASSERT_TRUE((*enc)->AddDepth(mm).ok());
-  ASSERT_TRUE((*enc)->Finish().ok());
+  ASSERT_OK((*enc)->AddDepth(mm));
+  ASSERT_OK((*enc)->Finish());
   EXPECT_EQ(Probe(path), "hevc,32,16,gray12le,1");
   const std::string raw = Shell("ffmpeg -v error -i '" + path + "' -f rawvideo -pix_fmt gray12le -");
   ASSERT_EQ(raw.size(), mm.size() * 2);
@@ -121,7 +122,7 @@ TEST_F(VideoEncoderTest, BadInputIsInvalidNamingTheFile) {
   o.height = 16;
   const std::string path = JoinPath(dir_, "e.mp4");
   auto enc = VideoEncoder::Open(path, o);
-  ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+  ASSERT_OK(enc);
   std::vector<uint8_t> wrong(5);
   Status st = (*enc)->AddRgb(wrong);
   EXPECT_EQ(st.code(), StatusCode::kInvalid);

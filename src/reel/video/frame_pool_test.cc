@@ -13,6 +13,7 @@
 #include "reel/video.h"
 #include "testing/shell.h"
 #include "video/frame_plan.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -117,11 +118,11 @@ class FramePoolTest : public ::testing::Test {
   // The frames as VideoReader::ReadRgb returns them, one read per frame.
   static std::vector<uint8_t> Reference(const std::string& file, const std::vector<int64_t>& indices) {
     auto r = VideoReader::Open(P(file));
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_OK(r);
     std::vector<uint8_t> out(indices.size() * kRgbBytes);
     for (size_t k = 0; k < indices.size(); ++k) {
       const Status st = (*r)->ReadRgb({&indices[k], 1}, {out.data() + k * kRgbBytes, kRgbBytes});
-      EXPECT_TRUE(st.ok()) << st.ToString();
+      EXPECT_OK(st);
     }
     return out;
   }
@@ -160,7 +161,7 @@ TEST_F(FramePoolTest, SlotsInTheOrderAskedLayoutsAndTypes) {
   FramePoolOptions o;
   o.threads = 1;  // one job per file (threads > 1 may cut a file: ManyJobsPerFile...)
   FramePool pool(o);
-  ASSERT_TRUE(pool.Read(files, all, outputs).ok());
+  ASSERT_OK(pool.Read(files, all, outputs));
   for (size_t s = 0; s < targets.size(); ++s) {
     EXPECT_EQ(0, std::memcmp(hwc.data() + s * kRgbBytes, want[s], kRgbBytes)) << "slot " << s;
     for (size_t i = 0; i < kPixels; ++i)
@@ -176,12 +177,12 @@ TEST_F(FramePoolTest, SlotsInTheOrderAskedLayoutsAndTypes) {
   auto rb = VideoReader::Open(P("b.mp4"));
   ASSERT_TRUE(ra.ok() && rb.ok());
   std::vector<uint8_t> scratch(5 * kRgbBytes);
-  ASSERT_TRUE((*ra)->ReadRgb(std::vector<int64_t>{0, 2, 17, 33, 39}, scratch).ok());
-  ASSERT_TRUE((*rb)->ReadRgb(std::vector<int64_t>{4, 11, 29}, {scratch.data(), 3 * kRgbBytes}).ok());
+  ASSERT_OK((*ra)->ReadRgb(std::vector<int64_t>{0, 2, 17, 33, 39}, scratch));
+  ASSERT_OK((*rb)->ReadRgb(std::vector<int64_t>{4, 11, 29}, {scratch.data(), 3 * kRgbBytes}));
   EXPECT_EQ(s.frames_decoded, (*ra)->stats().frames_decoded + (*rb)->stats().frames_decoded);
   EXPECT_EQ(pool.open_readers(), 2u);
   // A second batch reuses the readers.
-  ASSERT_TRUE(pool.Read(files, targets, outputs).ok());
+  ASSERT_OK(pool.Read(files, targets, outputs));
   EXPECT_EQ(pool.open_readers(), 2u);
 }
 
@@ -207,7 +208,7 @@ TEST_F(FramePoolTest, ManyJobsPerFileSameBytesNoFrameDecodedTwice) {
   FramePool pool(o);
   for (int round = 0; round < 2; ++round) {  // the second with the readers the first left open
     pool.ResetStats();
-    ASSERT_TRUE(pool.Read(files, targets, outputs).ok());
+    ASSERT_OK(pool.Read(files, targets, outputs));
     EXPECT_EQ(0, std::memcmp(hwc.data(), ref.data(), hwc.size()));
     for (size_t s = 0; s < frames.size(); ++s)
       for (size_t i = 0; i < kPixels; ++i)
@@ -221,12 +222,12 @@ TEST_F(FramePoolTest, ManyJobsPerFileSameBytesNoFrameDecodedTwice) {
     EXPECT_LE(st.requests, 4);
     EXPECT_EQ(st.frames_converted, 15);
     auto r = VideoReader::Open(P("a.mp4"));
-    ASSERT_TRUE(r.ok());
+    ASSERT_OK(r);
     std::vector<int64_t> distinct = frames;
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     std::vector<uint8_t> scratch(distinct.size() * kRgbBytes);
-    ASSERT_TRUE((*r)->ReadRgb(distinct, scratch).ok());
+    ASSERT_OK((*r)->ReadRgb(distinct, scratch));
     EXPECT_EQ(st.frames_decoded, (*r)->stats().frames_decoded);
     EXPECT_LE(pool.open_readers(), 4u);
   }

@@ -8,6 +8,7 @@
 
 #include "reel/video.h"
 #include "video/png_decode.h"
+#include "testing/status_matchers.h"
 
 namespace reel::video {
 namespace {
@@ -82,9 +83,9 @@ TEST(DecodePngGray16, ReadsReelsOwnEncodeValueForValue) {
   mm[0] = 0;
   mm[1] = 65535;
   auto png = EncodePngGray16(7, 5, mm);
-  ASSERT_TRUE(png.ok()) << png.status().ToString();
+  ASSERT_OK(png);
   auto image = DecodePngGray16(*png, "x.png");
-  ASSERT_TRUE(image.ok()) << image.status().ToString();
+  ASSERT_OK(image);
   EXPECT_EQ(image->width, 7);
   EXPECT_EQ(image->height, 5);
   EXPECT_EQ(image->values, mm);
@@ -94,7 +95,7 @@ TEST(DecodePngGray16, ReadsAHandWrittenPng16) {
   std::string samples;
   for (int i = 0; i < 6; ++i) samples += std::string{static_cast<char>(i * 40), static_cast<char>(255 - i)};
   auto image = DecodePngGray16(HandPng(3, 2, 16, samples), "hand.png");
-  ASSERT_TRUE(image.ok()) << image.status().ToString();
+  ASSERT_OK(image);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(image->values[i], (i * 40) << 8 | (255 - i)) << i;
 }
 
@@ -130,7 +131,7 @@ TEST(DecodePngGray16, RefusesADeclaredSizeOverTheLimitBeforeDecoding) {
   ASSERT_FALSE(small.ok());
   EXPECT_NE(small.status().message().find("s.png: png.size: 65x64, over the limit of 4096 pixels"), std::string::npos)
       << small.status().ToString();
-  EXPECT_TRUE(DecodePngGray16(HandPng(64, 64, 16, std::string(64 * 64 * 2, '\0')), "t.png", 4096).ok());
+  EXPECT_OK(DecodePngGray16(HandPng(64, 64, 16, std::string(64 * 64 * 2, '\0')), "t.png", 4096));
 }
 
 // The shape of finding 5 (issue 27): a 32x24 interlaced depth frame whose image data stops
@@ -140,7 +141,7 @@ TEST(DecodePngGray16, RefusesADeclaredSizeOverTheLimitBeforeDecoding) {
 TEST(DecodePngGray16, AnInterlacedFrameIsReadWholeAndATruncatedOneRefused) {
   const std::string raw = Adam7Raw(32, 24, Ramp);
   auto whole = DecodePngGray16(kSignature + Ihdr(32, 24, 16, 1) + Chunk("IDAT", Zlib(raw)) + Chunk("IEND", ""), "w.png");
-  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ASSERT_OK(whole);
   for (int y = 0; y < 24; ++y)
     for (int x = 0; x < 32; ++x) ASSERT_EQ(whole->values[y * 32 + x], Ramp(x, y)) << x << "," << y;
   const std::string cut = raw.substr(0, raw.size() / 8);
@@ -159,7 +160,7 @@ TEST(DecodePngGray16, AnInterlacedFrameIsReadWholeAndATruncatedOneRefused) {
 TEST(DecodePngGray16, DamagedStructureIsRefusedNamingTheRule) {
   std::string samples(8 * 6 * 2, '\x11');
   const std::string good = HandPng(8, 6, 16, samples);
-  ASSERT_TRUE(DecodePngGray16(good, "good.png").ok());
+  ASSERT_OK(DecodePngGray16(good, "good.png"));
   std::string rows;
   for (int y = 0; y < 5; ++y) rows += std::string(1, '\0') + std::string(16, '\x11');  // 5 of 6 lines
   const std::string stream = Zlib(rows + std::string(1, '\0') + std::string(16, '\x11'));

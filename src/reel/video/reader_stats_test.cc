@@ -16,6 +16,7 @@
 
 #include "reel/video.h"
 #include "testing/shell.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -74,7 +75,7 @@ class VideoReadStatsTest : public ::testing::Test {
     VideoReaderOptions o;
     o.threads = threads;
     auto r = VideoReader::Open(P(file), o);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_OK(r);
     return r.ok() ? std::move(r).value() : nullptr;
   }
 
@@ -82,7 +83,7 @@ class VideoReadStatsTest : public ::testing::Test {
                         const std::string& what) {
     std::vector<uint8_t> out(indices.size() * kRgbBytes);
     const Status st = r.ReadRgb(indices, out);
-    ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
+    ASSERT_OK(st) << what;
     for (size_t k = 0; k < indices.size(); ++k)
       EXPECT_EQ(0, std::memcmp(out.data() + k * kRgbBytes, cli.data() + indices[k] * kRgbBytes, kRgbBytes))
           << what << ": frame " << indices[k] << " differs from ffmpeg's";
@@ -170,7 +171,7 @@ TEST_F(VideoReadStatsTest, SequentialReadsNeverSeek) {
     EXPECT_EQ(s.frames_converted, 75) << threads;
     EXPECT_EQ(s.drains, 0) << threads;
     // An empty read does nothing.
-    ASSERT_TRUE(r->ReadRgb({}, {}).ok());
+    ASSERT_OK(r->ReadRgb({}, {}));
     EXPECT_EQ(r->stats().requests, 5);
   }
   // A frame per call: the first read looks random (one thread, drained); the second one
@@ -213,7 +214,7 @@ TEST_F(VideoReadStatsTest, TimestampBatchSeeksOncePerCluster) {
     std::vector<uint8_t> out(cs.targets.size() * kRgbBytes);
     VideoReadStats s;
     const Status st = ReadRgbAtTimestamps(cs.targets, out, -1, 1.0, &s);
-    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_OK(st);
     EXPECT_EQ(s.seeks, cs.seeks) << "case " << c;
     EXPECT_EQ(s.frames_converted, static_cast<int64_t>(cs.targets.size())) << "case " << c;
     for (size_t k = 0; k < cs.targets.size(); ++k)
@@ -225,7 +226,7 @@ TEST_F(VideoReadStatsTest, TimestampBatchSeeksOncePerCluster) {
   // frames 0..45 once each.
   std::vector<uint8_t> out(6 * kRgbBytes);
   VideoReadStats s;
-  ASSERT_TRUE(ReadRgbAtTimestamps(cases[1].targets, out, -1, 1.0, &s).ok());
+  ASSERT_OK(ReadRgbAtTimestamps(cases[1].targets, out, -1, 1.0, &s));
   EXPECT_EQ(s.frames_decoded, 46);
 }
 
@@ -241,7 +242,7 @@ TEST_F(VideoReadStatsTest, DepthRandomFrameDecodesFromItsKeyframe) {
     r->ResetStats();
     std::vector<uint16_t> mm(pixels);
     const int64_t one[] = {k};
-    ASSERT_TRUE(r->ReadDepth(one, mm).ok());
+    ASSERT_OK(r->ReadDepth(one, mm));
     const auto* codes = reinterpret_cast<const uint16_t*>(cli.data()) + k * pixels;
     for (size_t p = 0; p < pixels; ++p) ASSERT_EQ(mm[p], DepthCodeToMm(codes[p])) << "frame " << k << " pixel " << p;
     EXPECT_EQ(r->stats().seeks, 1) << k;

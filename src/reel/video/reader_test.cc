@@ -18,6 +18,7 @@
 
 #include "reel/video.h"
 #include "testing/shell.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -121,7 +122,7 @@ class VideoReaderTest : public ::testing::Test {
 
   static std::unique_ptr<VideoReader> OpenOk(const std::string& file) {
     auto r = VideoReader::Open(P(file));
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_OK(r);
     return r.ok() ? std::move(r).value() : nullptr;
   }
 
@@ -131,7 +132,7 @@ class VideoReaderTest : public ::testing::Test {
     const size_t bytes = static_cast<size_t>(reader.info().width) * reader.info().height * 3;
     std::vector<uint8_t> out(indices.size() * bytes);
     Status st = reader.ReadRgb(indices, out);
-    ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
+    ASSERT_OK(st) << what;
     for (size_t k = 0; k < indices.size(); ++k) {
       ASSERT_LE((indices[k] + 1) * bytes, cli.size());
       EXPECT_EQ(0, std::memcmp(out.data() + k * bytes, cli.data() + indices[k] * bytes, bytes))
@@ -309,7 +310,7 @@ TEST_F(VideoReaderTest, IndexOutOfRange) {
   }
   // The reader still works after an error.
   const int64_t ok[] = {39};
-  EXPECT_TRUE(r->ReadRgb(ok, out).ok());
+  EXPECT_OK(r->ReadRgb(ok, out));
 }
 
 TEST_F(VideoReaderTest, WrongBufferOrKind) {
@@ -366,7 +367,7 @@ TEST_F(VideoReaderTest, VariableFrameRateWithBFrames) {
   double t = 0;
   for (int64_t i = 0; lines >> t; ++i) {
     auto got = r->FrameTime(i);
-    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_OK(got);
     EXPECT_NEAR(*got, t, 1e-6) << "frame " << i;
   }
 }
@@ -376,10 +377,10 @@ TEST_F(VideoReaderTest, NonZeroFirstTimestamp) {
   auto r = OpenOk("offset.mkv");
   ASSERT_TRUE(r);
   auto t0 = r->FrameTime(0);
-  ASSERT_TRUE(t0.ok()) << t0.status().ToString();
+  ASSERT_OK(t0);
   EXPECT_NEAR(*t0, 5.0, 0.002);
   auto t19 = r->FrameTime(19);
-  ASSERT_TRUE(t19.ok());
+  ASSERT_OK(t19);
   EXPECT_NEAR(*t19, 5.0 + 19 / 30.0, 0.002);
   EXPECT_FALSE(r->FrameTime(20).ok());
 }
@@ -389,7 +390,7 @@ TEST_F(VideoReaderTest, FrameTimesWithBFrames) {
   ASSERT_TRUE(r);
   for (int64_t i : {0, 1, 2, 29, 30, 74}) {
     auto t = r->FrameTime(i);
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_OK(t);
     EXPECT_NEAR(*t, i / 30.0, 1e-6) << i;
   }
 }
@@ -403,7 +404,7 @@ TEST_F(VideoReaderTest, Ffv1DepthIsExact) {
     const std::vector<int64_t> idx = {11, 0, 5, 5, 6, 1};
     std::vector<uint16_t> out(idx.size() * kW * kH);
     Status st = r->ReadDepth(idx, out);
-    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_OK(st);
     for (size_t k = 0; k < idx.size(); ++k)
       EXPECT_EQ(0, std::memcmp(out.data() + k * kW * kH, depth_mm_.data() + idx[k] * kW * kH, kW * kH * 2))
           << file << " frame " << idx[k];
@@ -422,7 +423,7 @@ TEST_F(VideoReaderTest, HevcDepthThroughTheLogCode) {
   idx.push_back(3);
   std::vector<uint16_t> out(idx.size() * kW * kH);
   Status st = r->ReadDepth(idx, out);
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   int64_t code_error = 0, big_errors = 0;
   for (size_t k = 0; k < idx.size(); ++k) {
     for (size_t p = 0; p < static_cast<size_t>(kW * kH); ++p) {
@@ -457,7 +458,7 @@ TEST_F(VideoReaderTest, ReadRgbAtNearestFrame) {
   const std::vector<int64_t> want = {60, 3, 3, 60, 0, 74, 15};
   std::vector<uint8_t> out(targets.size() * bytes);
   Status st = r->ReadRgbAt(targets, 0.5 / 30, out, 0.5);
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   for (size_t k = 0; k < targets.size(); ++k)
     EXPECT_EQ(0, std::memcmp(out.data() + k * bytes, ref.data() + want[k] * bytes, bytes))
         << "target " << targets[k] << " should be frame " << want[k];
@@ -483,7 +484,7 @@ TEST_F(VideoReaderTest, ReadRgbAtTimestampsAcrossFiles) {
       {&b, 69}, {&a, 15}, {&b, 3}, {&a, 0}, {&a, 15}, {&b, 69}, {&a, 39}, {&b, 0}};
   std::vector<uint8_t> out(targets.size() * bytes);
   Status st = ReadRgbAtTimestamps(targets, out, -1, 0.5);
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   for (size_t k = 0; k < targets.size(); ++k)
     EXPECT_EQ(0, std::memcmp(out.data() + k * bytes, want[k].first->data() + want[k].second * bytes, bytes))
         << "target " << k << " (" << targets[k].path << " at " << targets[k].time_s << ")";

@@ -15,6 +15,7 @@
 #include "reel/fs.h"
 #include "reel/video.h"
 #include "testing/rooted_fs.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -34,7 +35,7 @@ class VideoConcatSplitFsTest : public ::testing::Test {
     dir_ = tmpl;
     std::filesystem::create_directories(dir_ + "/in");
     std::filesystem::create_directories(dir_ + "/out");
-    ASSERT_TRUE(EncodeClip(dir_ + "/in/clip.mp4").ok());
+    ASSERT_OK(EncodeClip(dir_ + "/in/clip.mp4"));
     in_ = std::make_unique<RootedFs>(kIn, dir_ + "/in", RootedFs::kReadOnly);
     out_ = std::make_unique<RootedFs>(kOut, dir_ + "/out", RootedFs::kWriteOnly);
   }
@@ -58,7 +59,7 @@ class VideoConcatSplitFsTest : public ::testing::Test {
   // Frames of a file the helpers wrote, read back directly from the real directory.
   int64_t FramesOf(const std::string& real_path) {
     auto reader = VideoReader::Open(real_path);
-    EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+    EXPECT_OK(reader);
     return reader.ok() ? (*reader)->info().frames : -1;
   }
 
@@ -79,23 +80,23 @@ class VideoConcatSplitFsTest : public ::testing::Test {
 
 TEST_F(VideoConcatSplitFsTest, StreamConcatReadsInputsAndWritesTheOutputThroughTheirOwnFs) {
   auto concat = internal::StreamConcat::Open(out_.get(), std::string(kOut) + "/cat.mp4", in_.get(), clip_);
-  ASSERT_TRUE(concat.ok()) << concat.status().ToString();
+  ASSERT_OK(concat);
   auto same = (*concat)->Accepts(in_.get(), clip_);
   ASSERT_TRUE(same.ok() && *same) << same.status().ToString();
   for (int i = 0; i < 2; ++i) {
     auto span = (*concat)->Append(in_.get(), clip_);
-    ASSERT_TRUE(span.ok()) << span.status().ToString();
+    ASSERT_OK(span);
     EXPECT_EQ(span->frames, kFrames);
     EXPECT_DOUBLE_EQ(span->from_s, i * kFrames / kFps);
   }
-  ASSERT_TRUE((*concat)->Finish().ok());
+  ASSERT_OK((*concat)->Finish());
   ExpectSplit();
   EXPECT_EQ(FramesOf(dir_ + "/out/cat.mp4"), 2 * kFrames);
 }
 
 TEST_F(VideoConcatSplitFsTest, CopySegmentReadsTheInputAndWritesTheOutputThroughTheirOwnFs) {
   Status st = internal::CopySegment(in_.get(), clip_, 2 / kFps, 4, out_.get(), std::string(kOut) + "/seg.mp4");
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   ExpectSplit();
   EXPECT_EQ(FramesOf(dir_ + "/out/seg.mp4"), 4);
 }
@@ -104,7 +105,7 @@ TEST_F(VideoConcatSplitFsTest, ReencodeReadsTheInputAndWritesTheOutputThroughThe
   auto copyable = internal::CopyableToMp4(clip_, in_.get());
   ASSERT_TRUE(copyable.ok() && *copyable) << copyable.status().ToString();
   Status st = internal::ReencodeToMp4(in_.get(), clip_, out_.get(), std::string(kOut) + "/re.mp4", kFps);
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   ExpectSplit();
   EXPECT_EQ(FramesOf(dir_ + "/out/re.mp4"), kFrames);
 }

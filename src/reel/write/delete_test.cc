@@ -26,6 +26,7 @@
 #include "reel/task.h"
 #include "testing/fault_fs.h"
 #include "write/transaction.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -90,12 +91,12 @@ class DeleteEpisodeTest : public ::testing::Test {
     dir_ = new std::string(tmpl);
     base_ = new std::string(JoinPath(*dir_, "base"));
     auto writer = TaskWriter::Open(*base_, SimulatedRigOptions("pick", TinySim()));
-    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    ASSERT_OK(writer);
     for (int64_t n : {1, 2}) {
       auto episode = (*writer)->BeginEpisode();
-      ASSERT_TRUE(episode.ok()) << episode.status().ToString();
-      ASSERT_TRUE(SimulateEpisode(**episode, TinySim(), n).ok());
-      ASSERT_TRUE((*episode)->Commit().ok());
+      ASSERT_OK(episode);
+      ASSERT_OK(SimulateEpisode(**episode, TinySim(), n));
+      ASSERT_OK((*episode)->Commit());
     }
     files_ = new std::set<std::string>(Files(*base_));
     group2_ = new std::set<std::string>(GroupOf2(*files_));
@@ -150,7 +151,7 @@ class DeleteEpisodeTest : public ::testing::Test {
     EXPECT_EQ(now, expect) << what;
     EXPECT_FALSE(stdfs::exists(JoinPath(root, "meta/.commit-2.json"))) << what << ": journal left";
     auto report = CheckTask(root);
-    EXPECT_TRUE(report.ok()) << what << ": " << report.status().ToString();
+    EXPECT_OK(report) << what;
     if (report.ok())
       for (const Finding& f : report->findings)
         EXPECT_NE(f.severity, Severity::kError) << what << ": " << f.rule << " " << f.path << ": " << f.message;
@@ -170,16 +171,16 @@ std::set<std::string>* DeleteEpisodeTest::group2_ = nullptr;
 
 TEST_F(DeleteEpisodeTest, RemovesTheFileGroupAndKeepsTheRow) {
   const std::string root = Fresh("plain");
-  ASSERT_TRUE(DeleteEpisode(root, 2).ok());
+  ASSERT_OK(DeleteEpisode(root, 2));
   std::set<std::string> expect = *files_;
   for (const std::string& f : *group2_) expect.erase(f);
   EXPECT_EQ(Files(root), expect);  // the row, stats.json and info.json stay
   auto task = Task::Open(root);
-  ASSERT_TRUE(task.ok());
+  ASSERT_OK(task);
   auto e = (*task)->FindEpisode(2);
-  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_OK(e);
   EXPECT_EQ(EpisodeFileGroup(**task, *e).state, FileGroupState::kDeleted);
-  EXPECT_TRUE(DeleteEpisode(root, 2).ok()) << "deleting a deleted episode changes nothing";
+  EXPECT_OK(DeleteEpisode(root, 2)) << "deleting a deleted episode changes nothing";
   EXPECT_EQ(Files(root), expect);
 }
 
@@ -190,7 +191,7 @@ TEST_F(DeleteEpisodeTest, StopRightAfterTheDataFileIsRemovedLeavesWholeOrGone) {
   // stops at the call after it.
   testing::FaultFileSystem counter;
   counter.Inject(DeleteFault(0, Mode::kError));
-  ASSERT_TRUE(DeleteEpisode(Fresh("stop-count"), 2, &counter).ok());
+  ASSERT_OK(DeleteEpisode(Fresh("stop-count"), 2, &counter));
   const std::vector<std::string> calls = counter.calls();
   const auto removal = std::find_if(calls.begin(), calls.end(), [](const std::string& call) {
     return call.starts_with("RemoveFile ") && call.ends_with(std::string("/") + kData2);
@@ -211,7 +212,7 @@ TEST_F(DeleteEpisodeTest, ErrorOrStopAtEveryCallLeavesWholeOrGone) {
   testing::FaultFileSystem counter;
   counter.Inject(DeleteFault(0, Mode::kError));
   const std::string count_root = Fresh("count");
-  ASSERT_TRUE(DeleteEpisode(count_root, 2, &counter).ok());
+  ASSERT_OK(DeleteEpisode(count_root, 2, &counter));
   const int calls = counter.counted();
   // A journal (write, sync, rename, dir sync), one removal per file, dir syncs, journal gone.
   ASSERT_GE(calls, static_cast<int>(group2_->size()) + 6);
@@ -230,7 +231,7 @@ TEST_F(DeleteEpisodeTest, ErrorOrStopAtEveryCallLeavesWholeOrGone) {
 TEST_F(DeleteEpisodeTest, CrashAtEveryCallLeavesWholeOrGone) {
   testing::FaultFileSystem counter;
   counter.Inject(DeleteFault(0, Mode::kError));
-  ASSERT_TRUE(DeleteEpisode(Fresh("count"), 2, &counter).ok());
+  ASSERT_OK(DeleteEpisode(Fresh("count"), 2, &counter));
   int deleted = 0;
   for (int k = 1; k <= counter.counted() + 1; ++k) {
     const std::string what = "crash at call " + std::to_string(k);
@@ -255,7 +256,7 @@ TEST_F(DeleteEpisodeTest, CrashAtEveryCallLeavesWholeOrGone) {
 std::vector<Finding> FileGroupFindings(const std::string& root) {
   std::vector<Finding> out;
   auto report = CheckTask(root);
-  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_OK(report);
   if (report.ok())
     for (const Finding& f : report->findings)
       if (f.rule == "episode.file_group") out.push_back(f);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "reel/task.h"
+#include "testing/status_matchers.h"
 
 namespace reel::internal {
 namespace {
@@ -44,10 +45,10 @@ TEST_F(EpisodeDataTest, ColumnAppearingAfterFlushedGroupsIsBackfilledByTheRewrit
   for (int64_t i = 0; i < 5; ++i) ASSERT_TRUE(data.Append(Row(i, false)).ok());
   for (int64_t i = 5; i < 7; ++i) ASSERT_TRUE(data.Append(Row(i, true)).ok());
   auto path = data.Finish();
-  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  ASSERT_OK(path);
   ASSERT_FALSE(path->empty());
   auto table = ReadParquetFile(DefaultFileSystem(), *path);
-  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_OK(table);
   ASSERT_EQ((*table)->num_rows(), 7);
   auto glove = (*table)->GetColumnByName("observation.left_glove");
   ASSERT_NE(glove, nullptr);
@@ -70,7 +71,7 @@ TEST_F(EpisodeDataTest, ColumnAppearingAfterFlushedGroupsIsBackfilledByTheRewrit
   EXPECT_DOUBLE_EQ(stats[0].second.min[0], 0.0);
   // Only the final file is left: the segments were removed.
   auto entries = DefaultFileSystem()->ListDir(dir_ + "/data/chunk-000");
-  ASSERT_TRUE(entries.ok());
+  ASSERT_OK(entries);
   EXPECT_EQ(entries->size(), 1u);
 }
 
@@ -89,12 +90,12 @@ TEST_F(EpisodeDataTest, RejectedRowLeavesNoTraceAndImuRowsAreEmptyNotNull) {
   FrameRow with_imu = Row(0, false);
   with_imu.AddImuSample(5, {1, 2, 3, 4, 5, 6});
   with_imu.AddImuSample(6, {1, 2, 3, 4, 5, 6});
-  ASSERT_TRUE(data.Append(with_imu).ok());
-  ASSERT_TRUE(data.Append(Row(1, false)).ok());
+  ASSERT_OK(data.Append(with_imu));
+  ASSERT_OK(data.Append(Row(1, false)));
   auto path = data.Finish();
-  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  ASSERT_OK(path);
   auto table = ReadParquetFile(DefaultFileSystem(), *path);
-  ASSERT_TRUE(table.ok());
+  ASSERT_OK(table);
   auto imu = (*table)->GetColumnByName("observation.imu");
   auto ts = (*table)->GetColumnByName("imu_ts_ns");
   ASSERT_NE(imu, nullptr);
@@ -111,7 +112,7 @@ TEST_F(EpisodeDataTest, RejectedRowLeavesNoTraceAndImuRowsAreEmptyNotNull) {
 TEST_F(EpisodeDataTest, NoRowsNoFile) {
   EpisodeData data = Make(4);
   auto path = data.Finish();
-  ASSERT_TRUE(path.ok());
+  ASSERT_OK(path);
   EXPECT_TRUE(path->empty());
 }
 
@@ -127,7 +128,7 @@ TEST_F(EpisodeDataTest, RowGroupsEndAtTheByteBudget) {
   EpisodeData data(std::move(o));
   for (int64_t i = 0; i < 10; ++i) ASSERT_TRUE(data.Append(Row(i, true)).ok());
   auto path = data.Finish();
-  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  ASSERT_OK(path);
   auto file = parquet::ParquetFileReader::OpenFile(*path);
   auto meta = file->metadata();
   ASSERT_EQ(meta->num_rows(), 10);
@@ -143,9 +144,9 @@ TEST_F(EpisodeDataTest, GloveBringsZeroHandPosePlaceholders) {
   for (int64_t i = 0; i < 3; ++i) ASSERT_TRUE(data.Append(Row(i, false)).ok());
   for (int64_t i = 3; i < 5; ++i) ASSERT_TRUE(data.Append(Row(i, true)).ok());
   auto path = data.Finish();
-  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  ASSERT_OK(path);
   auto table = ReadParquetFile(DefaultFileSystem(), *path);
-  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_OK(table);
   for (const char* name : {"observation.left_hand_pose", "observation.right_hand_pose"}) {
     auto column = (*table)->GetColumnByName(name);
     ASSERT_NE(column, nullptr) << name;
@@ -169,12 +170,12 @@ TEST_F(EpisodeDataTest, HandPoseWithoutAGloveToo) {
   for (int64_t i = 0; i < 3; ++i) {
     FrameRow r = Row(i, false);
     r.SetFixed("observation.gripper_state", {1, 2, 3});
-    ASSERT_TRUE(data.Append(r).ok());
+    ASSERT_OK(data.Append(r));
   }
   auto path = data.Finish();
-  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  ASSERT_OK(path);
   auto schema = ReadParquetSchema(DefaultFileSystem(), *path);
-  ASSERT_TRUE(schema.ok());
+  ASSERT_OK(schema);
   for (const char* name : {"observation.left_hand_pose", "observation.right_hand_pose"}) {
     const int index = (*schema)->GetFieldIndex(name);
     ASSERT_NE(index, -1) << name;
@@ -194,12 +195,12 @@ TEST_F(EpisodeDataTest, StampColumnsWithoutAStampAreNotWritten) {
       r.SetScalar("observation.gripper_left_force_ns", i == 3 ? 777 : 0);
       r.AddSlamPoint("observation.slam_trajectory", {0.1 * i, 1, 2, 3, 0, 0, 0, 1}, 0);
       r.AddSlamPoint("observation.ego_slam_trajectory", {0.1 * i, 1, 2, 3, 0, 0, 0, 1}, i == 4 ? 99 : 0);
-      ASSERT_TRUE(data.Append(r).ok());
+      ASSERT_OK(data.Append(r));
     }
     auto path = data.Finish();
-    ASSERT_TRUE(path.ok()) << path.status().ToString();
+    ASSERT_OK(path);
     auto table = ReadParquetFile(DefaultFileSystem(), *path);
-    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ASSERT_OK(table);
     const arrow::Table& t = **table;
     EXPECT_EQ(t.num_rows(), 5);
     EXPECT_EQ(t.GetColumnByName("observation.gripper_state_ns"), nullptr) << "group_rows " << group_rows;

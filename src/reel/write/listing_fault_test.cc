@@ -17,6 +17,7 @@
 #include "testing/fault_fs.h"
 #include "testing/tiny_rig.h"
 #include "write/transaction.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -56,11 +57,11 @@ class ListingFaultTest : public ::testing::TestWithParam<StatusCode> {
   // Episode 2 of a two-episode task as a commit killed mid-renames leaves it: its journal
   // meta/.commit-2.json, its data and videos in place, its episodes row still a temp.
   void TearEpisodeTwo() {
-    ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 2).ok());
+    ASSERT_OK(testing::RecordTinyEpisodes(root_, 2));
     auto task = Task::Open(root_);
-    ASSERT_TRUE(task.ok());
+    ASSERT_OK(task);
     auto two = (*task)->FindEpisode(2);
-    ASSERT_TRUE(two.ok());
+    ASSERT_OK(two);
     row_rel_ = two->row_path;
     // The temp is named as the transaction names its own (a journal is held to that).
     const std::string temp_rel = DirName(row_rel_) + "/" + BaseName(internal::TempPathFor(row_rel_, "commit"));
@@ -75,7 +76,7 @@ class ListingFaultTest : public ::testing::TestWithParam<StatusCode> {
 // Two writers reserving at once: the second cannot see the first's reservation.
 TEST_P(ListingFaultTest, AReservationThatCannotBeSeenIsNotTakenAsFree) {
   auto first = internal::EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
-  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_OK(first);
   ASSERT_EQ((*first)->episode_index(), 1);
   FailingListDir fs(root_ + "/meta/episodes", GetParam());
   auto second = internal::EpisodeTransaction::Reserve(&fs, root_, 0);
@@ -84,7 +85,7 @@ TEST_P(ListingFaultTest, AReservationThatCannotBeSeenIsNotTakenAsFree) {
   EXPECT_GE(fs.failed(), 1);
   // Listed, the reservation keeps the next writer off N=1.
   auto third = internal::EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
-  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  ASSERT_OK(third);
   EXPECT_EQ((*third)->episode_index(), 2);
 }
 
@@ -93,7 +94,7 @@ TEST_P(ListingFaultTest, AReaderThatCannotSeeTheJournalsShowsNoTornEpisode) {
   ASSERT_NO_FATAL_FAILURE(TearEpisodeTwo());
   FailingListDir fs(root_ + "/meta", GetParam());
   auto task = Task::Open(root_, {&fs, 1});
-  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ASSERT_OK(task);
   auto listed = (*task)->ListEpisodes();
   if (listed.ok())
     for (const EpisodeEntry& e : *listed)
@@ -104,9 +105,9 @@ TEST_P(ListingFaultTest, AReaderThatCannotSeeTheJournalsShowsNoTornEpisode) {
   ExpectInjected(two.status(), "meta");
   // Listed, the journal hides 2.
   auto good = Task::Open(root_);
-  ASSERT_TRUE(good.ok());
+  ASSERT_OK(good);
   auto shown = (*good)->ListEpisodes();
-  ASSERT_TRUE(shown.ok());
+  ASSERT_OK(shown);
   ASSERT_EQ(shown->size(), 1u);
   EXPECT_EQ(shown->front().episode_index, 1);
 }
@@ -129,7 +130,7 @@ TEST_P(ListingFaultTest, RecoveryThatCannotSeeTheJournalsStops) {
   ExpectInjected(writer.status(), "meta");
   // Listed, the journal is rolled forward.
   auto good = internal::TaskLock::Acquire(DefaultFileSystem(), root_);
-  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  ASSERT_OK(good);
   EXPECT_FALSE(stdfs::exists(root_ + "/meta/.commit-2.json"));
   EXPECT_TRUE(stdfs::exists(root_ + "/" + row_rel_));
 }
@@ -138,11 +139,11 @@ TEST_P(ListingFaultTest, RecoveryThatCannotSeeTheJournalsStops) {
 // journal (which hides N there until a push finishes it) from none.
 TEST_P(ListingFaultTest, APushThatCannotSeeTheDestinationsJournalsStops) {
   const std::string dest = dir_ + "/dest";
-  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 2).ok());
-  ASSERT_TRUE(PushTask(root_, DefaultFileSystem(), dest).ok());
+  ASSERT_OK(testing::RecordTinyEpisodes(root_, 2));
+  ASSERT_OK(PushTask(root_, DefaultFileSystem(), dest));
   // A push killed after sending every file of 2 but before deleting its journal.
   auto two = (*Task::Open(root_))->FindEpisode(2);
-  ASSERT_TRUE(two.ok());
+  ASSERT_OK(two);
   std::ofstream(dest + "/meta/.push-2.json")
       << R"({"episode_index": 2, "files": [")" << two->data_path << R"("]})";
   FailingListDir fs(dest + "/meta", GetParam());
@@ -152,7 +153,7 @@ TEST_P(ListingFaultTest, APushThatCannotSeeTheDestinationsJournalsStops) {
   EXPECT_NE(pushed.status().message().find(dest + "/meta"), std::string::npos) << pushed.status().message();
   // Listed, the push finishes 2 and its journal goes.
   auto resumed = PushTask(root_, DefaultFileSystem(), dest);
-  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  ASSERT_OK(resumed);
   EXPECT_EQ(resumed->resumed, (std::vector<int64_t>{2}));
   EXPECT_FALSE(stdfs::exists(dest + "/meta/.push-2.json"));
 }
@@ -160,7 +161,7 @@ TEST_P(ListingFaultTest, APushThatCannotSeeTheDestinationsJournalsStops) {
 // Opening a task for writing sweeps the stale temps; a chunk directory it cannot list is
 // an error, not a directory without temps.
 TEST_P(ListingFaultTest, ASweepThatCannotListADirectoryStops) {
-  ASSERT_TRUE(testing::RecordTinyEpisodes(root_, 1).ok());
+  ASSERT_OK(testing::RecordTinyEpisodes(root_, 1));
   FailingListDir fs(root_ + "/data/chunk-000", GetParam());
   TaskWriterOptions options = SimulatedRigOptions("pick", testing::TinyRig());
   options.fs = &fs;
@@ -179,10 +180,10 @@ TEST(ListingFault, AMissingDirectoryHoldsNothing) {
   const std::string root = (stdfs::temp_directory_path() / "reel_listing_missing").string();
   stdfs::remove_all(root);
   auto journals = internal::PendingCommits(DefaultFileSystem(), root);
-  ASSERT_TRUE(journals.ok()) << journals.status().ToString();
+  ASSERT_OK(journals);
   EXPECT_TRUE(journals->empty());
   auto reserved = internal::EpisodeTransaction::Reserve(DefaultFileSystem(), root, 0);
-  ASSERT_TRUE(reserved.ok()) << reserved.status().ToString();
+  ASSERT_OK(reserved);
   EXPECT_EQ((*reserved)->episode_index(), 1);
   reserved->reset();
   stdfs::remove_all(root);

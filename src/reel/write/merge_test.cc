@@ -13,6 +13,7 @@
 
 #include "reel/merge.h"
 #include "reel/metadata.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -179,7 +180,7 @@ TEST(MergeBlocks, EqualsStatisticsOfTheConcatenation) {
 
   auto merged = MergeBlocks(BlockFromValues(first.data(), 50, 3),
                             BlockFromValues(second.data(), 70, 3));
-  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_OK(merged);
   ExpectBlockNear(*merged, TwoPassBlock(both, 3));
   ExpectBlockNear(*merged, BlockFromValues(both.data(), 120, 3));
   EXPECT_EQ(merged->shape, (std::vector<int64_t>{3}));
@@ -194,7 +195,7 @@ TEST(MergeBlocks, ThreeEpisodesInSequenceMatchTheWholeTask) {
   StatsBlock acc = EmptyBlock(2);
   for (const auto* e : {&e1, &e2, &e3}) {
     auto r = MergeBlocks(acc, BlockFromValues(e->data(), static_cast<int64_t>(e->size()) / 2, 2));
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_OK(r);
     acc = *r;
   }
   ExpectBlockNear(acc, TwoPassBlock(all, 2));
@@ -205,7 +206,7 @@ TEST(MergeBlocks, EmptyBlockContributesNothing) {
   StatsBlock b = Block(4, {2.5, -3}, {0.5, 1}, {1, -5}, {4, -1});
   for (bool empty_first : {true, false}) {
     auto r = empty_first ? MergeBlocks(EmptyBlock(2), b) : MergeBlocks(b, EmptyBlock(2));
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_OK(r);
     EXPECT_EQ(*r->count, 4);
     EXPECT_EQ(r->mean, b.mean);
     EXPECT_EQ(r->std, b.std);
@@ -213,7 +214,7 @@ TEST(MergeBlocks, EmptyBlockContributesNothing) {
     EXPECT_EQ(r->max, b.max);
   }
   auto both = MergeBlocks(EmptyBlock(2), EmptyBlock(2));
-  ASSERT_TRUE(both.ok());
+  ASSERT_OK(both);
   EXPECT_EQ(*both->count, 0);
   EXPECT_EQ(both->mean, (std::vector<double>{0, 0}));
   EXPECT_EQ(both->std, (std::vector<double>{1, 1}));
@@ -225,7 +226,7 @@ TEST(MergeBlocks, ByHandValues) {
   // a = {0, 2}: mean 1, std 1. b = {4}: mean 4, std 0. Concatenation {0, 2, 4}: mean 2,
   // E[x^2] = 20/3, std sqrt(20/3 - 4) = sqrt(8/3).
   auto r = MergeBlocks(Block(2, {1}, {1}, {0}, {2}), Block(1, {4}, {0}, {4}, {4}));
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(*r->count, 3);
   EXPECT_DOUBLE_EQ(r->mean[0], 2.0);
   EXPECT_NEAR(r->std[0], std::sqrt(8.0 / 3.0), 1e-12);
@@ -276,7 +277,7 @@ constexpr const char* kTaskStats = R"({
 
 TEST(MergeStats, KeepsOrderAppendsNewBlocksAndForcesActionPlaceholder) {
   auto task = ParseStatsJson(kTaskStats, "meta/stats.json");
-  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ASSERT_OK(task);
 
   // Episode: one glove row [4, 2] and a new observation.imu block; an action block with
   // statistics that must not be taken.
@@ -288,7 +289,7 @@ TEST(MergeStats, KeepsOrderAppendsNewBlocksAndForcesActionPlaceholder) {
   episode.emplace_back("observation.left_glove", BlockFromValues(glove.data(), 1, 2));
 
   auto merged = MergeStats(*task, episode);
-  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_OK(merged);
   EXPECT_EQ(Keys(merged->blocks), (std::vector<std::string>{"observation.left_glove",
                                                             "observation.legacy", "action",
                                                             "observation.imu"}));
@@ -336,7 +337,7 @@ TEST(MergeStats, ActionPlaceholderPresentEvenIfNeitherHadIt) {
   OrderedMap<StatsBlock> episode;
   episode.emplace_back("observation.imu", BlockFromValues(imu.data(), 1, 6));
   auto merged = MergeStats(fresh, episode);
-  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_OK(merged);
   EXPECT_EQ(Keys(merged->blocks), (std::vector<std::string>{"observation.imu", "action"}));
   EXPECT_EQ(*merged->blocks[1].second.count, 0);
 
@@ -348,7 +349,7 @@ TEST(MergeStats, ActionPlaceholderPresentEvenIfNeitherHadIt) {
 
 TEST(MergeStats, ErrorsNameTheBlock) {
   auto task = ParseStatsJson(kTaskStats, "meta/stats.json");
-  ASSERT_TRUE(task.ok());
+  ASSERT_OK(task);
   {
     OrderedMap<StatsBlock> episode;
     const std::vector<float> three = {1, 2, 3};
@@ -408,7 +409,7 @@ constexpr const char* kTaskInfo = R"json({
 
 InfoJson ParsedTask() {
   auto r = ParseInfoJson(kTaskInfo, "meta/info.json");
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_OK(r);
   return r.ok() ? *r : InfoJson{};
 }
 
@@ -497,7 +498,7 @@ TEST(MergeInfo, UnionWithLatestWinning) {
 TEST(MergeInfo, ForceMatrixScaleThenFloat32ShowsTheLatestWhenSerialized) {
   const InfoJson m = MergeInfo(ParsedTask(), Episode(), 6);
   auto text = SerializeInfoJson(m);
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  ASSERT_OK(text);
   OJson doc = OJson::parse(*text);
   const OJson& fm = doc["features"]["observation.gripper_left_force_matrix"];
   EXPECT_EQ(fm["dtype"], "float32");
@@ -538,14 +539,14 @@ TEST(MergeInfo, CreatedAtSetOnceForAFreshTask) {
   EXPECT_EQ(*second.created_at, 1790009999.0);
   EXPECT_EQ(second.total_episodes, 2);
   auto text = SerializeInfoJson(second);
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  ASSERT_OK(text);
   EXPECT_EQ(OJson::parse(*text)["format"], "pooled_episodes_v1");
 }
 
 TEST(MergeInfo, UnknownTopLevelKeysOfTheTaskSurviveInOrder) {
   const InfoJson m = MergeInfo(ParsedTask(), Episode(), 6);
   auto text = SerializeInfoJson(m);
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  ASSERT_OK(text);
   EXPECT_EQ(text->find("\\u"), std::string::npos);
   OJson out = OJson::parse(*text);
   OJson in = OJson::parse(kTaskInfo);
@@ -572,7 +573,7 @@ TEST(MergeInfo, GripperSlamFrameOnlyWhileAGripperTrajectoryExists) {
                                 episode, 6);
   EXPECT_FALSE(ego_only.gripper_slam_frame.has_value());
   auto text = SerializeInfoJson(ego_only);
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  ASSERT_OK(text);
   EXPECT_FALSE(OJson::parse(*text).contains("gripper_slam_frame"));
 
   // Rig 1 trajectory in the task: kept.

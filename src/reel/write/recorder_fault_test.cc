@@ -33,6 +33,7 @@
 #include "reel/simulate.h"
 #include "reel/task.h"
 #include "testing/fault_fs.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -162,18 +163,18 @@ Result<CommittedEpisode> RecordOne(const std::string& root, testing::FaultFileSy
 // A plain TaskWriter::Open: rolls forward a journal, removes dead writers' temps.
 void Recover(const std::string& root, const std::string& what) {
   auto writer = TaskWriter::Open(root, WriterOptions(nullptr));
-  EXPECT_TRUE(writer.ok()) << what << ": recovery Open failed: " << writer.status().ToString();
+  EXPECT_OK(writer) << what << ": recovery Open failed";
 }
 
 int64_t NextNumber(const std::string& root) {
   auto writer = TaskWriter::Open(root, WriterOptions(nullptr));
-  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+  EXPECT_OK(writer);
   if (!writer.ok()) return -1;
   auto episode = (*writer)->BeginEpisode();
-  EXPECT_TRUE(episode.ok()) << episode.status().ToString();
+  EXPECT_OK(episode);
   if (!episode.ok()) return -1;
   const int64_t n = (*episode)->episode_index();
-  EXPECT_TRUE((*episode)->Abort().ok());
+  EXPECT_OK((*episode)->Abort());
   return n;
 }
 
@@ -189,10 +190,10 @@ std::string ErrorFindings(const std::string& root) {
 std::vector<int64_t> VisibleEpisodes(const std::string& root) {
   std::vector<int64_t> out;
   auto task = Task::Open(root);
-  EXPECT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_OK(task);
   if (!task.ok()) return out;
   auto episodes = (*task)->ListEpisodes();
-  EXPECT_TRUE(episodes.ok()) << episodes.status().ToString();
+  EXPECT_OK(episodes);
   if (!episodes.ok()) return out;
   for (const EpisodeEntry& e : *episodes) out.push_back(e.episode_index);
   return out;
@@ -218,7 +219,7 @@ class RecorderFaultTest : public ::testing::Test {
     // One good episode, recorded through the plain file system.
     testing::FaultFileSystem plain;
     auto done = RecordOne(*base_, &plain, 1, CommitFault(0, Fault::kEIO));
-    ASSERT_TRUE(done.ok()) << done.status().ToString();
+    ASSERT_OK(done);
     snapshot_ = new Tree(ReadTree(*base_));
     ASSERT_TRUE(snapshot_->count(kData1) && snapshot_->count(kRow1));
     ASSERT_TRUE(Keys(*snapshot_, /*dot=*/true).empty())
@@ -228,7 +229,7 @@ class RecorderFaultTest : public ::testing::Test {
     stdfs::copy(*base_, count_dir, stdfs::copy_options::recursive);
     testing::FaultFileSystem counter;
     auto second = RecordOne(count_dir, &counter, 2, CommitFault(0, Fault::kEIO));
-    ASSERT_TRUE(second.ok()) << second.status().ToString();
+    ASSERT_OK(second);
     calls_ = counter.counted();
     log_ = new std::vector<std::string>(counter.calls());
   }
@@ -297,7 +298,7 @@ class RecorderFaultTest : public ::testing::Test {
     EXPECT_TRUE(now.count(kRow1) && now.at(kRow1) == snapshot_->at(kRow1)) << what << ": " << kRow1 << " changed";
 
     auto task = Task::Open(root);
-    EXPECT_TRUE(task.ok()) << what << ": " << task.status().ToString();
+    EXPECT_OK(task) << what;
     if (committed) {
       EXPECT_TRUE(now.count(kData2) && now.count(kRow2)) << what << ": half an episode";
       EXPECT_EQ(VisibleEpisodes(root), (std::vector<int64_t>{1, 2})) << what;
@@ -305,10 +306,10 @@ class RecorderFaultTest : public ::testing::Test {
       EXPECT_EQ(StatsCount(now.at("meta/stats.json"), "observation.left_glove"), 6) << what;  // 3 + 3 rows
       if (task.ok()) {
         auto e = (*task)->FindEpisode(2);
-        EXPECT_TRUE(e.ok()) << what << ": " << e.status().ToString();
+        EXPECT_OK(e) << what;
         if (e.ok()) {
           auto table = (*task)->ReadData(*e, {"episode_index"});
-          EXPECT_TRUE(table.ok()) << what << ": " << table.status().ToString();
+          EXPECT_OK(table) << what;
           if (table.ok()) EXPECT_EQ((*table)->num_rows(), 3) << what;
         }
       }
@@ -451,7 +452,7 @@ TEST_F(RecorderFaultTest, FailedBeginEpisodeLeavesNoReservation) {
     {
       testing::FaultFileSystem fs;
       auto writer = TaskWriter::Open(root, WriterOptions(&fs));
-      ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+      ASSERT_OK(writer);
       fs.Inject(CommitFault(k, Fault::kEIO));
       auto episode = (*writer)->BeginEpisode();
       EXPECT_FALSE(episode.ok()) << what;
@@ -549,14 +550,14 @@ TEST_F(RecorderFaultTest, RecorderOpenBeforeACrashAfterTheJournalDoesNotReuseIts
   ASSERT_GT(k, 0) << ::testing::PrintToString(*log_);
   const std::string root = Fresh("second-recorder");
   auto other = TaskWriter::Open(root, WriterOptions(nullptr));  // opened before the crash
-  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  ASSERT_OK(other);
   ASSERT_EQ(CrashChild(root, k), kCrashExit);
   ASSERT_TRUE(JournalPresent(root)) << "the crash point is before the journal";
   auto episode = (*other)->BeginEpisode();
-  ASSERT_TRUE(episode.ok()) << episode.status().ToString();
+  ASSERT_OK(episode);
   EXPECT_NE((*episode)->episode_index(), 2)
       << "a running recorder chose N=2 while meta/.commit-2.json (a decided commit) exists";
-  EXPECT_TRUE((*episode)->Abort().ok());
+  EXPECT_OK((*episode)->Abort());
   stdfs::remove_all(root);
 }
 

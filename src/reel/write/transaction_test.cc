@@ -16,6 +16,7 @@
 #include "reel/layout.h"
 #include "reel/task.h"
 #include "write/task_files.h"
+#include "testing/status_matchers.h"
 
 namespace reel::internal {
 namespace {
@@ -57,8 +58,8 @@ class TransactionTest : public ::testing::Test {
     EpisodeRow row;
     row.episode_index = n;
     auto temp = txn->NewTemp(row_rel, "test");
-    EXPECT_TRUE(temp.ok());
-    EXPECT_TRUE(WriteEpisodeRow(fs, *temp, row).ok());
+    EXPECT_OK(temp);
+    EXPECT_OK(WriteEpisodeRow(fs, *temp, row));
     TaskFilesUpdate update;
     update.declaration.format = "pooled_episodes_v1";
     update.declaration.codebase_version = "v3.0";
@@ -81,11 +82,11 @@ class TransactionTest : public ::testing::Test {
 
 TEST_F(TransactionTest, ReserveCommitPublishesEverythingAndLeavesNoTemps) {
   auto txn = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
-  ASSERT_TRUE(txn.ok()) << txn.status().ToString();
+  ASSERT_OK(txn);
   EXPECT_EQ((*txn)->episode_index(), 1);
   EXPECT_EQ(Leftovers().size(), 1u);  // the reservation
   TaskFilesUpdate update = WriteEpisode(txn->get());
-  ASSERT_TRUE((*txn)->Commit(update).ok());
+  ASSERT_OK((*txn)->Commit(update));
   EXPECT_TRUE((*txn)->decided());
   EXPECT_TRUE(Exists(kInfoPath));
   EXPECT_TRUE(Exists(kStatsPath));
@@ -98,24 +99,24 @@ TEST_F(TransactionTest, ReserveCommitPublishesEverythingAndLeavesNoTemps) {
 TEST_F(TransactionTest, AbortOfAReservationRecyclesTheNumberAndRemovesTemps) {
   {
     auto first = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
-    ASSERT_TRUE(first.ok());
-    ASSERT_TRUE((*first)->Commit(WriteEpisode(first->get())).ok());
+    ASSERT_OK(first);
+    ASSERT_OK((*first)->Commit(WriteEpisode(first->get())));
   }
   auto txn = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
-  ASSERT_TRUE(txn.ok());
+  ASSERT_OK(txn);
   EXPECT_EQ((*txn)->episode_index(), 2);
   (void)WriteEpisode(txn->get());
-  ASSERT_TRUE((*txn)->Abort().ok());
+  ASSERT_OK((*txn)->Abort());
   EXPECT_TRUE(Leftovers().empty());
   auto marker = ParseJson(Read(kRecycledPath), "marker");
-  ASSERT_TRUE(marker.ok());
+  ASSERT_OK(marker);
   EXPECT_EQ((*marker)["episode_index"], 2);
   // The next reservation takes the recycled number even past a watermark, and its
   // commit clears the marker (reference behaviour).
   auto again = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 50);
-  ASSERT_TRUE(again.ok());
+  ASSERT_OK(again);
   EXPECT_EQ((*again)->episode_index(), 2);
-  ASSERT_TRUE((*again)->Commit(WriteEpisode(again->get())).ok());
+  ASSERT_OK((*again)->Commit(WriteEpisode(again->get())));
   EXPECT_FALSE(Exists(kRecycledPath));
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2}));
 }
@@ -123,7 +124,7 @@ TEST_F(TransactionTest, AbortOfAReservationRecyclesTheNumberAndRemovesTemps) {
 TEST_F(TransactionTest, DestructorAbortsAnUncommittedTransaction) {
   {
     auto txn = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
-    ASSERT_TRUE(txn.ok());
+    ASSERT_OK(txn);
     (void)WriteEpisode(txn->get());
     EXPECT_EQ(Leftovers().size(), 2u);  // reservation + episodes-row temp
   }
@@ -139,32 +140,32 @@ TEST_F(TransactionTest, ReservationsKeepConcurrentWritersApart) {
   EXPECT_EQ((*a)->episode_index(), 1);
   EXPECT_EQ((*b)->episode_index(), 2);
   // b commits first: a's number stays its own.
-  ASSERT_TRUE((*b)->Commit(WriteEpisode(b->get())).ok());
-  ASSERT_TRUE((*a)->Commit(WriteEpisode(a->get())).ok());
+  ASSERT_OK((*b)->Commit(WriteEpisode(b->get())));
+  ASSERT_OK((*a)->Commit(WriteEpisode(a->get())));
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1, 2}));
 }
 
 TEST_F(TransactionTest, UnderAHeldLockNumbersAreGivenOrChosenAndFilesAdopted) {
   auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
-  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  ASSERT_OK(lock);
   EXPECT_EQ(EpisodeTransaction::Begin(&*lock, 0).status().code(), StatusCode::kInvalid);
   {
     auto txn = EpisodeTransaction::Begin(&*lock, 7);
-    ASSERT_TRUE(txn.ok());
+    ASSERT_OK(txn);
     EXPECT_EQ((*txn)->episode_index(), 7);
     // A file written elsewhere on the same file system is moved in.
     const std::string outside = root_ + "/outside.bin";
     std::ofstream(outside) << "bytes";
-    ASSERT_TRUE((*txn)->Adopt(outside, "extra/kept.bin").ok());
+    ASSERT_OK((*txn)->Adopt(outside, "extra/kept.bin"));
     EXPECT_FALSE(stdfs::exists(outside));
-    ASSERT_TRUE((*txn)->Commit(WriteEpisode(txn->get())).ok());
+    ASSERT_OK((*txn)->Commit(WriteEpisode(txn->get())));
     EXPECT_EQ(Read("extra/kept.bin"), "bytes");
   }
   auto next = EpisodeTransaction::Begin(&*lock, std::nullopt);
-  ASSERT_TRUE(next.ok());
+  ASSERT_OK(next);
   EXPECT_EQ((*next)->episode_index(), 8);
   (void)WriteEpisode(next->get());
-  ASSERT_TRUE((*next)->Abort().ok());
+  ASSERT_OK((*next)->Abort());
   EXPECT_FALSE(Exists(kRecycledPath));  // no reservation, nothing to recycle
   EXPECT_TRUE(Leftovers().empty());
   EXPECT_EQ(Listed(), std::vector<int64_t>{7});
@@ -172,11 +173,11 @@ TEST_F(TransactionTest, UnderAHeldLockNumbersAreGivenOrChosenAndFilesAdopted) {
 
 TEST_F(TransactionTest, AnAdoptThatFailsTracksNothing) {
   auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
-  ASSERT_TRUE(lock.ok());
+  ASSERT_OK(lock);
   auto txn = EpisodeTransaction::Begin(&*lock, 3);
-  ASSERT_TRUE(txn.ok());
+  ASSERT_OK(txn);
   EXPECT_FALSE((*txn)->Adopt(root_ + "/missing", "data/x.parquet").ok());
-  ASSERT_TRUE((*txn)->Commit(WriteEpisode(txn->get())).ok());
+  ASSERT_OK((*txn)->Commit(WriteEpisode(txn->get())));
   EXPECT_FALSE(Exists("data/x.parquet"));
   EXPECT_EQ(Listed(), std::vector<int64_t>{3});
 }
@@ -188,11 +189,11 @@ TEST_F(TransactionTest, ATaskChangeReplacesAndRemovesFilesInOneCommit) {
   std::ofstream(stdfs::path(root_) / "meta/old.txt") << "old";
   std::ofstream(stdfs::path(root_) / "meta/gone.txt") << "gone";
   auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
-  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  ASSERT_OK(lock);
   auto txn = EpisodeTransaction::BeginTaskChange(&*lock);
   EXPECT_EQ(txn->episode_index(), kTaskChange);
   auto temp = txn->NewTemp("meta/old.txt", "test");
-  ASSERT_TRUE(temp.ok());
+  ASSERT_OK(temp);
   std::ofstream(*temp) << "new";
   txn->Remove("meta/gone.txt");
   txn->Remove("meta/never-there.txt");
@@ -200,11 +201,11 @@ TEST_F(TransactionTest, ATaskChangeReplacesAndRemovesFilesInOneCommit) {
   txn.reset();                                               // aborted: its temp removed
   auto again = EpisodeTransaction::BeginTaskChange(&*lock);
   temp = again->NewTemp("meta/old.txt", "test");
-  ASSERT_TRUE(temp.ok());
+  ASSERT_OK(temp);
   std::ofstream(*temp) << "new";
   again->Remove("meta/gone.txt");
   again->Remove("meta/never-there.txt");
-  ASSERT_TRUE(again->CommitFiles().ok());
+  ASSERT_OK(again->CommitFiles());
   EXPECT_TRUE(again->decided());
   EXPECT_EQ(Read("meta/old.txt"), "new");
   EXPECT_FALSE(Exists("meta/gone.txt"));
@@ -221,7 +222,7 @@ TEST_F(TransactionTest, AnInterruptedTaskChangeIsRolledForwardAndAnUnsafeOneRefu
   std::ofstream(stdfs::path(root_) / "meta/shard.parquet") << "shard";
   std::ofstream(stdfs::path(root_) / "meta/.commit-task.json")
       << R"({"renames": [["meta/.stats.json.t.tmp", "meta/stats.json"]], "removes": ["meta/shard.parquet"]})";
-  ASSERT_TRUE(TaskLock::Acquire(DefaultFileSystem(), root_).ok());
+  ASSERT_OK(TaskLock::Acquire(DefaultFileSystem(), root_));
   EXPECT_EQ(Read("meta/stats.json"), "rebuilt");
   EXPECT_FALSE(Exists("meta/shard.parquet"));
   EXPECT_FALSE(Exists("meta/.commit-task.json"));
@@ -245,8 +246,8 @@ TEST_F(TransactionTest, ReserveNumberTakesOnlyARecordedNumberAndALiveOneOnlyWith
   EXPECT_EQ(EpisodeTransaction::ReserveNumber(fs, root_, 1, false).status().code(), StatusCode::kInvalid);
   for (int i = 0; i < 2; ++i) {
     auto txn = EpisodeTransaction::Reserve(fs, root_, 0);
-    ASSERT_TRUE(txn.ok());
-    ASSERT_TRUE((*txn)->Commit(WriteEpisode(txn->get())).ok());
+    ASSERT_OK(txn);
+    ASSERT_OK((*txn)->Commit(WriteEpisode(txn->get())));
   }
   // Episode 1 gets a data file (live); episode 2 keeps only its row (its data was deleted).
   stdfs::create_directories(stdfs::path(root_) / "data/chunk-000");
@@ -260,19 +261,19 @@ TEST_F(TransactionTest, ReserveNumberTakesOnlyARecordedNumberAndALiveOneOnlyWith
   EXPECT_NE(live.status().message().find("replace"), std::string::npos);
   {
     auto replaced = EpisodeTransaction::ReserveNumber(fs, root_, 1, true);
-    ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+    ASSERT_OK(replaced);
     EXPECT_EQ((*replaced)->episode_index(), 1);
     // Another writer cannot take a number a live reservation holds.
     EXPECT_EQ(EpisodeTransaction::ReserveNumber(fs, root_, 1, true).status().code(), StatusCode::kAlreadyExists);
   }
   auto deleted = EpisodeTransaction::ReserveNumber(fs, root_, 2, false);
-  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  ASSERT_OK(deleted);
   (void)WriteEpisode(deleted->get());
-  ASSERT_TRUE((*deleted)->Abort().ok());
+  ASSERT_OK((*deleted)->Abort());
   EXPECT_FALSE(Exists(kRecycledPath));
   EXPECT_TRUE(Leftovers().empty());
   auto fresh = EpisodeTransaction::Reserve(fs, root_, 0);
-  ASSERT_TRUE(fresh.ok());
+  ASSERT_OK(fresh);
   EXPECT_EQ((*fresh)->episode_index(), 3);
 }
 
@@ -282,20 +283,20 @@ TEST_F(TransactionTest, AMovedFileStaysOnAbortAndMovesOnCommit) {
   stdfs::create_directories(stdfs::path(root_) / "session/videos");
   std::ofstream(stdfs::path(root_) / "session/videos/cam.mp4") << "video bytes";
   auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
-  ASSERT_TRUE(lock.ok());
+  ASSERT_OK(lock);
   {
     auto txn = EpisodeTransaction::BeginTaskChange(&*lock);
     txn->Move("session/videos/cam.mp4", "videos/chunk-000/cam/episode-000.mp4");
-    ASSERT_TRUE(txn->Abort().ok());
+    ASSERT_OK(txn->Abort());
   }
   EXPECT_EQ(Read("session/videos/cam.mp4"), "video bytes");
   EXPECT_FALSE(Exists("videos/chunk-000/cam/episode-000.mp4"));
   auto txn = EpisodeTransaction::BeginTaskChange(&*lock);
   txn->Move("session/videos/cam.mp4", "videos/chunk-000/cam/episode-000.mp4");
   auto temp = txn->NewTemp("meta/marker.txt", "test");
-  ASSERT_TRUE(temp.ok());
+  ASSERT_OK(temp);
   std::ofstream(*temp) << "after";
-  ASSERT_TRUE(txn->CommitFiles().ok());
+  ASSERT_OK(txn->CommitFiles());
   EXPECT_FALSE(Exists("session/videos/cam.mp4"));
   EXPECT_EQ(Read("videos/chunk-000/cam/episode-000.mp4"), "video bytes");
   EXPECT_EQ(Read("meta/marker.txt"), "after");
@@ -343,8 +344,8 @@ TEST_F(HostTempTest, AnotherHostsTempIsSweptOnlyByAge) {
   for (const auto& [rel, age] : kept) Put(rel, age);
   for (const auto& [rel, age] : swept) Put(rel, age);
   auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
-  ASSERT_TRUE(lock.ok());
-  ASSERT_TRUE(lock->RemoveStaleTemps().ok());
+  ASSERT_OK(lock);
+  ASSERT_OK(lock->RemoveStaleTemps());
   for (const auto& [rel, age] : kept) EXPECT_TRUE(Exists(rel)) << rel << " was swept";
   for (const auto& [rel, age] : swept) EXPECT_FALSE(Exists(rel)) << rel << " was kept";
 }
@@ -353,20 +354,20 @@ TEST_F(HostTempTest, AnotherHostsReservationHoldsItsNumberForADay) {
   const std::string other = "meta/episodes/.reserved-1.n.reel-" + OtherHost() + "-" + kDeadPid + "-0.tmp";
   Put(other, 3600);
   auto a = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_OK(a);
   EXPECT_EQ((*a)->episode_index(), 2) << "another host's live recording holds 1";
-  ASSERT_TRUE((*a)->Abort().ok());
+  ASSERT_OK((*a)->Abort());
   stdfs::remove(stdfs::path(root_) / kRecycledPath);
   Put(other, 25 * 3600);
   auto b = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
-  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_OK(b);
   EXPECT_EQ((*b)->episode_index(), 1) << "a day-old reservation of another host holds nothing";
-  ASSERT_TRUE((*b)->Abort().ok());
+  ASSERT_OK((*b)->Abort());
   stdfs::remove(stdfs::path(root_) / kRecycledPath);
   stdfs::remove(stdfs::path(root_) / other);
   Put("meta/episodes/.reserved-1.n.reel-" + HostId() + "-" + kDeadPid + "-1.tmp", 0);
   auto c = EpisodeTransaction::Reserve(DefaultFileSystem(), root_, 0);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK(c);
   EXPECT_EQ((*c)->episode_index(), 1) << "this host's dead writer holds nothing";
   const std::string mine = ".reel-" + HostId() + "-" + std::to_string(::getpid()) + "-";
   const std::vector<std::string> left = Leftovers();
@@ -397,7 +398,7 @@ TEST(WriteEpisodeRowBounds, AJsonCellPastTheReadersBoundIsNotWritten) {
   row.drop_stats = std::string(70, '[') + std::string(70, ']');
   EXPECT_NE(WriteEpisodeRow(DefaultFileSystem(), path, row).message().find("json.depth"), std::string::npos);
   row.drop_stats = R"({"queue": 0})";
-  EXPECT_TRUE(WriteEpisodeRow(DefaultFileSystem(), path, row).ok());
+  EXPECT_OK(WriteEpisodeRow(DefaultFileSystem(), path, row));
   stdfs::remove_all(tmpl);
 }
 

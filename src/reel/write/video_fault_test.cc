@@ -16,6 +16,7 @@
 #include "reel/simulate.h"
 #include "reel/task.h"
 #include "testing/fault_fs.h"
+#include "testing/status_matchers.h"
 
 namespace reel {
 namespace {
@@ -90,15 +91,15 @@ TEST_F(VideoFaultTest, VideoWriteFailingMidEpisodeLeavesNothingAndRecyclesN) {
   TaskWriterOptions options = SimulatedRigOptions("pick", Sim());
   options.fs = &fs;
   auto writer = TaskWriter::Open(root_, options);
-  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_OK(writer);
 
   // Episodes 1 and 2 commit; episode 2 counts the video writes of one episode.
   auto first = Record(**writer);
-  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_OK(first);
   fs.Inject(VideoWriteFault(0));
   int while_recording = 0;
   auto second = Record(**writer, &fs, &while_recording);
-  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_OK(second);
   const int writes = fs.counted();
   ASSERT_GT(writes, 8) << "too few video writes to fail one half-way";
   // Half-way through the episode's video writes, among those the encoders make while
@@ -119,14 +120,14 @@ TEST_F(VideoFaultTest, VideoWriteFailingMidEpisodeLeavesNothingAndRecyclesN) {
   // Nothing of it is visible; the earlier episodes are byte-identical.
   EXPECT_EQ(Visible(root_), before);
   auto task = Task::Open(root_);
-  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ASSERT_OK(task);
   auto episodes = (*task)->ListEpisodes();
-  ASSERT_TRUE(episodes.ok());
+  ASSERT_OK(episodes);
   ASSERT_EQ(episodes->size(), 2u);
 
   // Its number is recycled: the next episode is N=3 again, and commits.
   auto again = Record(**writer);
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_OK(again);
   EXPECT_EQ(*again, *second + 1);
   const Tree after = Visible(root_);
   for (const auto& [rel, bytes] : before) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "reel/fs.h"
+#include "testing/status_matchers.h"
 
 namespace reel::internal {
 namespace {
@@ -54,16 +55,16 @@ int64_t ProbeFrames(const std::string& path) {
 
 TEST_F(SlotStreamTest, LatestFrameWinsAndGapsRepeat) {
   auto s = SlotStream::Open(Options("a.mp4", 32, 24));
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_OK(s);
   std::vector<uint8_t> frame(32 * 24 * 3, 100);
-  ASSERT_TRUE((*s)->Tick().ok());  // row 0: nothing pushed yet -> black, a repeat
+  ASSERT_OK((*s)->Tick());  // row 0: nothing pushed yet -> black, a repeat
   for (int k = 0; k < 3; ++k) ASSERT_TRUE((*s)->PushRgb(frame).ok());
-  ASSERT_TRUE((*s)->Tick().ok());  // row 1: the third push; two superseded
-  ASSERT_TRUE((*s)->Tick().ok());  // rows 2, 3: gap
-  ASSERT_TRUE((*s)->Tick().ok());
-  ASSERT_TRUE((*s)->PushRgb(frame).ok());
-  ASSERT_TRUE((*s)->Tick().ok());  // row 4
-  ASSERT_TRUE((*s)->Finish().ok());
+  ASSERT_OK((*s)->Tick());  // row 1: the third push; two superseded
+  ASSERT_OK((*s)->Tick());  // rows 2, 3: gap
+  ASSERT_OK((*s)->Tick());
+  ASSERT_OK((*s)->PushRgb(frame));
+  ASSERT_OK((*s)->Tick());  // row 4
+  ASSERT_OK((*s)->Finish());
   EXPECT_EQ((*s)->frames_written(), 5);
   const SlotDrops d = (*s)->drops();
   EXPECT_EQ(d.repeated, 3);
@@ -75,7 +76,7 @@ TEST_F(SlotStreamTest, LatestFrameWinsAndGapsRepeat) {
 
 TEST_F(SlotStreamTest, WrongFrameSizeOrKindIsInvalid) {
   auto s = SlotStream::Open(Options("b.mp4", 32, 24));
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_OK(s);
   std::vector<uint8_t> small(10);
   Status st = (*s)->PushRgb(small);
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
@@ -97,15 +98,15 @@ TEST_F(SlotStreamTest, QueuePoliciesKeepOneFramePerRow) {
     o.queue_frames = 1;
     o.queue_full = policy;
     auto s = SlotStream::Open(o);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_OK(s);
     std::vector<uint8_t> frame(320 * 240 * 3);
     const int rows = 10;
     for (int i = 0; i < rows; ++i) {
       for (size_t k = 0; k < frame.size(); ++k) frame[k] = static_cast<uint8_t>((k * 7 + i * 13) & 255);
-      ASSERT_TRUE((*s)->PushRgb(frame).ok());
-      ASSERT_TRUE((*s)->Tick().ok());
+      ASSERT_OK((*s)->PushRgb(frame));
+      ASSERT_OK((*s)->Tick());
     }
-    ASSERT_TRUE((*s)->Finish().ok());
+    ASSERT_OK((*s)->Finish());
     EXPECT_EQ((*s)->frames_written(), rows);
     EXPECT_EQ(ProbeFrames(o.temp_path), rows);
     const SlotDrops d = (*s)->drops();
