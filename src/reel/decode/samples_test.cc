@@ -78,7 +78,7 @@ TEST(DecodeImu, StampCountMismatchIsInvalid) {
   auto a = DecodeImu(imu, &two_stamps);
   EXPECT_FALSE(a.ok());
   EXPECT_EQ(a.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(a.status().message().find("row 2"), std::string::npos) << a.status().message();
+  EXPECT_THAT(a.status().message(), ::testing::HasSubstr("row 2")) << a.status().message();
 
   arrow::ChunkedArray fewer_rows(Lists<arrow::Int64Builder>(I64Rows{{}, {100}}));
   auto b = DecodeImu(imu, &fewer_rows);
@@ -142,7 +142,7 @@ TEST(DecodeSlam, RowNotMultipleOfEightIsInvalid) {
   auto r = DecodeSlam(points, nullptr);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(r.status().message().find("row 1"), std::string::npos) << r.status().message();
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("row 1")) << r.status().message();
 }
 
 TEST(DecodeSlam, StampLengthMismatchIsInvalid) {

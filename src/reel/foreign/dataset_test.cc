@@ -105,8 +105,8 @@ TEST_F(ForeignTest, UnknownVersionIsRefused) {
   auto d = ForeignDataset::Open(root_);
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), StatusCode::kNotSupported);
-  EXPECT_NE(d.status().message().find("v2.9"), std::string::npos) << d.status().message();
-  EXPECT_NE(d.status().message().find("meta/info.json"), std::string::npos);
+  EXPECT_THAT(d.status().message(), ::testing::HasSubstr("v2.9")) << d.status().message();
+  EXPECT_THAT(d.status().message(), ::testing::HasSubstr("meta/info.json"));
 }
 
 TEST_F(ForeignTest, TasksOutOfOrderAreRefused) {
@@ -114,8 +114,7 @@ TEST_F(ForeignTest, TasksOutOfOrderAreRefused) {
   Write("meta/tasks.jsonl", "{\"task_index\": 1, \"task\": \"b\"}\n{\"task_index\": 0, \"task\": \"a\"}\n");
   auto d = ForeignDataset::Open(root_);
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find("meta/tasks.jsonl: row 0 (task \"b\") has task_index 1"),
-            std::string::npos)
+  EXPECT_THAT(d.status().message(), ::testing::HasSubstr("meta/tasks.jsonl: row 0 (task \"b\") has task_index 1"))
       << d.status().message();
 }
 
@@ -127,7 +126,7 @@ TEST_F(ForeignTest, StrictReadStopsAtFirstErrorValidateCollectsAll) {
   ASSERT_OK(d);
   auto eps = (*d)->ReadEpisodes();
   ASSERT_FALSE(eps.ok());
-  EXPECT_NE(eps.status().message().find("line 2: episode_index 2, expected 1"), std::string::npos)
+  EXPECT_THAT(eps.status().message(), ::testing::HasSubstr("line 2: episode_index 2, expected 1"))
       << eps.status().message();
   // Episode 2's files do not exist either, and episode 0's are empty stand-ins
   // (not parquet, not video): Validate reports every problem.
@@ -191,8 +190,7 @@ TEST_F(ForeignTest, V3ReadFramesSlicesTheSharedFile) {
   WriteParquet("data/chunk-000/file-000.parquet", bad, 2);
   auto r = (*d)->ReadFrames((*eps)[1], {"x"});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("episode 1 row 1 (file row 3) has episode_index 2, expected 1"),
-            std::string::npos)
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("episode 1 row 1 (file row 3) has episode_index 2, expected 1"))
       << r.status().message();
 }
 

@@ -121,7 +121,7 @@ TEST_F(ImportCostTest, ExportingSomeEpisodesListsNoTask) {
   options.episodes = {2, 41};
   auto missing = ExportTask(**task, dir_ + "/none", options);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("no episode 41"), std::string::npos) << missing.status().ToString();
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("no episode 41")) << missing.status().ToString();
 }
 
 // A batch of rows that is a small part of a large task reads its files instead of loading

@@ -280,7 +280,7 @@ TEST_F(FsTest, ReadFileErrors) {
   auto missing = fs->ReadFile(JoinPath(dir_, "nope"));
   EXPECT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find("nope"), std::string::npos);
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("nope"));
 }
 
 TEST_F(FsTest, CreateDirsOverAFileAndRemoveFile) {

@@ -250,7 +250,7 @@ TEST(BoundedPool, RefusesPastItsBudgetAndOutlivesItsOwnerWhileABufferLives) {
   uint8_t* b = nullptr;
   const arrow::Status refused = pool->Allocate(600, &b);
   EXPECT_TRUE(refused.IsOutOfMemory());
-  EXPECT_NE(refused.message().find("over the 1000 bytes of the test"), std::string::npos) << refused.message();
+  EXPECT_THAT(refused.message(), ::testing::HasSubstr("over the 1000 bytes of the test")) << refused.message();
   EXPECT_EQ(pool->bytes_allocated(), 600);
   EXPECT_TRUE(pool->Reallocate(600, 1200, &a).IsOutOfMemory());
   ASSERT_OK(pool->Reallocate(600, 100, &a));
@@ -283,9 +283,9 @@ TEST(OpenParquet, ADictionaryLargerThanTheFileCanDecodeToIsRefusedNotAllocated) 
   ASSERT_FALSE(table.ok());
   EXPECT_EQ(table.status().code(), StatusCode::kCorruption);
   const std::string message = table.status().ToString();
-  EXPECT_NE(message.find(path), std::string::npos) << message;
-  EXPECT_NE(message.find("that reel lets a parquet file of 4251 bytes decode to"), std::string::npos) << message;
-  EXPECT_NE(message.find("4802246912"), std::string::npos) << message;
+  EXPECT_THAT(message, ::testing::HasSubstr(path)) << message;
+  EXPECT_THAT(message, ::testing::HasSubstr("that reel lets a parquet file of 4251 bytes decode to")) << message;
+  EXPECT_THAT(message, ::testing::HasSubstr("4802246912")) << message;
   EXPECT_LT(arrow::default_memory_pool()->max_memory(), std::max<int64_t>(before, 0) + (int64_t{1} << 30));
 }
 

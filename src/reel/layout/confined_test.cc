@@ -74,13 +74,13 @@ TEST_F(ConfinedTest, ALinkOnThePathIsRefusedWhereverItIs) {
   for (const char* rel : {"meta/cache/victim.conf", "meta/cache", "data/chunk-000/episode-000.parquet"}) {
     Status st = CheckBeneath(fs, root_, rel, "the journal");
     EXPECT_EQ(st.code(), StatusCode::kInvalid) << rel;
-    EXPECT_NE(st.message().find("symbolic link"), std::string::npos) << st.message();
-    EXPECT_NE(st.message().find("the journal"), std::string::npos) << st.message();
+    EXPECT_THAT(st.message(), ::testing::HasSubstr("symbolic link")) << st.message();
+    EXPECT_THAT(st.message(), ::testing::HasSubstr("the journal")) << st.message();
   }
   for (const char* rel : {"../elsewhere/victim.conf", "/etc/passwd", "meta/./info.json", "meta//info.json", ""}) {
     Status st = CheckBeneath(fs, root_, rel, "the journal");
     EXPECT_EQ(st.code(), StatusCode::kInvalid) << rel;
-    EXPECT_NE(st.message().find("not a path inside the task"), std::string::npos) << st.message();
+    EXPECT_THAT(st.message(), ::testing::HasSubstr("not a path inside the task")) << st.message();
   }
   // The root itself may be a link: it is the caller's choice, not the task's bytes.
   stdfs::create_directory_symlink(root_, dir_ + "/task-link");
@@ -98,7 +98,7 @@ TEST_F(ConfinedTest, AForgedJournalThroughALinkChangesNothingOutside) {
   auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
   ASSERT_FALSE(lock.ok());
   EXPECT_EQ(lock.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(lock.status().message().find(".commit-7.json"), std::string::npos) << lock.status().message();
+  EXPECT_THAT(lock.status().message(), ::testing::HasSubstr(".commit-7.json")) << lock.status().message();
   ExpectOutsideUntouched();
   EXPECT_TRUE(stdfs::exists(root_ + "/meta/.commit-7.json"));  // left for a person
 
@@ -124,7 +124,7 @@ TEST_F(ConfinedTest, AJournalThroughALinkedDataFolderIsRefusedBeforeAnyRename) {
   const std::string info_before = Read(root_ + "/meta/info.json");
   auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
   ASSERT_FALSE(lock.ok());
-  EXPECT_NE(lock.status().message().find("\"data/chunk-000\""), std::string::npos) << lock.status().message();
+  EXPECT_THAT(lock.status().message(), ::testing::HasSubstr("\"data/chunk-000\"")) << lock.status().message();
   EXPECT_EQ(Read(outside_ + "/episode-002.parquet"), "not the task's");
   EXPECT_EQ(Read(root_ + "/meta/info.json"), info_before);  // the rename before it did not happen either
 }
@@ -147,7 +147,7 @@ TEST_F(ConfinedTest, AJournalMayNameOnlyItsOwnEpisodesFiles) {
     auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
     ASSERT_FALSE(lock.ok()) << journal;
     EXPECT_EQ(lock.status().code(), StatusCode::kInvalid) << journal;
-    EXPECT_NE(lock.status().message().find("left for a person"), std::string::npos) << lock.status().message();
+    EXPECT_THAT(lock.status().message(), ::testing::HasSubstr("left for a person")) << lock.status().message();
     EXPECT_TRUE(stdfs::exists(data_one)) << journal;
     EXPECT_TRUE(stdfs::exists(root_ + "/meta/stats.json")) << journal;
   }
@@ -178,7 +178,7 @@ TEST_F(ConfinedTest, AWriterRefusesToWriteThroughALinkInsideTheTask) {
   stdfs::create_directory_symlink(outside_, root_ + "/data");
   Status st = testing::RecordTinyEpisodes(root_, 1);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("symbolic link \"data\""), std::string::npos) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("symbolic link \"data\"")) << st.message();
   ExpectOutsideUntouched();
 }
 
@@ -193,7 +193,7 @@ TEST_F(ConfinedTest, AStagedPushJournalThroughALinkRemovesNothing) {
   auto recovered = RecoverStagedPushes(DefaultFileSystem(), dest);
   ASSERT_FALSE(recovered.ok());
   EXPECT_EQ(recovered.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(recovered.status().message().find("symbolic link"), std::string::npos) << recovered.status().message();
+  EXPECT_THAT(recovered.status().message(), ::testing::HasSubstr("symbolic link")) << recovered.status().message();
   ExpectOutsideUntouched();
   auto again = PushTask(root_, DefaultFileSystem(), dest);  // a push to it stops the same way
   ASSERT_FALSE(again.ok());

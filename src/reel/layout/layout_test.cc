@@ -83,7 +83,7 @@ TEST(PathTemplate, HostileTemplatesAreBounded) {
                         "data/chunk-{c:99999999999999999999d}/x.parquet", "data/{c:019d}.parquet"}) {
     auto p = PathTemplate::Parse(t);
     ASSERT_FALSE(p.ok()) << t;
-    EXPECT_NE(p.status().message().find("width"), std::string::npos) << p.status().message();
+    EXPECT_THAT(p.status().message(), ::testing::HasSubstr("width")) << p.status().message();
   }
   EXPECT_OK(PathTemplate::Parse("data/{c:018d}.parquet"));
   EXPECT_FALSE(PathTemplate::Parse("data/" + std::string(600, 'x') + "/{f:03d}.parquet").ok());
@@ -220,7 +220,7 @@ TEST(KeypointsMirror, FoundBesideTheRecordingsTreeOrGivenExplicitly) {
   auto missing = FindKeypointsMirror(fs, task + "/");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find(base + "/keypoints_output/pick"), std::string::npos);
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr(base + "/keypoints_output/pick"));
 
   ASSERT_OK(fs->CreateDirs(base + "/keypoints_output/pick/episode_000001"));
   auto found = FindKeypointsMirror(fs, task + "/");

@@ -85,16 +85,15 @@ TEST_F(MigrateMetadata, AStagingBuiltBeforeTheSourcesChangedIsStagedAgain) {
   FailingPublish failing;
   ASSERT_FALSE(Migrate(R"(, "codebase_version": "1.0.12")", false, &failing).ok());
   ASSERT_TRUE(stdfs::exists(dir_ + "/out/.reel-migrate/ready.json"));
-  ASSERT_NE(Read(dir_ + "/out/.reel-migrate/task/meta/info.json").find("1.0.12-migrated"), std::string::npos);
+  ASSERT_THAT(Read(dir_ + "/out/.reel-migrate/task/meta/info.json"), ::testing::HasSubstr("1.0.12-migrated"));
   auto report = Migrate(R"(, "codebase_version": "2.0.0-edited")");  // the edit, then the re-run
   ASSERT_OK(report);
   const std::string info = Read(dir_ + "/out/meta/info.json");
-  EXPECT_NE(info.find("2.0.0-edited-migrated"), std::string::npos) << info;
+  EXPECT_THAT(info, ::testing::HasSubstr("2.0.0-edited-migrated")) << info;
   EXPECT_EQ(info.find("1.0.12"), std::string::npos) << info;
   ASSERT_EQ(report->warnings.size(), 1u);
-  EXPECT_NE(report->warnings[0].find(".reel-migrate: an interrupted run's staging was built from sources that have "
-                                     "changed since"),
-            std::string::npos)
+  EXPECT_THAT(report->warnings[0], ::testing::HasSubstr(".reel-migrate: an interrupted run's staging was built from sources that have "
+                                     "changed since"))
       << report->warnings[0];
   EXPECT_FALSE(stdfs::exists(dir_ + "/out/.reel-migrate"));
 }
@@ -138,9 +137,9 @@ TEST_F(MigrateMetadata, AKeyOfAnotherTypeIsAnErrorNamingIt) {
   for (const auto& [extra, message] : cases) {
     auto report = Migrate(extra);
     ASSERT_FALSE(report.ok()) << extra;
-    EXPECT_NE(report.status().message().find("pick_000001/metadata.json"), std::string::npos)
+    EXPECT_THAT(report.status().message(), ::testing::HasSubstr("pick_000001/metadata.json"))
         << report.status().ToString();
-    EXPECT_NE(report.status().message().find(message), std::string::npos) << extra << " -> " << report.status().ToString();
+    EXPECT_THAT(report.status().message(), ::testing::HasSubstr(message)) << extra << " -> " << report.status().ToString();
     EXPECT_FALSE(stdfs::exists(dir_ + "/out/meta/info.json")) << extra << ": published";
     stdfs::remove_all(dir_);
     stdfs::create_directories(dir_);
@@ -168,9 +167,9 @@ TEST_F(MigrateMetadata, ADamagedManifestIsAnErrorNamingTheKey) {
     restore.restore = true;
     auto restored = MigrateTask(dir_ + "/pick", restore);
     ASSERT_FALSE(restored.ok()) << message;
-    EXPECT_NE(restored.status().message().find(".migrate_manifest.json"), std::string::npos)
+    EXPECT_THAT(restored.status().message(), ::testing::HasSubstr(".migrate_manifest.json"))
         << restored.status().ToString();
-    EXPECT_NE(restored.status().message().find(message), std::string::npos) << restored.status().ToString();
+    EXPECT_THAT(restored.status().message(), ::testing::HasSubstr(message)) << restored.status().ToString();
     EXPECT_TRUE(stdfs::exists(dir_ + "/pick/meta/info.json")) << message << ": restored anyway";
     stdfs::remove_all(dir_);
     stdfs::create_directories(dir_);
@@ -215,13 +214,13 @@ TEST_F(MigrateMetadata, TimestampsJsonIsReadEntryByEntry) {
   for (const auto& [text, message] : refused) {
     auto got = read(text);
     ASSERT_FALSE(got.ok()) << text;
-    EXPECT_NE(got.status().message().find(session + "/timestamps.json: "), std::string::npos) << got.status().ToString();
-    EXPECT_NE(got.status().message().find(message), std::string::npos) << text << " -> " << got.status().ToString();
+    EXPECT_THAT(got.status().message(), ::testing::HasSubstr(session + "/timestamps.json: ")) << got.status().ToString();
+    EXPECT_THAT(got.status().message(), ::testing::HasSubstr(message)) << text << " -> " << got.status().ToString();
   }
   std::string deep = R"({"timestamps": [{"frame_index": 0, "x": )" + std::string(70, '[') + std::string(70, ']') + "}]}";
   auto too_deep = read(deep);
   ASSERT_FALSE(too_deep.ok());
-  EXPECT_NE(too_deep.status().message().find("json.depth"), std::string::npos) << too_deep.status().ToString();
+  EXPECT_THAT(too_deep.status().message(), ::testing::HasSubstr("json.depth")) << too_deep.status().ToString();
 }
 
 }  // namespace

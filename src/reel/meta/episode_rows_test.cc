@@ -104,9 +104,9 @@ TEST(EpisodeRowsFromTable, WrongColumnTypeIsInvalidNamingColumnAndPath) {
     auto r = EpisodeRowsFromTable(*EpisodesTable({}, column), "meta/episodes/x.parquet");
     ASSERT_FALSE(r.ok()) << column;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalid) << column;
-    EXPECT_NE(r.status().message().find(std::string("\"") + column + "\""), std::string::npos)
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr(std::string("\"") + column + "\""))
         << r.status().message();
-    EXPECT_NE(r.status().message().find("meta/episodes/x.parquet"), std::string::npos)
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("meta/episodes/x.parquet"))
         << r.status().message();
   }
 }

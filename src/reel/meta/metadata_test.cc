@@ -144,10 +144,10 @@ TEST(SerializeInfoJson, RoundTripKeepsDocumentAndUtf8) {
   auto info = ParseInfoJson(kAppendixB, kPath);
   ASSERT_OK(info);
   const std::string out = *SerializeInfoJson(*info);
-  EXPECT_NE(out.find("\"task_name\": \"示例任务\""), std::string::npos) << out;
-  EXPECT_NE(out.find("UMI 夹爪001"), std::string::npos);
+  EXPECT_THAT(out, ::testing::HasSubstr("\"task_name\": \"示例任务\"")) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("UMI 夹爪001"));
   EXPECT_EQ(out.find("\\u"), std::string::npos);
-  EXPECT_NE(out.find("\n  \"format\""), std::string::npos);  // indent 2
+  EXPECT_THAT(out, ::testing::HasSubstr("\n  \"format\""));  // indent 2
   // Same document, same key order at every level (ordered_json compares in order).
   EXPECT_EQ(OJson::parse(out), OJson::parse(kAppendixB));
 }
@@ -172,7 +172,7 @@ TEST(SerializeInfoJson, UnknownKeysSurviveInOriginalOrder) {
 
   const std::string text = *SerializeInfoJson(*info);
   EXPECT_EQ(text.find("\\u"), std::string::npos);
-  EXPECT_NE(text.find("中文"), std::string::npos);
+  EXPECT_THAT(text, ::testing::HasSubstr("中文"));
   OJson out = OJson::parse(text);
   EXPECT_EQ(Keys(out), Keys(with_unknown));
   EXPECT_EQ(out["x_recorder_build"], with_unknown["x_recorder_build"]);
@@ -213,7 +213,7 @@ TEST(SerializeInfoJson, DeviceBindingReadWrittenAndOtherDeviceKeysKept) {
   doc["devices"][1]["rig"] = "one";
   auto bad = ParseInfoJson(doc.dump(), kPath);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("rig"), std::string::npos) << bad.status().ToString();
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("rig")) << bad.status().ToString();
 }
 
 // The collector's playback rule (ui/playback_dialog.py `_seek`, its test_playback_multifps.py:
@@ -272,8 +272,8 @@ TEST(ParseInfoJson, WrongTypesAreInvalidNamingTheKey) {
     auto r = ParseInfoJson(doc.dump(), kPath);
     ASSERT_FALSE(r.ok()) << c.key;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalid) << c.key;
-    EXPECT_NE(r.status().message().find(c.key), std::string::npos) << r.status().message();
-    EXPECT_NE(r.status().message().find(kPath), std::string::npos) << r.status().message();
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr(c.key)) << r.status().message();
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr(kPath)) << r.status().message();
   }
   EXPECT_EQ(ParseInfoJson("{\"format\": ", kPath).status().code(), StatusCode::kInvalid);
   EXPECT_EQ(ParseInfoJson("[1]", kPath).status().code(), StatusCode::kInvalid);
@@ -286,7 +286,7 @@ TEST(SerializeInfoJson, MalformedVerbatimFieldIsInvalidNotAThrow) {
   EXPECT_NO_THROW(out = SerializeInfoJson(info));
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(out.status().message().find("calibration"), std::string::npos);
+  EXPECT_THAT(out.status().message(), ::testing::HasSubstr("calibration"));
   InfoJson with_feature;
   FeatureSpec f;
   f.dtype = "float64";
@@ -294,7 +294,7 @@ TEST(SerializeInfoJson, MalformedVerbatimFieldIsInvalidNotAThrow) {
   with_feature.features.emplace_back("observation.slam_trajectory", f);
   EXPECT_NO_THROW(out = SerializeInfoJson(with_feature));
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("frame_axes"), std::string::npos);
+  EXPECT_THAT(out.status().message(), ::testing::HasSubstr("frame_axes"));
 }
 
 // ---- stats.json -----------------------------------------------------------------
@@ -332,7 +332,7 @@ TEST(SerializeStatsJson, ShortestDoublesAndAbsentCountKept) {
   r->blocks[1].second.count = 3;
   r->blocks[1].second.mean = {1.0 / 3.0};
   const std::string text = SerializeStatsJson(*r);
-  EXPECT_NE(text.find("0.1"), std::string::npos) << text;
+  EXPECT_THAT(text, ::testing::HasSubstr("0.1")) << text;
   EXPECT_EQ(text.find("0.1000"), std::string::npos) << text;  // shortest round-trip form
   OJson out = OJson::parse(text);
   EXPECT_FALSE(out["observation.imu"].contains("count")) << text;  // still needs a rebuild
@@ -372,12 +372,12 @@ TEST(ParseTasksJsonl, PrettyPrintedFileIsInvalidAtLineOne) {
   auto r = ParseTasksJsonl("{\n  \"task_index\": 0,\n  \"task\": \"a\"\n}\n", "meta/tasks.jsonl");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(r.status().message().find("line 1"), std::string::npos) << r.status().message();
-  EXPECT_NE(r.status().message().find("meta/tasks.jsonl"), std::string::npos);
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("line 1")) << r.status().message();
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("meta/tasks.jsonl"));
 
   auto second = ParseTasksJsonl("{\"task_index\": 0, \"task\": \"a\"}\n[1]\n", "t.jsonl");
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.status().message().find("line 2"), std::string::npos)
+  EXPECT_THAT(second.status().message(), ::testing::HasSubstr("line 2"))
       << second.status().message();
 }
 

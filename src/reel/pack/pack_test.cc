@@ -223,13 +223,13 @@ TEST_F(PackTest, DeletedEpisodeAndMissingRowAreNotFound) {
   auto deleted = PackEpisode(root_, 3, zip);  // row in the shard, data deleted
   ASSERT_FALSE(deleted.ok());
   EXPECT_EQ(deleted.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(deleted.status().message().find("episode 3"), std::string::npos);
-  EXPECT_NE(deleted.status().message().find("data/chunk-000/episode-002.parquet"), std::string::npos)
+  EXPECT_THAT(deleted.status().message(), ::testing::HasSubstr("episode 3"));
+  EXPECT_THAT(deleted.status().message(), ::testing::HasSubstr("data/chunk-000/episode-002.parquet"))
       << deleted.status().message();
   auto rowless = PackEpisode(root_, 1002, zip);
   ASSERT_FALSE(rowless.ok());
   EXPECT_EQ(rowless.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(rowless.status().message().find("episodes row"), std::string::npos);
+  EXPECT_THAT(rowless.status().message(), ::testing::HasSubstr("episodes row"));
   auto absent = PackEpisode(root_, 7, zip);
   EXPECT_EQ(absent.status().code(), StatusCode::kNotFound);
   // No zip, no temp.
@@ -243,7 +243,7 @@ TEST_F(PackTest, MissingTaskFileIsNotFoundAndLeavesNoTemp) {
   auto packed = PackEpisode(root_, 2, zip);
   ASSERT_FALSE(packed.ok());
   EXPECT_EQ(packed.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(packed.status().message().find("meta/stats.json"), std::string::npos);
+  EXPECT_THAT(packed.status().message(), ::testing::HasSubstr("meta/stats.json"));
   for (const auto& e : std::filesystem::directory_iterator(tmp_))
     EXPECT_TRUE(e.is_directory()) << e.path();
 }
@@ -265,7 +265,7 @@ TEST_F(PackTest, ReplacesAnExistingZipWholeOnlyWhenAsked) {
   ASSERT_OK(WriteFileAtomic(DefaultFileSystem(), other, "{}"));
   auto not_zip = PackEpisode(root_, 2, other, replace);
   ASSERT_FALSE(not_zip.ok());
-  EXPECT_NE(not_zip.status().message().find("not a zip"), std::string::npos) << not_zip.status().message();
+  EXPECT_THAT(not_zip.status().message(), ::testing::HasSubstr("not a zip")) << not_zip.status().message();
 }
 
 TEST_F(PackTest, FaultsLeaveNoZipNoTempAndNeverTouchTheTask) {

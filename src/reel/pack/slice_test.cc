@@ -209,7 +209,7 @@ TEST_F(SliceTest, CrcMismatchIsUnreadable) {
   auto extracted = ExtractSlice(zip_, dir_);
   ASSERT_FALSE(extracted.ok());
   EXPECT_EQ(RuleOf(extracted.status()), "zip.unreadable") << extracted.status().ToString();
-  EXPECT_NE(extracted.status().message().find("cam_rgb"), std::string::npos);
+  EXPECT_THAT(extracted.status().message(), ::testing::HasSubstr("cam_rgb"));
 }
 
 TEST_F(SliceTest, TooManyEntries) {

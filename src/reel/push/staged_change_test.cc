@@ -152,7 +152,7 @@ TEST_F(StagedChangeTest, RollsForwardAChangeKilledAfterItsCommitPoint) {
   auto hostile = Record(1);
   ASSERT_FALSE(hostile.ok());
   EXPECT_EQ(hostile.status().code(), StatusCode::kCorruption);
-  EXPECT_NE(hostile.status().message().find("not a task file"), std::string::npos) << hostile.status().message();
+  EXPECT_THAT(hostile.status().message(), ::testing::HasSubstr("not a task file")) << hostile.status().message();
   EXPECT_FALSE(stdfs::exists(dir_ + "/outside.txt"));
 }
 
@@ -162,14 +162,14 @@ TEST_F(StagedChangeTest, RefusesAJournalOfAPlainPushAndOneListingFilesOutsideThe
   auto plain = Record(1);
   ASSERT_FALSE(plain.ok());
   EXPECT_EQ(plain.status().code(), StatusCode::kNotSupported);
-  EXPECT_NE(plain.status().message().find("re-run that push"), std::string::npos) << plain.status().message();
+  EXPECT_THAT(plain.status().message(), ::testing::HasSubstr("re-run that push")) << plain.status().message();
 
   Put("../outside.txt", "keep me");
   Put("meta/.push-2.json", R"({"episode_index":2,"staged":true,"files":["../outside.txt"]})");
   auto hostile = Record(1);
   ASSERT_FALSE(hostile.ok());
   EXPECT_EQ(hostile.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(hostile.status().message().find("not a path inside the task"), std::string::npos);
+  EXPECT_THAT(hostile.status().message(), ::testing::HasSubstr("not a path inside the task"));
   EXPECT_TRUE(stdfs::exists(dir_ + "/store/outside.txt"));
   EXPECT_EQ(Listed(), (std::vector<int64_t>{1}));
 }
@@ -197,7 +197,7 @@ TEST_F(StagedChangeTest, OversizedJournalsAreNotRead) {
   auto big = Record(1);
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.status().code(), StatusCode::kCorruption) << big.status().ToString();
-  EXPECT_NE(big.status().message().find("over the 256 MiB"), std::string::npos) << big.status().message();
+  EXPECT_THAT(big.status().message(), ::testing::HasSubstr("over the 256 MiB")) << big.status().message();
   stdfs::remove(store_root_ + "/meta/.push-change.json");
   Put("meta/.push-2.json", R"({"episode_index":2,"staged":true,"files":[]})");
   stdfs::resize_file(store_root_ + "/meta/.push-2.json", (uintmax_t{1} << 20) + 1);

@@ -62,10 +62,10 @@ TEST(ReadKeypointsFile, NamesFileColumnExpectedAndFound) {
   EXPECT_EQ(c.status().message(), wrong_type + ": column num_hands is int64, expected int32");
   auto d = ReadKeypointsFile(DefaultFileSystem(), WriteHandPose("dup", {4, 4}, 92), KeypointsPart::kHandPose);
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find("frame_index 4 appears more than once"), std::string::npos);
+  EXPECT_THAT(d.status().message(), ::testing::HasSubstr("frame_index 4 appears more than once"));
   auto e = ReadKeypointsFile(DefaultFileSystem(), wrong_type, KeypointsPart::kHandPose3d);
   ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("column hand_0_present is missing (expected bool"), std::string::npos);
+  EXPECT_THAT(e.status().message(), ::testing::HasSubstr("column hand_0_present is missing (expected bool"));
 }
 
 TEST(ReadKeypointsFile, BoundsComeFirst) {
@@ -75,7 +75,7 @@ TEST(ReadKeypointsFile, BoundsComeFirst) {
   EXPECT_EQ(rows.status().message(), path + ": 3 rows, more than the keypoints row limit of 2");
   auto bytes = ReadKeypointsFile(DefaultFileSystem(), path, KeypointsPart::kHandPose, {.max_file_bytes = 10});
   ASSERT_FALSE(bytes.ok());
-  EXPECT_NE(bytes.status().message().find("more than the keypoints file limit of 10"), std::string::npos);
+  EXPECT_THAT(bytes.status().message(), ::testing::HasSubstr("more than the keypoints file limit of 10"));
 }
 
 }  // namespace

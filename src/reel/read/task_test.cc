@@ -225,7 +225,7 @@ TEST_F(TaskTest, ReadDataProjection) {
   auto missing = task->ReadData(*e, {"frame_index", "observation.imu"});
   EXPECT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find("observation.imu"), std::string::npos);
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("observation.imu"));
   auto e3 = task->FindEpisode(3);
   ASSERT_OK(e3);
   EXPECT_EQ(task->ReadData(*e3).status().code(), StatusCode::kNotFound);

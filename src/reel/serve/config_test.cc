@@ -55,7 +55,7 @@ TEST(ServeConfig, PrincipalNamesAreUnique) {
         R"({"root": "/srv/reel", "tokens": [)" + token + R"(], "users": [)" + user + "]}"}) {
     auto config = LoadText(text);
     ASSERT_FALSE(config.ok()) << text;
-    EXPECT_NE(config.status().message().find("\"rig\""), std::string::npos) << config.status().ToString();
+    EXPECT_THAT(config.status().message(), ::testing::HasSubstr("\"rig\"")) << config.status().ToString();
   }
   EXPECT_TRUE(LoadText(R"({"root": "/srv/reel", "tokens": [)" + token + "]}").ok());
 }

@@ -71,8 +71,8 @@ TEST_F(SpoolGet, ADamagedStateIsAnErrorNamingTheFileAndTheKey) {
     Spool spool(dir_);
     auto up = spool.Get(kId);
     ASSERT_FALSE(up.ok()) << json;
-    EXPECT_NE(up.status().message().find(file), std::string::npos) << up.status().ToString();
-    EXPECT_NE(up.status().message().find(rule), std::string::npos) << json << " -> " << up.status().ToString();
+    EXPECT_THAT(up.status().message(), ::testing::HasSubstr(file)) << up.status().ToString();
+    EXPECT_THAT(up.status().message(), ::testing::HasSubstr(rule)) << json << " -> " << up.status().ToString();
   }
 }
 

@@ -56,7 +56,7 @@ TEST_F(ObjectStoreTest, ListDirIsSortedAndTyped) {
   auto missing = fs_->ListDir("bucket/none");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find("mock://bucket/none"), std::string::npos)
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("mock://bucket/none"))
       << missing.status().message();
 }
 
@@ -82,7 +82,7 @@ TEST_F(ObjectStoreTest, ReadFileAndRangedReadsAreCounted) {
 
   auto missing = fs_->ReadFile("bucket/task/nope");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("mock://bucket/task/nope"), std::string::npos);
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("mock://bucket/task/nope"));
 }
 
 TEST_F(ObjectStoreTest, WritesAppearAtCloseAndAbortOtherwise) {
@@ -104,7 +104,7 @@ TEST_F(ObjectStoreTest, WritesAppearAtCloseAndAbortOtherwise) {
 TEST_F(ObjectStoreTest, RenameAndLockAreNotSupported) {
   Status st = fs_->Rename("bucket/task/b.txt", "bucket/task/c.txt");
   EXPECT_EQ(st.code(), StatusCode::kNotSupported);
-  EXPECT_NE(st.message().find("mock://bucket/task/b.txt"), std::string::npos);
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("mock://bucket/task/b.txt"));
   auto lock = fs_->LockFile("bucket/task/.lock");
   EXPECT_EQ(lock.status().code(), StatusCode::kNotSupported);
   // Writers ask instead of probing (fs.h FileSystemCapabilities).
@@ -136,11 +136,11 @@ TEST(OpenLocationTest, MalformedUrisFailNamingTheUri) {
     auto loc = OpenLocation(uri);
     ASSERT_FALSE(loc.ok()) << uri;
     EXPECT_EQ(loc.status().code(), StatusCode::kInvalid) << uri;
-    EXPECT_NE(loc.status().message().find(uri), std::string::npos) << loc.status().message();
+    EXPECT_THAT(loc.status().message(), ::testing::HasSubstr(uri)) << loc.status().message();
   }
   auto unknown = OpenLocation("nosuchscheme://b/k");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("nosuchscheme://b/k"), std::string::npos);
+  EXPECT_THAT(unknown.status().message(), ::testing::HasSubstr("nosuchscheme://b/k"));
   ObjectStoreOptions bad_endpoint;
   bad_endpoint.endpoint_url = "ftp://127.0.0.1:1";
   auto ftp = OpenLocation("s3://bucket/task", bad_endpoint);

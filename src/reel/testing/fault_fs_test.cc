@@ -207,7 +207,7 @@ TEST_F(FaultFileSystemTest, ReadsOfAnOpenedFileCanFail) {
   fs.Inject({.ops = testing::Ops({FsOp::kRead}), .stays_down = true});
   auto read = (*f)->ReadAt(4, 5);
   ASSERT_FALSE(read.ok());
-  EXPECT_NE(read.status().message().find("injected Read fault"), std::string::npos) << read.status().ToString();
+  EXPECT_THAT(read.status().message(), ::testing::HasSubstr("injected Read fault")) << read.status().ToString();
   EXPECT_EQ(fs.count(FsOp::kRead), 2);
   fs.Disarm();
   auto again = (*f)->ReadAt(4, 5);

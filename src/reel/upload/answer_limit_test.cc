@@ -98,9 +98,9 @@ TEST(UploadAnswerLimit, ErrorBodyIsReadOnlyUpToTheLimit) {
   const Failure f = JudgeAnswer(r, "GET /api/v1/sessions");
   EXPECT_TRUE(f.retryable);
   const std::string msg = f.status.message();
-  EXPECT_NE(msg.find("answered 500"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("rule import.io"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("not read"), std::string::npos) << msg;
+  EXPECT_THAT(msg, ::testing::HasSubstr("answered 500")) << msg;
+  EXPECT_THAT(msg, ::testing::HasSubstr("rule import.io")) << msg;
+  EXPECT_THAT(msg, ::testing::HasSubstr("not read")) << msg;
   EXPECT_LT(msg.size(), 1000u) << "the message carries the body";
 }
 
@@ -121,7 +121,7 @@ TEST(UploadAnswerLimit, SmallAnswersAreWhole) {
   EXPECT_EQ(r.body, body);
   const Failure f = JudgeAnswer(r, "GET");
   EXPECT_FALSE(f.retryable);
-  EXPECT_NE(f.status.message().find("(rule auth.project): no [request_id r-1]"), std::string::npos)
+  EXPECT_THAT(f.status.message(), ::testing::HasSubstr("(rule auth.project): no [request_id r-1]"))
       << f.status.message();
 }
 

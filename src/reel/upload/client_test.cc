@@ -553,8 +553,8 @@ TEST_F(UploadClientTest, RefusedCredentialsStopTheBatchBeforeAnyBodyIsSent) {
   for (const auto& r : results) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
-    EXPECT_NE(r.status().message().find("before any slice was sent"), std::string::npos) << r.status().message();
-    EXPECT_NE(r.status().message().find("401"), std::string::npos) << r.status().message();
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("before any slice was sent")) << r.status().message();
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("401")) << r.status().message();
   }
   EXPECT_EQ(server.posts, 0);
   EXPECT_EQ(server.checks, kCredentialsCheck);
@@ -621,10 +621,10 @@ TEST_F(UploadClientTest, UploadFinalErrorNamesRuleAndDetailAfterOneAttempt) {
   auto r = UploadEpisode(root, 1, o);
   ASSERT_FALSE(r.ok());
   const std::string msg = r.status().message();
-  EXPECT_NE(msg.find("episode 1"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("400"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("zip.traversal"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("entry '../x' leaves the task directory"), std::string::npos) << msg;
+  EXPECT_THAT(msg, ::testing::HasSubstr("episode 1")) << msg;
+  EXPECT_THAT(msg, ::testing::HasSubstr("400")) << msg;
+  EXPECT_THAT(msg, ::testing::HasSubstr("zip.traversal")) << msg;
+  EXPECT_THAT(msg, ::testing::HasSubstr("entry '../x' leaves the task directory")) << msg;
   EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
   EXPECT_EQ(server.posts, 1);
   EXPECT_EQ(server.checks, kCredentialsCheck);
@@ -644,7 +644,7 @@ TEST_F(UploadClientTest, UploadGivesUpAfterMaxAttemptsAndDeletesNothing) {
   o.delete_after = true;
   auto r = UploadEpisode(root, 1, o);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("3 attempts"), std::string::npos) << r.status().message();
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("3 attempts")) << r.status().message();
   EXPECT_EQ(server.posts, 3);
   EXPECT_EQ(server.checks, kCredentialsCheck + 2);
   EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
@@ -702,7 +702,7 @@ TEST_F(UploadClientTest, UploadLoginCookieFlowAndReloginOn401) {
   auto bad = UploadEpisode(JoinPath(*dir_, "base/pick"), 1, o);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kPermissionDenied) << bad.status().ToString();
-  EXPECT_NE(bad.status().message().find("auth.login"), std::string::npos) << bad.status().message();
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("auth.login")) << bad.status().message();
   EXPECT_EQ(strict.logins, 1);
   EXPECT_EQ(strict.posts, 0);
 }
@@ -835,9 +835,9 @@ TEST_F(UploadClientTest, DeleteAfterNeedsTheServersProof) {
     o.delete_after = true;
     auto r = UploadEpisode(root, 1, o);
     ASSERT_FALSE(r.ok()) << fault;
-    EXPECT_NE(r.status().message().find("uploaded as session pick-1 but not deleted"), std::string::npos)
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("uploaded as session pick-1 but not deleted"))
         << r.status().ToString();
-    EXPECT_NE(r.status().message().find(fault == "no_digests" ? "http.not_found" : "is not"), std::string::npos)
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr(fault == "no_digests" ? "http.not_found" : "is not"))
         << r.status().ToString();
     EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1))) << fault;
     EXPECT_EQ(VideosOf1(root), videos) << fault;
@@ -860,9 +860,9 @@ TEST_F(UploadClientTest, UploadBadServerUrlAndRefusedConnection) {
   auto refused = UploadEpisode(JoinPath(*dir_, "base/pick"), 1, o);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kIOError) << refused.status().ToString();
-  EXPECT_NE(refused.status().message().find("2 attempts"), std::string::npos) << refused.status().message();
+  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("2 attempts")) << refused.status().message();
   // Which server could not be reached is in the message.
-  EXPECT_NE(refused.status().message().find("127.0.0.1:" + std::to_string(port)), std::string::npos)
+  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("127.0.0.1:" + std::to_string(port)))
       << refused.status().message();
 }
 
@@ -892,7 +892,7 @@ TEST_F(UploadClientTest, OutboxJudgesByDigestNeverByName) {
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ((*r)[0].episode_index, 1);
   ASSERT_FALSE((*r)[0].outcome.ok());
-  EXPECT_NE((*r)[0].outcome.status().message().find("the proof failed"), std::string::npos)
+  EXPECT_THAT((*r)[0].outcome.status().message(), ::testing::HasSubstr("the proof failed"))
       << (*r)[0].outcome.status().ToString();
   EXPECT_TRUE(stdfs::exists(JoinPath(root, kData1)));
   auto st = ReadOutboxStatus(root);
@@ -963,7 +963,7 @@ TEST_F(UploadClientTest, OutboxHasOneUploaderAtATime) {
   t.join();
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);
-  EXPECT_NE(second.status().message().find("another uploader (pid " + std::to_string(::getpid())), std::string::npos)
+  EXPECT_THAT(second.status().message(), ::testing::HasSubstr("another uploader (pid " + std::to_string(::getpid())))
       << second.status().ToString();
 }
 

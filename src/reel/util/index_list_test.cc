@@ -38,25 +38,25 @@ TEST(IndexList, RepeatsStayUntilDropped) {
 }
 
 TEST(IndexList, MalformedItemsAreRefusedNamingTheItem) {
-  EXPECT_NE(Refusal("1,,2").find("empty item"), std::string::npos);
-  EXPECT_NE(Refusal("1,").find("empty item"), std::string::npos);
-  EXPECT_NE(Refusal("").find("empty item"), std::string::npos);
-  EXPECT_NE(Refusal("x").find("\"x\""), std::string::npos);
-  EXPECT_NE(Refusal("1-").find("\"1-\""), std::string::npos);
-  EXPECT_NE(Refusal("-3").find("negative"), std::string::npos);
-  EXPECT_NE(Refusal("+3").find("\"+3\""), std::string::npos);
-  EXPECT_NE(Refusal("1.5").find("\"1.5\""), std::string::npos);
-  EXPECT_NE(Refusal("99999999999999999999").find("too large"), std::string::npos);
+  EXPECT_THAT(Refusal("1,,2"), ::testing::HasSubstr("empty item"));
+  EXPECT_THAT(Refusal("1,"), ::testing::HasSubstr("empty item"));
+  EXPECT_THAT(Refusal(""), ::testing::HasSubstr("empty item"));
+  EXPECT_THAT(Refusal("x"), ::testing::HasSubstr("\"x\""));
+  EXPECT_THAT(Refusal("1-"), ::testing::HasSubstr("\"1-\""));
+  EXPECT_THAT(Refusal("-3"), ::testing::HasSubstr("negative"));
+  EXPECT_THAT(Refusal("+3"), ::testing::HasSubstr("\"+3\""));
+  EXPECT_THAT(Refusal("1.5"), ::testing::HasSubstr("\"1.5\""));
+  EXPECT_THAT(Refusal("99999999999999999999"), ::testing::HasSubstr("too large"));
 }
 
 TEST(IndexList, BackwardsAndColonRangesShowTheRightSpelling) {
-  EXPECT_NE(Refusal("9-5").find("write 5-9"), std::string::npos);
-  EXPECT_NE(Refusal("0:10").find("e.g. 0-10"), std::string::npos);
+  EXPECT_THAT(Refusal("9-5"), ::testing::HasSubstr("write 5-9"));
+  EXPECT_THAT(Refusal("0:10"), ::testing::HasSubstr("e.g. 0-10"));
 }
 
 TEST(IndexList, AbsurdRangesAreRefusedBeforeAnythingIsAllocated) {
-  EXPECT_NE(Refusal("0-9007199254740992").find("more than 1000000"), std::string::npos);
-  EXPECT_NE(Refusal("1-5,10-20", 10).find("more than 10"), std::string::npos);
+  EXPECT_THAT(Refusal("0-9007199254740992"), ::testing::HasSubstr("more than 1000000"));
+  EXPECT_THAT(Refusal("1-5,10-20", 10), ::testing::HasSubstr("more than 10"));
   EXPECT_EQ(ParseIndexList("1-10", 10)->size(), 10u);
 }
 

@@ -25,9 +25,9 @@ TEST(JsonBounds, OneLevelPastTheLimitIsRefusedNamingFileRuleAndValue) {
   ASSERT_FALSE(j.ok());
   EXPECT_EQ(j.status().code(), StatusCode::kInvalid);
   const std::string& m = j.status().message();
-  EXPECT_NE(m.find("meta/info.json: json.depth: "), std::string::npos) << m;
-  EXPECT_NE(m.find("64 levels"), std::string::npos) << m;
-  EXPECT_NE(m.find("at byte 64"), std::string::npos) << m;
+  EXPECT_THAT(m, ::testing::HasSubstr("meta/info.json: json.depth: ")) << m;
+  EXPECT_THAT(m, ::testing::HasSubstr("64 levels")) << m;
+  EXPECT_THAT(m, ::testing::HasSubstr("at byte 64")) << m;
   EXPECT_EQ(j.status().rule(), "json.depth");  // a field, kept through context
   EXPECT_EQ(j.status().WithContext("task t").rule(), "json.depth");
 }
@@ -36,7 +36,7 @@ TEST(JsonBounds, HundredThousandLevelsAreRefusedWithoutRecursion) {
   // Before the bound this crashed every command: nlohmann's copy and dump recurse.
   auto j = internal::ParseJson("{\"a\": " + Nested(100000) + "}", "calibration");
   ASSERT_FALSE(j.ok());
-  EXPECT_NE(j.status().message().find("json.depth"), std::string::npos);
+  EXPECT_THAT(j.status().message(), ::testing::HasSubstr("json.depth"));
 }
 
 TEST(JsonBounds, BracketsInsideStringsDoNotCount) {
@@ -57,7 +57,7 @@ TEST(JsonBounds, SizeLimit) {
   limits.max_bytes = 10;
   auto j = internal::ParseJson("[1,2,3,4,5,6]", "tasks.jsonl", limits);
   ASSERT_FALSE(j.ok());
-  EXPECT_NE(j.status().message().find("tasks.jsonl: json.size: 13 bytes"), std::string::npos)
+  EXPECT_THAT(j.status().message(), ::testing::HasSubstr("tasks.jsonl: json.size: 13 bytes"))
       << j.status().message();
 }
 
@@ -66,7 +66,7 @@ TEST(JsonBounds, NumberOutOfRangeIsInvalidNotAnAbort) {
     auto j = internal::ParseJson(text, "stats.json");
     ASSERT_FALSE(j.ok()) << text;
     EXPECT_EQ(j.status().code(), StatusCode::kInvalid);
-    EXPECT_NE(j.status().message().find("stats.json: json.number: "), std::string::npos)
+    EXPECT_THAT(j.status().message(), ::testing::HasSubstr("stats.json: json.number: "))
         << j.status().message();
   }
   // Large but finite numbers and big integers still parse.
@@ -76,28 +76,24 @@ TEST(JsonBounds, NumberOutOfRangeIsInvalidNotAnAbort) {
 TEST(JsonBounds, MalformedStaysMalformed) {
   auto j = internal::ParseJson("{\"a\": ", "x.json");
   ASSERT_FALSE(j.ok());
-  EXPECT_NE(j.status().message().find("x.json: malformed JSON"), std::string::npos);
+  EXPECT_THAT(j.status().message(), ::testing::HasSubstr("x.json: malformed JSON"));
 }
 
 TEST(JsonBounds, EveryMetadataParserIsBounded) {
   const std::string deep = Nested(1000);
-  EXPECT_NE(ParseInfoJson("{\"format\": \"pooled_episodes_v1\", \"calibration\": " + deep + "}", "info.json")
+  EXPECT_THAT(ParseInfoJson("{\"format\": \"pooled_episodes_v1\", \"calibration\": " + deep + "}", "info.json")
                 .status()
                 .message()
-                .find("json.depth"),
-            std::string::npos);
-  EXPECT_NE(ParseStatsJson("{\"a\": " + deep + "}", "stats.json").status().message().find("json.depth"),
-            std::string::npos);
-  EXPECT_NE(ParseTasksJsonl("{\"task_index\": 0, \"task\": " + deep + "}\n", "tasks.jsonl")
+                , ::testing::HasSubstr("json.depth"));
+  EXPECT_THAT(ParseStatsJson("{\"a\": " + deep + "}", "stats.json").status().message(), ::testing::HasSubstr("json.depth"));
+  EXPECT_THAT(ParseTasksJsonl("{\"task_index\": 0, \"task\": " + deep + "}\n", "tasks.jsonl")
                 .status()
                 .message()
-                .find("json.depth"),
-            std::string::npos);
-  EXPECT_NE(ParseTasksJsonl("{\"task_index\": 1e999, \"task\": \"t\"}\n", "tasks.jsonl")
+                , ::testing::HasSubstr("json.depth"));
+  EXPECT_THAT(ParseTasksJsonl("{\"task_index\": 1e999, \"task\": \"t\"}\n", "tasks.jsonl")
                 .status()
                 .message()
-                .find("json.number"),
-            std::string::npos);
+                , ::testing::HasSubstr("json.number"));
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ TEST_F(AvioFsTest, WriteFaultIsReturnedAsTheFileSystemsStatus) {
   Status st = Encode(&fs, JoinPath(dir_, "w.mp4"), VideoKind::kRgb, 30);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kIOError) << st.ToString();
-  EXPECT_NE(st.message().find("injected Append fault"), std::string::npos) << st.ToString();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("injected Append fault")) << st.ToString();
 }
 
 TEST_F(AvioFsTest, ReadFaultMidDecodeIsACleanStatusAndTheReaderRecovers) {
@@ -94,7 +94,7 @@ TEST_F(AvioFsTest, ReadFaultMidDecodeIsACleanStatusAndTheReaderRecovers) {
   Status st = (*reader)->ReadRgb(std::span<const int64_t>(all).subspan(5), {got.data(), 25 * kW * kH * 3});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kIOError) << st.ToString();
-  EXPECT_NE(st.message().find("injected Read fault"), std::string::npos) << st.ToString();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("injected Read fault")) << st.ToString();
 
   fs.Disarm();
   ASSERT_OK((*reader)->ReadRgb(all, want));

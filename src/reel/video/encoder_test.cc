@@ -69,7 +69,7 @@ TEST_F(VideoEncoderTest, RgbH264AndHevc) {
     ASSERT_OK((*enc)->Finish());
     EXPECT_EQ((*enc)->frames(), 8);
     EXPECT_EQ(Probe(path), std::string(codec) + ",48,32,yuv420p,8");
-    EXPECT_NE((*enc)->DescribeJson().find(std::string("\"codec\":\"") + codec + "\""), std::string::npos)
+    EXPECT_THAT((*enc)->DescribeJson(), ::testing::HasSubstr(std::string("\"codec\":\"") + codec + "\""))
         << (*enc)->DescribeJson();
   }
 }
@@ -126,7 +126,7 @@ TEST_F(VideoEncoderTest, BadInputIsInvalidNamingTheFile) {
   std::vector<uint8_t> wrong(5);
   Status st = (*enc)->AddRgb(wrong);
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
-  EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr(path)) << st.message();
   std::vector<uint16_t> depth(32 * 16);
   EXPECT_EQ((*enc)->AddDepth(depth).code(), StatusCode::kInvalid);
   o.codec = "vp9";

@@ -243,12 +243,12 @@ TEST_F(FramePoolTest, RefusesBadTargetsAndReportsFileErrors) {
   EXPECT_EQ(pool.Read(files, std::vector<FrameTarget>{{0, 1, 1, 0}}, out).code(), StatusCode::kInvalid);
   const Status size = pool.Read(files, std::vector<FrameTarget>{{1, 1, 0, 0}}, out);
   EXPECT_EQ(size.code(), StatusCode::kInvalid);
-  EXPECT_NE(size.message().find("small.mp4"), std::string::npos) << size.ToString();
+  EXPECT_THAT(size.message(), ::testing::HasSubstr("small.mp4")) << size.ToString();
   const Status range = pool.Read(files, std::vector<FrameTarget>{{0, 40, 0, 0}}, out);
   EXPECT_EQ(range.code(), StatusCode::kInvalid) << range.ToString();
   const Status missing = pool.Read(files, std::vector<FrameTarget>{{0, 3, 0, 0}, {2, 0, 0, 1}}, out);
   EXPECT_FALSE(missing.ok());
-  EXPECT_NE(missing.message().find("missing.mp4"), std::string::npos) << missing.ToString();
+  EXPECT_THAT(missing.message(), ::testing::HasSubstr("missing.mp4")) << missing.ToString();
   // The good file of that batch was still read.
   const std::vector<uint8_t> ref = Reference("a.mp4", {3});
   EXPECT_EQ(0, std::memcmp(buf.data(), ref.data(), kRgbBytes));

@@ -102,16 +102,16 @@ TEST(DecodePngGray16, ReadsAHandWrittenPng16) {
 TEST(DecodePngGray16, RefusesEightBitGarbageAndHugeImages) {
   auto eight = DecodePngGray16(HandPng(4, 2, 8, std::string(8, '\x10')), "d/000004.png");
   ASSERT_FALSE(eight.ok());
-  EXPECT_NE(eight.status().message().find("d/000004.png: png.pixel_format: gray"), std::string::npos)
+  EXPECT_THAT(eight.status().message(), ::testing::HasSubstr("d/000004.png: png.pixel_format: gray"))
       << eight.status().ToString();
   auto garbage = DecodePngGray16("\x89PNG not a png", "g.png");
   ASSERT_FALSE(garbage.ok());
-  EXPECT_NE(garbage.status().message().find("g.png"), std::string::npos);
+  EXPECT_THAT(garbage.status().message(), ::testing::HasSubstr("g.png"));
   EXPECT_FALSE(DecodePngGray16("", "e.png").ok());
   std::vector<uint16_t> mm(64 * 64, 7);
   auto big = DecodePngGray16(*EncodePngGray16(64, 64, mm), "big.png", 1000);
   ASSERT_FALSE(big.ok());
-  EXPECT_NE(big.status().message().find("over the limit of 1000 pixels"), std::string::npos);
+  EXPECT_THAT(big.status().message(), ::testing::HasSubstr("over the limit of 1000 pixels"));
 }
 
 // A PNG of a few bytes may declare any size, and the decoder allocates the frame it
@@ -124,12 +124,11 @@ TEST(DecodePngGray16, RefusesADeclaredSizeOverTheLimitBeforeDecoding) {
                           Chunk("IDAT", Zlib(std::string(1, '\0'))) + Chunk("IEND", "");
   auto image = DecodePngGray16(png, "d/000001.png");
   ASSERT_FALSE(image.ok());
-  EXPECT_NE(image.status().message().find("d/000001.png: png.size: 20000x20000, over the limit of 8388608 pixels"),
-            std::string::npos)
+  EXPECT_THAT(image.status().message(), ::testing::HasSubstr("d/000001.png: png.size: 20000x20000, over the limit of 8388608 pixels"))
       << image.status().ToString();
   auto small = DecodePngGray16(HandPng(65, 64, 16, std::string(65 * 64 * 2, '\0')), "s.png", 4096);
   ASSERT_FALSE(small.ok());
-  EXPECT_NE(small.status().message().find("s.png: png.size: 65x64, over the limit of 4096 pixels"), std::string::npos)
+  EXPECT_THAT(small.status().message(), ::testing::HasSubstr("s.png: png.size: 65x64, over the limit of 4096 pixels"))
       << small.status().ToString();
   EXPECT_OK(DecodePngGray16(HandPng(64, 64, 16, std::string(64 * 64 * 2, '\0')), "t.png", 4096));
 }
@@ -148,10 +147,9 @@ TEST(DecodePngGray16, AnInterlacedFrameIsReadWholeAndATruncatedOneRefused) {
   auto truncated = DecodePngGray16(kSignature + Ihdr(32, 24, 16, 1) + Chunk("IDAT", Zlib(cut)) + Chunk("IEND", ""),
                                    "d/000005.png");
   ASSERT_FALSE(truncated.ok());
-  EXPECT_NE(truncated.status().message().find("d/000005.png: png.data: the image data inflates to " +
+  EXPECT_THAT(truncated.status().message(), ::testing::HasSubstr("d/000005.png: png.data: the image data inflates to " +
                                               std::to_string(cut.size()) + " of the " + std::to_string(raw.size()) +
-                                              " bytes its header declares"),
-            std::string::npos)
+                                              " bytes its header declares"))
       << truncated.status().ToString();
 }
 
@@ -177,7 +175,7 @@ TEST(DecodePngGray16, DamagedStructureIsRefusedNamingTheRule) {
   for (const auto& [png, message] : cases) {
     auto image = DecodePngGray16(png, "d/x.png");
     ASSERT_FALSE(image.ok()) << message;
-    EXPECT_NE(image.status().message().find("d/x.png: " + message), std::string::npos) << image.status().ToString();
+    EXPECT_THAT(image.status().message(), ::testing::HasSubstr("d/x.png: " + message)) << image.status().ToString();
   }
 }
 

@@ -264,7 +264,7 @@ TEST_F(VideoReaderTest, MissingFile) {
   auto r = VideoReader::Open(P("nope.mp4"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(r.status().message().find("nope.mp4"), std::string::npos) << r.status().message();
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("nope.mp4")) << r.status().message();
 }
 
 TEST_F(VideoReaderTest, TruncatedFile) {
@@ -272,27 +272,27 @@ TEST_F(VideoReaderTest, TruncatedFile) {
   auto r = VideoReader::Open(P("cut.mp4"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << r.status().ToString();
-  EXPECT_NE(r.status().message().find("cut.mp4"), std::string::npos) << r.status().message();
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("cut.mp4")) << r.status().message();
   // moov first: the index survives, the frames it lists do not.
   auto f = VideoReader::Open(P("cut_faststart.mp4"));
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().code(), StatusCode::kCorruption) << f.status().ToString();
-  EXPECT_NE(f.status().message().find("cut_faststart.mp4"), std::string::npos);
-  EXPECT_NE(f.status().message().find("truncated"), std::string::npos) << f.status().message();
+  EXPECT_THAT(f.status().message(), ::testing::HasSubstr("cut_faststart.mp4"));
+  EXPECT_THAT(f.status().message(), ::testing::HasSubstr("truncated")) << f.status().message();
 }
 
 TEST_F(VideoReaderTest, TextFileNamedMp4) {
   auto r = VideoReader::Open(P("text.mp4"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << r.status().ToString();
-  EXPECT_NE(r.status().message().find("text.mp4"), std::string::npos);
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("text.mp4"));
 }
 
 TEST_F(VideoReaderTest, NoVideoStream) {
   auto r = VideoReader::Open(P("audio.mp4"));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("audio.mp4"), std::string::npos);
-  EXPECT_NE(r.status().message().find("no video stream"), std::string::npos) << r.status().message();
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("audio.mp4"));
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("no video stream")) << r.status().message();
 }
 
 TEST_F(VideoReaderTest, IndexOutOfRange) {
@@ -304,9 +304,9 @@ TEST_F(VideoReaderTest, IndexOutOfRange) {
     Status st = r->ReadRgb(idx, out);
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.code(), StatusCode::kInvalid);
-    EXPECT_NE(st.message().find("g2.mp4"), std::string::npos) << st.message();
-    EXPECT_NE(st.message().find("frame " + std::to_string(bad)), std::string::npos) << st.message();
-    EXPECT_NE(st.message().find("has 40 frames"), std::string::npos) << st.message();
+    EXPECT_THAT(st.message(), ::testing::HasSubstr("g2.mp4")) << st.message();
+    EXPECT_THAT(st.message(), ::testing::HasSubstr("frame " + std::to_string(bad))) << st.message();
+    EXPECT_THAT(st.message(), ::testing::HasSubstr("has 40 frames")) << st.message();
   }
   // The reader still works after an error.
   const int64_t ok[] = {39};
@@ -322,7 +322,7 @@ TEST_F(VideoReaderTest, WrongBufferOrKind) {
   std::vector<uint16_t> mm(kW * kH);
   Status st = r->ReadDepth(idx, mm);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("not a depth stream"), std::string::npos) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("not a depth stream")) << st.message();
   auto d = OpenOk("depth.mkv");
   ASSERT_TRUE(d);
   std::vector<uint8_t> rgb(kW * kH * 3);
@@ -467,9 +467,9 @@ TEST_F(VideoReaderTest, ReadRgbAtNearestFrame) {
   std::vector<uint8_t> out2(2 * bytes);
   st = r->ReadRgbAt(past, 0.5 / 30, out2);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("g30b.mp4"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("target 3 s"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("frame 74"), std::string::npos) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("g30b.mp4")) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("target 3 s")) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("frame 74")) << st.message();
 }
 
 TEST_F(VideoReaderTest, ReadRgbAtTimestampsAcrossFiles) {
@@ -495,8 +495,8 @@ TEST_F(VideoReaderTest, ReadRgbAtTimestampsAcrossFiles) {
   std::vector<uint8_t> out2(bad.size() * bytes);
   st = ReadRgbAtTimestamps(bad, out2);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("g2.mp4"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("target 1.5 s"), std::string::npos) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("g2.mp4")) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("target 1.5 s")) << st.message();
 
   // A missing file fails by name.
   const TimestampTarget missing[] = {{P("none.mp4"), 0.0}};

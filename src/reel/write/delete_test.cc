@@ -270,11 +270,10 @@ TEST_F(DeleteEpisodeTest, CheckReportsVideosWithoutData) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].severity, Severity::kError);
   EXPECT_EQ(found[0].path, kData2);
-  EXPECT_NE(found[0].message.find("episode 2's file group is partial: missing " + std::string(kData2) + "; present "),
-            std::string::npos)
+  EXPECT_THAT(found[0].message, ::testing::HasSubstr("episode 2's file group is partial: missing " + std::string(kData2) + "; present "))
       << found[0].message;
   for (const std::string& v : *group2_)
-    if (v != kData2) EXPECT_NE(found[0].message.find(v), std::string::npos) << v << " not named: " << found[0].message;
+    if (v != kData2) EXPECT_THAT(found[0].message, ::testing::HasSubstr(v)) << v << " not named: " << found[0].message;
 }
 
 TEST_F(DeleteEpisodeTest, CheckReportsDataWithoutADeclaredSlot) {
@@ -289,7 +288,7 @@ TEST_F(DeleteEpisodeTest, CheckReportsDataWithoutADeclaredSlot) {
     const auto found = FileGroupFindings(root);
     ASSERT_EQ(found.size(), 1u) << slot;
     EXPECT_EQ(found[0].path, video);
-    EXPECT_NE(found[0].message.find("missing " + video + "; present " + kData2 + ", "), std::string::npos)
+    EXPECT_THAT(found[0].message, ::testing::HasSubstr("missing " + video + "; present " + kData2 + ", "))
         << found[0].message;
   }
 }

@@ -51,7 +51,7 @@ class ListingFaultTest : public ::testing::TestWithParam<StatusCode> {
   void ExpectInjected(const Status& st, const std::string& rel) {
     ASSERT_FALSE(st.ok()) << "a failed listing of " << rel << " was read as empty";
     EXPECT_EQ(st.code(), GetParam()) << st.ToString();
-    EXPECT_NE(st.message().find(root_ + "/" + rel), std::string::npos) << st.message();
+    EXPECT_THAT(st.message(), ::testing::HasSubstr(root_ + "/" + rel)) << st.message();
   }
 
   // Episode 2 of a two-episode task as a commit killed mid-renames leaves it: its journal
@@ -150,7 +150,7 @@ TEST_P(ListingFaultTest, APushThatCannotSeeTheDestinationsJournalsStops) {
   auto pushed = PushTask(root_, &fs, dest);
   ASSERT_FALSE(pushed.ok()) << "the push went on without seeing meta/.push-2.json";
   EXPECT_EQ(pushed.status().code(), GetParam()) << pushed.status().ToString();
-  EXPECT_NE(pushed.status().message().find(dest + "/meta"), std::string::npos) << pushed.status().message();
+  EXPECT_THAT(pushed.status().message(), ::testing::HasSubstr(dest + "/meta")) << pushed.status().message();
   // Listed, the push finishes 2 and its journal goes.
   auto resumed = PushTask(root_, DefaultFileSystem(), dest);
   ASSERT_OK(resumed);

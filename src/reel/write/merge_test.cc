@@ -254,8 +254,8 @@ TEST(MergeBlocks, MissingCountIsInvalidNeedsRebuild) {
     auto r = legacy_first ? MergeBlocks(legacy, ok) : MergeBlocks(ok, legacy);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
-    EXPECT_NE(r.status().message().find("rebuild"), std::string::npos) << r.status().message();
-    EXPECT_NE(r.status().message().find("count"), std::string::npos) << r.status().message();
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("rebuild")) << r.status().message();
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("count")) << r.status().message();
   }
   // Even against an empty block: the legacy block cannot be used as an accumulator.
   EXPECT_FALSE(MergeBlocks(EmptyBlock(1), legacy).ok());
@@ -357,7 +357,7 @@ TEST(MergeStats, ErrorsNameTheBlock) {
     auto r = MergeStats(*task, episode);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
-    EXPECT_NE(r.status().message().find("observation.left_glove"), std::string::npos)
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("observation.left_glove"))
         << r.status().message();
   }
   {
@@ -366,9 +366,9 @@ TEST(MergeStats, ErrorsNameTheBlock) {
     auto r = MergeStats(*task, episode);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
-    EXPECT_NE(r.status().message().find("observation.legacy"), std::string::npos)
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("observation.legacy"))
         << r.status().message();
-    EXPECT_NE(r.status().message().find("rebuild"), std::string::npos) << r.status().message();
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("rebuild")) << r.status().message();
   }
 }
 

@@ -286,7 +286,7 @@ class RecorderFaultTest : public ::testing::Test {
       if (!strict_ && now.count(kMarker)) expect_files.insert(kMarker);  // known bug, see *Strict
     } else if (now.count(kMarker)) {
       expect_files.insert(kMarker);
-      EXPECT_NE(now.at(kMarker).find("\"episode_index\":2"), std::string::npos)
+      EXPECT_THAT(now.at(kMarker), ::testing::HasSubstr("\"episode_index\":2"))
           << what << ": recycled marker does not name N=2: " << now.at(kMarker);
     }
     const auto visible = Keys(now, false);

@@ -233,7 +233,7 @@ TEST_F(TransactionTest, AnInterruptedTaskChangeIsRolledForwardAndAnUnsafeOneRefu
     std::ofstream(stdfs::path(root_) / "meta/.commit-task.json") << journal;
     auto lock = TaskLock::Acquire(DefaultFileSystem(), root_);
     EXPECT_EQ(lock.status().code(), StatusCode::kInvalid) << journal;
-    EXPECT_NE(lock.status().ToString().find(".commit-task.json"), std::string::npos) << lock.status().ToString();
+    EXPECT_THAT(lock.status().ToString(), ::testing::HasSubstr(".commit-task.json")) << lock.status().ToString();
     EXPECT_EQ(Read("meta/stats.json"), "rebuilt") << journal;
     EXPECT_TRUE(Exists("meta/.commit-task.json"));
   }
@@ -255,10 +255,10 @@ TEST_F(TransactionTest, ReserveNumberTakesOnlyARecordedNumberAndALiveOneOnlyWith
   EXPECT_EQ(EpisodeTransaction::ReserveNumber(fs, root_, 0, false).status().code(), StatusCode::kInvalid);
   auto never = EpisodeTransaction::ReserveNumber(fs, root_, 3, false);
   EXPECT_EQ(never.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(never.status().message().find("highest recorded is 2"), std::string::npos) << never.status().ToString();
+  EXPECT_THAT(never.status().message(), ::testing::HasSubstr("highest recorded is 2")) << never.status().ToString();
   auto live = EpisodeTransaction::ReserveNumber(fs, root_, 1, false);
   EXPECT_EQ(live.status().code(), StatusCode::kAlreadyExists);
-  EXPECT_NE(live.status().message().find("replace"), std::string::npos);
+  EXPECT_THAT(live.status().message(), ::testing::HasSubstr("replace"));
   {
     auto replaced = EpisodeTransaction::ReserveNumber(fs, root_, 1, true);
     ASSERT_OK(replaced);
@@ -392,11 +392,11 @@ TEST(WriteEpisodeRowBounds, AJsonCellPastTheReadersBoundIsNotWritten) {
   row.drop_stats = "\"" + std::string(size_t{65} << 20, 'x') + "\"";
   Status st = WriteEpisodeRow(DefaultFileSystem(), path, row);
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
-  EXPECT_NE(st.message().find("drop_stats"), std::string::npos) << st.message().substr(0, 300);
-  EXPECT_NE(st.message().find("json.size"), std::string::npos) << st.message().substr(0, 300);
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("drop_stats")) << st.message().substr(0, 300);
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("json.size")) << st.message().substr(0, 300);
   EXPECT_FALSE(stdfs::exists(path));
   row.drop_stats = std::string(70, '[') + std::string(70, ']');
-  EXPECT_NE(WriteEpisodeRow(DefaultFileSystem(), path, row).message().find("json.depth"), std::string::npos);
+  EXPECT_THAT(WriteEpisodeRow(DefaultFileSystem(), path, row).message(), ::testing::HasSubstr("json.depth"));
   row.drop_stats = R"({"queue": 0})";
   EXPECT_OK(WriteEpisodeRow(DefaultFileSystem(), path, row));
   stdfs::remove_all(tmpl);

@@ -113,7 +113,7 @@ TEST_F(VideoFaultTest, VideoWriteFailingMidEpisodeLeavesNothingAndRecyclesN) {
   auto third = Record(**writer);
   ASSERT_FALSE(third.ok()) << "the injected fault did not surface";
   EXPECT_TRUE(fs.fired());
-  EXPECT_NE(third.status().message().find("injected"), std::string::npos) << third.status().ToString();
+  EXPECT_THAT(third.status().message(), ::testing::HasSubstr("injected")) << third.status().ToString();
   EXPECT_TRUE(IsVideoTemp(fs.failed_path())) << fs.failed_path();
   fs.Disarm();
 

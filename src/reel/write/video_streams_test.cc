@@ -80,8 +80,8 @@ TEST_F(SlotStreamTest, WrongFrameSizeOrKindIsInvalid) {
   std::vector<uint8_t> small(10);
   Status st = (*s)->PushRgb(small);
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
-  EXPECT_NE(st.message().find("stereo_left"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("2304"), std::string::npos) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("stereo_left")) << st.message();
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("2304")) << st.message();
   std::vector<uint16_t> depth(32 * 24);
   EXPECT_EQ((*s)->PushDepth(depth).code(), StatusCode::kInvalid);
 }
@@ -123,7 +123,7 @@ TEST_F(SlotStreamTest, BadEncoderSettingsFailAtOpen) {
   SlotStreamOptions o = Options("odd.mp4", 33, 24);
   auto s = SlotStream::Open(o);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().message().find("even width and height"), std::string::npos) << s.status().message();
+  EXPECT_THAT(s.status().message(), ::testing::HasSubstr("even width and height")) << s.status().message();
   o = Options("q.mp4", 32, 24);
   o.queue_frames = 0;
   EXPECT_EQ(SlotStream::Open(o).status().code(), StatusCode::kInvalid);
