@@ -245,6 +245,12 @@ def test_a_forged_listing_is_listed_again(reel_bin, reel_mod, task, forgery):
             row["kinds"] = "x" + kinds[1:]
     pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), task / LISTING)
     assert listed(reel_bin, task) == want
+    # Listed again, so remembered again as the directories give it: a forged listing that
+    # was served instead would have been kept as written.
+    for row in pq.read_table(task / LISTING).to_pylist():
+        names = row["names"]
+        assert names == sorted(set(names)) and ".." not in names, (forgery, row["dir"], names[:3])
+        assert not any("/" in n for n in names) and set(row["kinds"]) <= {"f", "d"}, (forgery, row["dir"])
     assert python_listed(reel_mod, task) == want
 
 
