@@ -19,7 +19,7 @@ APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   clang-16 libclang-rt-16-dev llvm-16 ccache chromium time
 
 .PHONY: all demo test deps venv build python unit e2e layers bench docs clean peers \
-  asan asan-configure asan-build fuzz fuzz-build fuzz-replay soak soak-recorder soak-serve soak-upload
+  asan asan-configure asan-build fuzz fuzz-build replay-build fuzz-replay soak soak-recorder soak-serve soak-upload soak-e2e
 
 all: build
 
@@ -149,13 +149,25 @@ asan: asan-build
 	cd $(ASAN_BUILD) && $(ASAN_E2E_ENV) ./reel_unit_tests --gtest_brief=1
 	REEL_BIN=$(abspath $(ASAN_REEL)) $(ASAN_E2E_ENV) $(PY) -m pytest -q -p no:cacheprovider $(ASAN_E2E)
 
-# Only what the harnesses need (reel_core + fuzz/), for `make test` and `make fuzz`.
+# Only what the harnesses need (reel_core + fuzz/), for `make fuzz`.
 fuzz-build: asan-configure
 	cmake --build $(ASAN_BUILD) -j$(ASAN_JOBS) --target fuzzers
 
+# build/replay: the harnesses for `make test`'s replay. Each corpus file runs once, so the
+# build needs the sanitizers but neither libFuzzer's coverage instrumentation nor
+# optimisation: -O0 without coverage compiles in about 40% of build/asan's time.
+REPLAY_BUILD := build/replay
+replay-build: deps venv
+	cmake -S . -B $(REPLAY_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(CLANG_CXX) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -gline-tables-only" \
+	  -DREEL_SANITIZE=ON -DREEL_BUILD_FUZZERS=ON -DREEL_FUZZ_COVERAGE=OFF \
+	  -DREEL_BUILD_TOOLS=OFF -DREEL_BUILD_TESTS=OFF -DPython_EXECUTABLE=$(abspath $(PY)) \
+	  $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >/dev/null
+	cmake --build $(REPLAY_BUILD) -j$(ASAN_JOBS) --target fuzzers
+
 # Each harness over fuzz/corpus/<name>/ and fuzz/crashes/<name>/, no fuzzing (part of make test).
-fuzz-replay: fuzz-build
-	cd $(ASAN_BUILD) && ctest -L fuzz_replay -j$(ASAN_JOBS) --output-on-failure
+fuzz-replay: replay-build
+	cd $(REPLAY_BUILD) && ctest -L fuzz_replay -j$(ASAN_JOBS) --output-on-failure
 
 # A campaign: FUZZ_SECONDS per harness (default 600; FUZZ_SECONDS_<name>=N for one),
 # FUZZ_RUNS executions at most (default: no bound), FUZZ_JOBS processes (default nproc),
@@ -170,7 +182,7 @@ fuzz: fuzz-build
 # binary instead of building build/cmake.
 SOAK_REEL := $(if $(REEL_BIN),$(abspath $(REEL_BIN)),$(abspath $(REEL)))
 SOAK_DEPS := $(if $(REEL_BIN),venv,build)
-soak: soak-recorder soak-serve soak-upload
+soak: soak-recorder soak-serve soak-upload soak-e2e
 soak-recorder: $(SOAK_DEPS)
 	REEL_BIN=$(SOAK_REEL) $(PY) tests/soak/recorder_kill.py
 soak-serve: $(SOAK_DEPS)
@@ -179,6 +191,14 @@ soak-serve: $(SOAK_DEPS)
 soak-upload: $(SOAK_DEPS)
 	REEL_BIN=$(SOAK_REEL) $(PY) -m tests.e2e.upload_campaign --uploader-kills 200 --server-kills 50 \
 	  --work $$(mktemp -d /tmp/reel-upload-campaign.XXXXXX)
+
+# The e2e kill campaigns at their full size (tests/e2e/kill_campaign.py): make test runs each
+# with a few rounds, enough to reach the start, the middle and the end of the work.
+KILL_CAMPAIGNS := tests/e2e/test_push.py tests/e2e/test_push_s3.py tests/e2e/test_import_s3.py \
+  tests/e2e/test_split_episodes.py tests/e2e/test_migrate.py tests/e2e/test_keypoints.py \
+  tests/e2e/test_rerecord.py
+soak-e2e: $(SOAK_DEPS) python
+	REEL_SOAK=1 REEL_BIN=$(SOAK_REEL) $(PY) -m pytest -q -n $(JOBS) --dist load -k kill $(KILL_CAMPAIGNS)
 
 # docs/check-rules.md is generated from the rule catalog (src/reel/check/rules.cc).
 docs: build

@@ -5,7 +5,7 @@ The import runs as a staged change: under the task's push lock, into a local sta
 that reads through to the stored task, then published with the push protocol. The expected
 values come from the same import into a local directory, and from an independent listing of
 the bucket (boto3). The kill campaign SIGKILLs `reel import ... s3://...` at random moments
-(REEL_IMPORT_S3_KILLS kills, default 15) and checks after each that `reel ls` on the URI lists
+(REEL_IMPORT_S3_KILLS kills: 5 in make test, 15 in make soak) and checks after each that `reel ls` on the URI lists
 exactly the published episodes, all of the change or none (a staged change publishes its
 episodes together), each equal to the local import's, and that a re-run leaves the bucket
 holding exactly the local import's files (a killed change is rolled back before its commit
@@ -27,7 +27,7 @@ from .cli_run import reel
 from .s3_server import BASE_ENV, moto_server, s3_environment, upload_tree
 from .test_push import episode_files, files_of
 from .test_push_s3 import objects as bucket_objects, published
-from .test_recorder_crash import run_killed_after
+from .kill_campaign import kill_rounds, run_killed_after
 
 BUCKET = "imported"
 
@@ -139,7 +139,7 @@ def test_import_to_s3_is_refused_while_another_writer_holds_the_task(reel_bin, s
 
 
 def test_killed_import_to_s3_never_shows_a_torn_episode(reel_bin, s3):
-    kills_wanted = int(os.environ.get("REEL_IMPORT_S3_KILLS", "15"))
+    kills_wanted = kill_rounds("REEL_IMPORT_S3_KILLS", quick=5, soak=15)
     client, files, local = s3["client"], s3["files"], s3["local"]
     want = {rel: (local / rel).read_bytes() for rel in files_of(local)}
     started = time.monotonic()

@@ -6,7 +6,7 @@ observation.left_hand_pose / right_hand_pose placeholders through the episode tr
 
 Tasks and keypoint files are written with pyarrow/numpy (tests/e2e/fixtures.py), independently
 of reel, in the reference collector's layout BASE/data/recordings/<task> beside
-BASE/keypoints_output/<task>. The kill test runs REEL_BACKFILL_KILLS rounds (default 20):
+BASE/keypoints_output/<task>. The kill test runs REEL_BACKFILL_KILLS rounds (10 in make test, 100 in make soak):
 
     REEL_BACKFILL_KILLS=100 REEL_BIN=build/cmake/tools/reel .venv/bin/python -m pytest -q -s \\
         -p no:cacheprovider tests/e2e/test_keypoints.py -k kill
@@ -31,7 +31,7 @@ import pytest
 from .cli_run import run_measured
 from .fixtures import EpisodeSpec, data_rel, write_task
 from .test_recorder_common import check_clean, reel_exec
-from .test_recorder_crash import run_killed_after
+from .kill_campaign import kill_rounds, run_killed_after
 
 LENGTHS = {1: 6, 2: 4, 3: 5}
 
@@ -362,7 +362,7 @@ def test_python_backfill(reel_mod, task):
 
 
 def test_kill_leaves_the_old_or_the_new_file(reel_bin, tmp_path):
-    rounds = int(os.environ.get("REEL_BACKFILL_KILLS", "20"))
+    rounds = kill_rounds("REEL_BACKFILL_KILLS", quick=10, soak=100)
     base = tmp_path / "T"
     template = make_task(base)
     mirror = base / "keypoints_output" / "pick"

@@ -6,7 +6,7 @@ from the same description (one row per frame_index, the frame's first timestamps
 first sensor row, defaults for a frame a sensor lacks), never from reel's output.
 
 The kill campaigns run REEL_MIGRATE_KILLS rounds of migrate and REEL_RESTORE_KILLS rounds of
---restore (default 20 each; the issue's full campaign is 100+):
+--restore (10 each in make test; make soak runs the issue's full campaign, 120 each):
     REEL_MIGRATE_KILLS=120 REEL_RESTORE_KILLS=120 REEL_BIN=$PWD/build/cmake/tools/reel \
         .venv/bin/python -m pytest -q -p no:cacheprovider tests/e2e/test_migrate.py -k kill
 
@@ -35,6 +35,7 @@ import pytest
 
 from .cli_run import reel, run_measured
 from .fixtures import video_bytes
+from .kill_campaign import kill_rounds
 
 TASK = "pick"
 FPS = 30
@@ -692,7 +693,7 @@ def run_killed_after(argv: list, delay: float) -> int:
 
 
 def test_kill_campaign_old_or_new_then_rerun_finishes(reel_bin, v1_template, tmp_path):
-    rounds = int(os.environ.get("REEL_MIGRATE_KILLS", "20"))
+    rounds = kill_rounds("REEL_MIGRATE_KILLS", quick=10, soak=120)
     expected = expected_episodes(v1_template)
     rng = random.Random(17)
     # How long a whole migration takes here: kills land uniformly over it.
@@ -746,7 +747,7 @@ def _restore_state_after_kill(reel_bin, task: Path, template: Path) -> str:
 
 
 def test_restore_kill_campaign_migrated_or_v1_then_rerun_finishes(reel_bin, v1_template, tmp_path):
-    rounds = int(os.environ.get("REEL_RESTORE_KILLS", "20"))
+    rounds = kill_rounds("REEL_RESTORE_KILLS", quick=10, soak=120)
     rng = random.Random(23)
     original = tree(v1_template)
     probe = copy_task(v1_template, tmp_path / "probe")

@@ -1,7 +1,7 @@
 """reel push (include/reel/push.h, docs/storage.md): mirror a task, only what is missing,
 resumable, one writer, never a torn episode.
 
-The kill campaign SIGKILLs `reel push` at random moments (REEL_PUSH_KILLS kills, default 50)
+The kill campaign SIGKILLs `reel push` at random moments (REEL_PUSH_KILLS kills: 15 in make test, 50 in make soak)
 onto a copy that already holds an older, smaller push of the task, then checks what a reader
 sees: `reel ls` on the copy lists only episodes whose every file is byte-identical to the
 source, exactly those an independent listing finds published (episodes row present, no push
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from .cli_run import reel
-from .test_recorder_crash import run_killed_after
+from .kill_campaign import kill_rounds, run_killed_after
 
 JOURNAL_RE = re.compile(r"\.(?:push|commit)-(\d+)\.json")
 ROW_RE = re.compile(r"meta/episodes/chunk-(\d{3})/episode-(\d{3})\.parquet")
@@ -167,7 +167,7 @@ def test_a_second_writer_is_refused_while_the_lease_is_live(reel_bin, source, tm
 
 def test_killed_push_never_shows_a_torn_episode_and_a_rerun_completes_it(reel_bin, source, tmp_path):
     task, older = source
-    kills_wanted = int(os.environ.get("REEL_PUSH_KILLS", "50"))
+    kills_wanted = kill_rounds("REEL_PUSH_KILLS", quick=15, soak=50)
     source_files, source_hashes = episode_files(task, reel_bin), files_of(task)
     bases = {}
     for name, base in (("fresh", None), ("older", older)):

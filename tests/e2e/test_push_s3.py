@@ -1,7 +1,8 @@
 """reel push onto a real S3-compatible server (moto on 127.0.0.1; docs/storage.md).
 
 The kill campaign SIGKILLs `reel push s3://...` at random moments (REEL_PUSH_S3_KILLS kills,
-default 50), onto an empty prefix and onto one holding an older push, and checks after each:
+8 in make test, 50 in make soak), onto an empty prefix and onto one holding an older push, and
+checks after each:
 `reel ls` on the URI lists exactly the episodes an independent listing (boto3) finds
 published (episodes row present, no push journal), every file of them equal to the source
 (size and MD5 ETag), and a re-run completes the copy.
@@ -24,7 +25,7 @@ import pytest
 from .cli_run import reel
 from .s3_server import BASE_ENV, moto_server, s3_environment
 from .test_push import episode_files, files_of
-from .test_recorder_crash import run_killed_after
+from .kill_campaign import kill_rounds, run_killed_after
 
 BUCKET = "pushed"
 JOURNAL_RE = re.compile(r"meta/\.push-(\d+)\.json")
@@ -121,7 +122,7 @@ def test_a_second_push_is_refused_on_s3(reel_bin, s3):
 
 
 def test_killed_push_to_s3_never_shows_a_torn_episode(reel_bin, s3):
-    kills_wanted = int(os.environ.get("REEL_PUSH_S3_KILLS", "50"))
+    kills_wanted = kill_rounds("REEL_PUSH_S3_KILLS", quick=8, soak=50)
     client, task, files = s3["client"], s3["task"], s3["files"]
     sums = md5s(task)
     started = time.monotonic()

@@ -30,6 +30,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from .fixtures import data_rel, row_rel
+from .kill_campaign import run_killed_after
 from .test_recorder_common import (
     check_clean,
     data_numbers,
@@ -49,19 +50,6 @@ VIDEO_RE = re.compile(r"^videos/chunk-(\d{3})/[a-z0-9_]+/episode-(\d{3})\.(mp4|m
 TIMING_EPISODES = 10
 MARKER = "meta/recycled_episode.json"
 JOURNAL_RE = re.compile(r"\.commit-(\d+)\.json$")
-
-
-def run_killed_after(argv: list, delay: float) -> tuple[int, str]:
-    """Runs argv and SIGKILLs it after `delay` seconds unless it ended first; (returncode, stderr)."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        proc.wait(timeout=delay)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    err = proc.stderr.read().decode("utf-8", errors="replace")
-    proc.stderr.close()
-    return proc.returncode, err
 
 
 def sha256(path: Path) -> str:

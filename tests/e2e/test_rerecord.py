@@ -8,7 +8,7 @@
   recording lacks in the same commit; stats.json keeps counting N once (left as it is);
 - SIGKILL at any moment of a replace leaves the old episode or the new one, never a mix.
 
-The kill rounds: REEL_RERECORD_KILLS (default 12).
+The kill rounds: REEL_RERECORD_KILLS (6 in make test, 50 in make soak).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pytest
 
 from .checks import snapshot
 from .fixtures import data_rel
-from .test_recorder_crash import run_killed_after
+from .kill_campaign import kill_rounds, run_killed_after
 from .test_recorder_common import check_clean, delete, reel_exec, simulate
 
 SIM = ("--seconds", 0.2, "--fps", 10, "--video-size", "32x24")
@@ -132,7 +132,7 @@ def test_replace_without_video_removes_every_old_video(reel_bin, task):
 
 
 def test_kill_during_replace_leaves_old_or_new(reel_bin, tmp_path):
-    rounds = int(os.environ.get("REEL_RERECORD_KILLS", "12"))
+    rounds = kill_rounds("REEL_RERECORD_KILLS", quick=6, soak=50)
     task = tmp_path / "pick"
     simulate(reel_bin, task, "--count", 2, *SIM)
     # The timing run: one whole replace, on a copy of the task.
