@@ -18,7 +18,7 @@ APT_PACKAGES := g++ cmake ninja-build pkg-config ffmpeg \
   libgtest-dev libgmock-dev libbenchmark-dev \
   clang-16 libclang-rt-16-dev llvm-16 ccache chromium time
 
-.PHONY: all demo test deps venv build python unit e2e layers bench docs clean peers \
+.PHONY: all demo test deps venv build python unit e2e layers lint bench docs clean peers \
   asan asan-configure asan-build fuzz fuzz-build replay-build fuzz-replay soak soak-recorder soak-serve soak-upload soak-e2e
 
 all: build
@@ -93,7 +93,11 @@ layers:
 	python3 tools/check_odr.py
 	python3 tools/check_function_length.py
 
-test: layers unit e2e fuzz-replay
+# Python style (pyproject.toml [tool.ruff]): seconds, so it runs right after the code rules.
+lint: deps venv
+	$(PY) -m ruff check python tests bench tools fuzz
+
+test: layers lint unit e2e fuzz-replay
 
 demo: build python
 	REEL_BIN=$(abspath $(REEL)) $(PY) tools/demo.py --reel $(REEL) --out $(DEMO_DIR)

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from align_peer import TOL, pair
 
 import reel
-from align_peer import TOL, pair
 
 FPS = 30.0
 T = 33_333_333

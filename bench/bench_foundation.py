@@ -559,7 +559,7 @@ def render(info: dict, fm: dict | None, ls: dict | None, load_end: str) -> str:
     out.append("")
     if fm:
         k = fm["k"]
-        r, n, n64 = fm["reel"], fm["numpy"], fm["numpy_i64"]
+        r = fm["reel"]
         out += [
             f"## Force-matrix decode (int16x{SCALE}, {k} frames, {fm['out_bytes'] / 1e6:.0f} MB float32 out, "
             f"best / median of {fm['reps']}, outputs identical)",
@@ -572,7 +572,7 @@ def render(info: dict, fm: dict | None, ls: dict | None, load_end: str) -> str:
                 (f"numpy, cumsum default (int64), 1 call x {k} frames", "numpy_i64", "reel"),
                 (f"reel._core.decode_row_diff_frames, {k} calls x 1 frame", "reel_1", "reel_1"),
                 (f"numpy, cumsum(dtype=int32), {k} calls x 1 frame", "numpy_1", "reel_1"),
-                (f"memcpy of the output size (np.copy into a fresh array), 1 call", "memcpy", "reel"))
+                ("memcpy of the output size (np.copy into a fresh array), 1 call", "memcpy", "reel"))
         for label, key, ref in rows:
             if key not in fm:
                 continue

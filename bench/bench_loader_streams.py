@@ -28,9 +28,9 @@ import av
 import numpy as np
 import pyarrow.parquet as pq
 import torch
+from align_peer import pair
 
 import reel
-from align_peer import pair
 from reel.torch import FrameDataset
 
 FORCE = "observation.gripper_left_force"

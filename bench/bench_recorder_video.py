@@ -76,6 +76,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_recorder import start  # noqa: E402  (the same REEL_BIN lookup and work folder reset)
 from collector_peer import chunk_file  # noqa: E402
+
 RESULTS = HERE / "results"
 WORK = RESULTS / "recorder_video"
 FFMPEG = "/usr/bin/ffmpeg" if os.access("/usr/bin/ffmpeg", os.X_OK) else (shutil.which("ffmpeg") or "ffmpeg")

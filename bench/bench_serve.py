@@ -17,7 +17,6 @@ bench/results/serve.json (+ .md).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -139,7 +138,6 @@ def main():
 
     print(f"{len(jobs)} uploads by {a.clients} clients to {a.projects} projects, server workers {a.workers}...",
           flush=True)
-    cpu0 = os.times()
     t0 = time.perf_counter()
     threads = [threading.Thread(target=client) for _ in range(a.clients)]
     for t in threads:

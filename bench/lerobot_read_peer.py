@@ -23,11 +23,10 @@ def main(argv):
     root, job_path, out = argv
     job = json.loads(open(job_path).read())
 
+    import lerobot
     import numpy as np
     import torch
     import torchcodec
-
-    import lerobot
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     t0 = time.perf_counter()

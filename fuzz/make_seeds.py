@@ -12,13 +12,13 @@ the index reel writes for that harness's fixed task (REEL_FUZZ_WRITE_SEEDS, fuzz
 import argparse
 import hashlib
 import json
-import struct
-import zlib
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,9 +30,9 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from tests.e2e import fixtures as fx  # noqa: E402
-from tests.e2e.fixtures import EpisodeSpec, ForceMatrixSpec  # noqa: E402
 from tests.e2e import test_keypoints as kp  # noqa: E402
 from tests.e2e import test_migrate as mg  # noqa: E402
+from tests.e2e.fixtures import EpisodeSpec, ForceMatrixSpec  # noqa: E402
 
 SEP = b"\n#%REEL-FILE%#\n"
 OUT = REPO / "fuzz" / "corpus"

@@ -48,13 +48,6 @@ except ImportError as _e:  # a pyarrow of another major.minor: its libarrow has 
                           f"({_e})") from _e
     raise
 from ._dataset import Dataset
-from ._storage import STORAGE_OPTION_KEYS  # noqa: F401 - documented keys
-from ._storage import storage as _storage
-from ._writer import Episode, TaskWriter
-from ._ops import Server, check, export, import_dataset, migrate, pack, push, serve, simulate, upload, upload_status
-from ._ops import rebuild_stats, repair_scale, split_episodes
-from ._ops import add_columns, backfill_hand_pose, write_overlay
-from ._ops import options_repr as _options_repr
 from ._errors import (
     AlreadyExistsError,
     CorruptionError,
@@ -65,6 +58,29 @@ from ._errors import (
     NotSupportedError,
     PermissionDeniedError,
 )
+from ._ops import (
+    Server,
+    add_columns,
+    backfill_hand_pose,
+    check,
+    export,
+    import_dataset,
+    migrate,
+    pack,
+    push,
+    rebuild_stats,
+    repair_scale,
+    serve,
+    simulate,
+    split_episodes,
+    upload,
+    upload_status,
+    write_overlay,
+)
+from ._ops import options_repr as _options_repr
+from ._storage import STORAGE_OPTION_KEYS  # noqa: F401 - documented keys
+from ._storage import storage as _storage
+from ._writer import Episode, TaskWriter
 
 __version__ = _core.__version__
 

@@ -35,10 +35,9 @@ from __future__ import annotations
 import functools
 from typing import Iterable, Sequence
 
+import daft
 import numpy as np
 import pyarrow as pa
-
-import daft
 from daft import DataType, Series, col
 
 import reel

@@ -95,9 +95,9 @@ def _series_groups(table: Any) -> dict[str, list[tuple[str, np.ndarray, np.ndarr
 
 
 def _figure_html(task: Any, n: int, table: Any) -> str:
-    from plotly.subplots import make_subplots
     import plotly.graph_objects as go
     import pyarrow as pa
+    from plotly.subplots import make_subplots
     ts = table["timestamp"] if "timestamp" in table.column_names else None
     t = (ts.to_numpy().astype(np.float64) if ts is not None and pa.types.is_floating(ts.type)  # seconds
          else np.arange(table.num_rows, dtype=np.float64) / float(task.info.get("fps") or 30))
@@ -187,6 +187,7 @@ def write_report(task: Any, output: str, *, episodes: Iterable[int] | None = Non
     renamed into place). `thumbnails` per slot and episode (None = every frame). Returns
     {"output", "episodes", "bytes", "findings"}."""
     import plotly.offline
+
     import reel
     if isinstance(task, (str, os.PathLike)):
         task = reel.open(os.fspath(task))

@@ -538,6 +538,7 @@ def _serve(files: list[str], bind: str, grpc_port: int, web_port: int) -> tuple[
     is started directly (`python -m rerun` would put a wrapper process between us and it, and
     a wrapper killed leaves the server running), and on Linux it is told to end with us."""
     import subprocess
+
     import rerun_cli
     exe = os.path.join(os.path.dirname(rerun_cli.__file__), "rerun")
     argv = [exe, "--serve-web", "--bind", bind, "--port", str(grpc_port), "--web-viewer-port", str(web_port), *files]

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+
 # Imported here, not lazily by the first column conversion (0.3 s): forked DataLoader workers
 # inherit it instead of each paying it on its first batch.
 import pyarrow.compute  # noqa: F401

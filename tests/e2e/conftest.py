@@ -7,6 +7,13 @@
 - `reel_json(*args, ok=(0,))`: runs with `--json`, checks the exit code and parses stdout.
 - `unchanged`: context manager with the same read-never-writes check for Python API calls.
 - `reel_mod`: the imported `reel` Python package (fails with a clear message when missing).
+- `sim`, `tables`: the recorder tests' simulated task (built once per session) and its data tables.
+- `server`: a started `reel serve` with the two-project token config (tests/e2e/serve_common.py).
+- `tasks`: two small simulated tasks for the PyTorch loader tests.
+
+Helpers live in modules without tests (checks, cli_run, fixtures, kill_campaign,
+recorder_common, serve_common, s3_server); a test file imports from those, never from another
+test file, and fixtures shared by several files are defined here.
 """
 
 from __future__ import annotations
@@ -20,15 +27,18 @@ import pytest
 
 from .checks import assert_no_crash, assert_unchanged, snapshot
 from .fixtures import EpisodeSpec, write_task
+from .recorder_common import data_table, main_task, memo_task, simulate
+from .serve_common import ReelServer, write_config
 
 TIMEOUT_S = 120
 
 # `make e2e` runs the files on every core (pytest-xdist, --dist loadfile: one file stays on one
 # worker, so module fixtures are built once). The longest files go first, so the workers
 # finish together instead of one running a kill campaign alone at the end.
-LONGEST_FIRST = ("test_push_s3.py", "test_import_s3.py", "test_object_store_write.py", "test_upload_campaign.py",
-                 "test_recorder_crash.py", "test_python_install.py", "test_serve_hardening.py",
-                 "test_lerobot_peers.py", "test_interop_peers.py", "test_upload_outbox.py")
+LONGEST_FIRST = ("test_import_s3.py", "test_object_store.py", "test_interop_peers.py", "test_export_aligned.py",
+                 "test_lerobot_peers.py", "test_push_s3.py", "test_import.py", "test_object_store_write.py",
+                 "test_export.py", "test_recorder_crash.py", "test_python_install.py", "test_upload_outbox.py",
+                 "test_daft.py", "test_serve_hardening.py", "test_upload_campaign.py")
 
 
 def pytest_collection_modifyitems(items):
@@ -122,3 +132,33 @@ def clean_task(tmp_path):
         "pick_cube",
         [EpisodeSpec(1, length=3, imu=[2, 0, 1]), EpisodeSpec(2, length=4, imu=[1, 1, 0, 3])],
     )
+
+
+@pytest.fixture
+def sim(reel_bin, tmp_path_factory):
+    return main_task(reel_bin, tmp_path_factory)
+
+
+@pytest.fixture
+def tables(sim):
+    return {n: data_table(sim.path, n) for n in sim.numbers}
+
+
+@pytest.fixture
+def server(reel_bin, tmp_path):
+    cfg = write_config(reel_bin, tmp_path / "serve.json")
+    srv = ReelServer(reel_bin, tmp_path / "root", cfg, tmp_path / "serve.log").start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def tasks(reel_bin, tmp_path_factory):
+    def build(root):
+        out = []
+        for name, seed in (("torch_a", 1), ("torch_b", 2)):
+            simulate(reel_bin, root / name, "--count", 2, "--seconds", "1", "--video-size", "32x24",
+                     "--seed", seed, "--preset", "ultrafast", "--depth-preset", "ultrafast")
+            out.append(root / name)
+        return out
+    return memo_task("torch_tasks", tmp_path_factory, build)

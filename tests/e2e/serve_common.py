@@ -9,7 +9,6 @@ directory, this episode's files plus the three meta snapshots), independently of
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -20,7 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from .fixtures import data_rel, row_rel
-from .test_recorder_common import reel_exec
+from .recorder_common import reel_exec
 
 TOKEN_ALL = "tok-all-0123456789abcdef"
 TOKEN_A = "tok-only-a-0123456789abcdef"

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from .fixtures import EpisodeSpec, data_rel, write_task
-from .test_recorder_common import check_clean, reel_exec
+from .recorder_common import check_clean, reel_exec
 
 LENGTHS = {1: 6, 2: 4}
 EGO = "observation.ego_slam_trajectory"

@@ -375,6 +375,7 @@ def test_the_slam_frame_follows_the_authority_order(reel_mod, tmp_path):
 
 def test_daft_gets_the_same_aligned_columns(reel_mod, reel_bin, tmp_path):
     import pyarrow.compute  # noqa: F401
+
     import reel.daft as reel_daft
 
     from .cli_run import reel as run

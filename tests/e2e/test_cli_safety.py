@@ -5,8 +5,8 @@ when a job is interrupted."""
 from __future__ import annotations
 
 import json
-import shutil
 import os
+import shutil
 import signal
 import subprocess
 import threading

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from .fixtures import row_rel
-from .test_recorder_common import check_clean, reel_exec, simulate
+from .recorder_common import check_clean, reel_exec, simulate
 
 SECONDS = "0.4"  # each simulate records its default two episodes
 DEPTH_SLOTS = ("stereo_depth", "d435_depth")

@@ -31,18 +31,18 @@ import shutil
 import zipfile
 
 import numpy as np
-import pytest
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from .cli_run import reel
 from .fixtures import data_rel
 from .lerobot_peer import dump
+from .recorder_common import check_clean, reel_exec, simulate
 from .serve_common import ReelServer, build_slice, write_config
-from .test_serve import upload
-from .test_migrate import TASK, make_v1_task, pooled_rel
 from .test_keypoints import ep_dir, landmarks, write_3d
-from .test_recorder_common import check_clean, reel_exec, simulate
+from .test_migrate import TASK, make_v1_task, pooled_rel
+from .test_serve import upload
 
 POSES = ("observation.left_hand_pose", "observation.right_hand_pose")
 
@@ -382,8 +382,9 @@ def test_a_slot_with_its_own_fps_records_checks_reads_and_exports(reel_mod, reel
         assert abs(float(img[0].float().mean()) - want[i]) <= 1, (i, want[i])
 
     # The viewer references, per row, the presentation time of the frame that row shows.
-    from .test_view import Rrd, view
     import av
+
+    from .test_view import Rrd, view
     view(reel_bin, task, "1", "--save", tmp_path / "ep1.rrd")
     refs, _ = Rrd(tmp_path / "ep1.rrd").column("/cameras/side_rgb", "VideoFrameReference:timestamp", "timestamp")
     with av.open(str(task / "videos/chunk-000/side_rgb/episode-000.mp4")) as c:

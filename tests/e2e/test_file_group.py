@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from .test_recorder_common import reel_exec, simulate
+from .recorder_common import reel_exec, simulate
 
 SIM = ("--count", 2, "--seconds", 0.2, "--fps", 10, "--video-size", "32x24")
 DATA2 = "data/chunk-000/episode-001.parquet"

@@ -270,7 +270,7 @@ def test_check_counts_cells_from_levels_like_the_deep_read(run_reel, tmp_path, c
 
 
 def test_check_fast_and_deep_agree_on_the_simulated_rig(run_reel, reel_bin, tmp_path):
-    from .test_recorder_common import simulate
+    from .recorder_common import simulate
     task = tmp_path / "rig"
     simulate(reel_bin, task, "--count", "2", "--seconds", "1", "--video-size", "32x24", "--depth-ffv1")
     fast = _findings(run_reel, task)

@@ -7,15 +7,14 @@ the values LeRobotDataset reads from them."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from .lerobot_peer import dump, make_dataset
 from .cli_run import reel
+from .lerobot_peer import dump, make_dataset
 from .video_ref import cli_gray16, cli_rgb
 
 W, H = 96, 64

@@ -15,7 +15,6 @@ point and forward after it).
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import time
@@ -24,10 +23,11 @@ from pathlib import Path
 import pytest
 
 from .cli_run import reel
+from .kill_campaign import kill_rounds, run_killed_after
 from .s3_server import BASE_ENV, moto_server, s3_environment, upload_tree
 from .test_push import episode_files, files_of
-from .test_push_s3 import objects as bucket_objects, published
-from .kill_campaign import kill_rounds, run_killed_after
+from .test_push_s3 import objects as bucket_objects
+from .test_push_s3 import published
 
 BUCKET = "imported"
 

@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from .lerobot_peer import dump
 from .cli_run import reel
+from .lerobot_peer import dump
 from .video_ref import cli_rgb
 
 W, H = 96, 64

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import shutil
 import signal
@@ -30,8 +29,8 @@ import pytest
 
 from .cli_run import run_measured
 from .fixtures import EpisodeSpec, data_rel, write_task
-from .test_recorder_common import check_clean, reel_exec
 from .kill_campaign import kill_rounds, run_killed_after
+from .recorder_common import check_clean, reel_exec
 
 LENGTHS = {1: 6, 2: 4, 3: 5}
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import shutil
+import subprocess
 import sys
 import tempfile
 import textwrap

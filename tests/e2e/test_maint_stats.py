@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from .checks import check_report, findings
 from .fixtures import EpisodeSpec, write_json, write_task

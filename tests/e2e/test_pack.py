@@ -23,7 +23,7 @@ import pytest
 
 from .checks import assert_no_crash, assert_unchanged, snapshot
 from .fixtures import EpisodeSpec, data_rel, row_rel, shard_rel, video_rel, write_task
-from .test_recorder_common import delete, memo_task, simulate
+from .recorder_common import delete, memo_task, simulate
 
 META = ["meta/info.json", "meta/stats.json", "meta/tasks.jsonl"]
 SIM_ARGS = ("--seconds", 1, "--video-size", "32x24", "--seed", 3)

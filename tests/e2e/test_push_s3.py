@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import re
 import shutil
@@ -23,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from .cli_run import reel
+from .kill_campaign import kill_rounds, run_killed_after
 from .s3_server import BASE_ENV, moto_server, s3_environment
 from .test_push import episode_files, files_of
-from .kill_campaign import kill_rounds, run_killed_after
 
 BUCKET = "pushed"
 JOURNAL_RE = re.compile(r"meta/\.push-(\d+)\.json")

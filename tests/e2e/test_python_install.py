@@ -19,7 +19,6 @@ import textwrap
 from pathlib import Path
 
 import pyarrow
-
 import pytest
 
 from .serve_common import TOKEN_ALL, ReelServer, write_config
@@ -71,6 +70,18 @@ def test_wheel_metadata_pins_the_arrow_abi_not_one_version(venv):
     assert [p.name for p in sonames] == [f"libarrow.so.{major * 100 + minor}"], sonames
     assert {"torch", "daft"} <= set(meta["project"]["optional-dependencies"])
     assert meta["project"]["scripts"]["reel"] == "reel._cli:main"
+
+
+def test_one_version_source(venv):
+    """CMakeLists.txt's project() is the version: the wheel's metadata, `reel --version` and
+    reel.__version__ all read it."""
+    import re
+
+    want = re.search(r"project\(reel VERSION ([0-9.]+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
+    meta = run(venv / "bin/python", "-c", "import importlib.metadata as m; print(m.version('reel'))").stdout.strip()
+    module = run(venv / "bin/python", "-c", "import reel; print(reel.__version__)").stdout.strip()
+    cli = run(venv / "bin/reel", "--version").stdout.strip()
+    assert (meta, module, cli) == (want, want, f"reel {want}"), (meta, module, cli)
 
 
 def test_cli_and_extension_find_arrow_in_site_packages(venv):

@@ -14,13 +14,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from .fixtures import EpisodeSpec, ForceMatrixSpec, data_rel, fm_expected, make_force_frame, write_task
-from .test_torch import tasks  # noqa: F401 - the simulated tasks, built once per session
 
 COL = "observation.gripper_left_force_matrix"
 
 
+# This file's `sim` is the first of conftest's small `tasks` (not the recorder tests' task).
 @pytest.fixture
-def sim(tasks):  # noqa: F811
+def sim(tasks):
     return tasks[0]
 
 

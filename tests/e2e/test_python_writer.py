@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from .fixtures import data_rel, row_rel
-from .test_recorder_common import check_clean
+from .recorder_common import check_clean
 
 GLOVE = "observation.left_glove"
 STATE = "observation.gripper_state"

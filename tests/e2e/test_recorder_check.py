@@ -7,17 +7,17 @@ import json
 
 import pytest
 
-from .test_recorder_common import (
+from .recorder_common import (
     check_clean,
-    listing,
-    reel_exec,
-    visible,
     data_table,
     info,
     leftover_dotfiles,
+    listing,
     main_task,
+    reel_exec,
     row_dict,
     simulate,
+    visible,
 )
 
 

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from .fixtures import data_rel, row_rel
 from .kill_campaign import run_killed_after
-from .test_recorder_common import (
+from .recorder_common import (
     check_clean,
     data_numbers,
     leftover_dotfiles,

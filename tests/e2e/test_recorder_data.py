@@ -8,21 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow.parquet as pq
-import pytest
 
 from .fixtures import FM_FLAT, data_rel
-from .test_recorder_common import (
+from .recorder_common import (
     ALWAYS_COLUMNS,
     FM_COL,
     SIM_COLUMNS,
-    data_table,
     expected_type,
     fixed_matrix,
     list_rows,
     listing,
-    main_task,
-    sim,  # noqa: F401 - pytest fixture shared with the other recorder tests
-    tables,  # noqa: F401 - pytest fixture
     type_str,
 )
 

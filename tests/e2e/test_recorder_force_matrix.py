@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from .fixtures import FM_FLAT, FM_TIERS, data_rel, fm_encode, row_rel
-from .test_recorder_common import (
+from .recorder_common import (
     FM_COL,
     FZ_COL,
     check_clean,

@@ -10,19 +10,17 @@ import numpy as np
 import pytest
 
 from .fixtures import row_rel
-from .test_recorder_common import (
+from .recorder_common import (
     ACTION_PLACEHOLDER,
     EPISODE_ROW_TYPES,
     FM_COL,
     KEY_TYPES,
     ROW_JSON_COLUMNS,
-    data_table,
     expected_feature,
     fixed_matrix,
     fm_spec_of,
     info,
     list_rows,
-    main_task,
     paths_info,
     row_dict,
     row_json,
@@ -30,11 +28,8 @@ from .test_recorder_common import (
     simulate,
     spec_mismatch,
     stats,
-    sim,  # noqa: F401 - pytest fixture shared with the other recorder tests
-    tables,  # noqa: F401 - pytest fixture
     type_str,
 )
-
 
 # --------------------------------------------------------------------------- episodes rows
 

@@ -17,7 +17,7 @@ import re
 import pytest
 
 from .fixtures import data_rel, row_rel
-from .test_recorder_common import (
+from .recorder_common import (
     check_clean,
     data_numbers,
     data_table,
@@ -196,7 +196,7 @@ def test_delete_lower_number_keeps_numbering(reel_bin, tmp_path, victim):
 def test_a_task_path_with_a_trailing_slash_records(reel_bin, tmp_path):
     """`reel simulate task/` once reported success and published nothing: the commit's paths
     were cut one character short after a root ending in '/' (EpisodeTransaction::Track)."""
-    from .test_recorder_common import check_clean, data_numbers, row_numbers, simulate
+    from .recorder_common import check_clean, data_numbers, row_numbers, simulate
 
     task = tmp_path / "pick"
     for _ in range(2):

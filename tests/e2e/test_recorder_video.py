@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .test_recorder_common import (
+from .recorder_common import (
     check_clean,
     data_table,
     info,
@@ -275,7 +275,7 @@ def test_abort_leaves_no_video_of_that_episode(reel_bin, tmp_path):
 
 
 def test_delete_removes_videos_keeps_row(reel_bin, tmp_path):
-    from .test_recorder_common import delete, row_rel
+    from .recorder_common import delete, row_rel
 
     task = tmp_path / "delete_video"
     simulate(reel_bin, task, "--count", 2, "--seconds", 0.5, "--video-size", "32x24")
@@ -295,7 +295,7 @@ def test_no_video_flag(reel_bin, tmp_path):
 
 
 def test_bad_video_options_are_clear_errors(reel_bin, tmp_path):
-    from .test_recorder_common import reel_exec
+    from .recorder_common import reel_exec
 
     for args, needle in [
         (("--video-size", "63x48"), "even width and height"),

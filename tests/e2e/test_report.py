@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from .test_recorder_common import reel_exec, simulate
+from .recorder_common import reel_exec, simulate
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

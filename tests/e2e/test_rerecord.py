@@ -28,7 +28,7 @@ import pytest
 from .checks import snapshot
 from .fixtures import data_rel
 from .kill_campaign import kill_rounds, run_killed_after
-from .test_recorder_common import check_clean, delete, reel_exec, simulate
+from .recorder_common import check_clean, delete, reel_exec, simulate
 
 SIM = ("--seconds", 0.2, "--fps", 10, "--video-size", "32x24")
 

@@ -23,9 +23,19 @@ import pytest
 import requests
 
 from .fixtures import data_rel, row_rel
-from .serve_common import (PASSWORD, TOKEN_A, TOKEN_ALL, USER, ReelServer, build_slice, data_rows,
-                           episode_files, tree, write_config)
-from .test_recorder_common import check_clean, memo_task, simulate
+from .recorder_common import check_clean, memo_task, simulate
+from .serve_common import (
+    PASSWORD,
+    TOKEN_A,
+    TOKEN_ALL,
+    USER,
+    ReelServer,
+    build_slice,
+    data_rows,
+    episode_files,
+    tree,
+    write_config,
+)
 
 AUTH = {"Authorization": f"Bearer {TOKEN_ALL}"}
 
@@ -48,14 +58,6 @@ def client_task(reel_bin, tmp_path_factory):
 def other_task(reel_bin, tmp_path_factory):
     """Same numbering, different content (another seed): a conflicting episode 1."""
     return sim_task(reel_bin, tmp_path_factory, "serve_other", episodes=1, seed=7)
-
-
-@pytest.fixture
-def server(reel_bin, tmp_path):
-    cfg = write_config(reel_bin, tmp_path / "serve.json")
-    srv = ReelServer(reel_bin, tmp_path / "root", cfg, tmp_path / "serve.log").start()
-    yield srv
-    srv.stop()
 
 
 def upload(url, zip_path, name="task_a", episode_index=None, project_id="", headers=AUTH, session=None):
@@ -431,7 +433,9 @@ def test_videos_longer_than_the_data_are_refused(server, client_task, tmp_path):
 
 def test_resumable_upload_tus(server, client_task, tmp_path):
     z = build_slice(client_task, 3, tmp_path / "s3.zip").read_bytes()
-    b64 = lambda s: base64.b64encode(s.encode()).decode()
+    def b64(s):
+        return base64.b64encode(s.encode()).decode()
+
     h = {**AUTH, "Tus-Resumable": "1.0.0"}
     created = requests.post(f"{server.url}/api/v1/uploads", timeout=30, headers={
         **h, "Upload-Length": str(len(z)), "Upload-Metadata": f"name {b64('task_a')},episode_index {b64('2')}"})

@@ -21,9 +21,9 @@ import pytest
 import requests
 
 from .fixtures import data_rel, row_rel
+from .recorder_common import check_clean
 from .serve_common import PASSWORD, TOKEN_A, TOKEN_ALL, USER, ReelServer, build_slice, episode_files, tree, write_config
-from .test_recorder_common import check_clean
-from .test_serve import AUTH, assert_same_episode, server, sim_task, upload  # noqa: F401 (server: a fixture)
+from .test_serve import AUTH, assert_same_episode, sim_task, upload
 
 
 @pytest.fixture(scope="module")
@@ -404,7 +404,9 @@ def test_upload_without_episode_index_is_refused(server, client_task, tmp_path):
     z = build_slice(client_task, 1, tmp_path / "s1.zip")
     r = upload(server.url, z)  # no episode_index field
     assert r.status_code == 400 and r.json()["rule"] == "form.episode_index", r.text
-    b64 = lambda s: base64.b64encode(s.encode()).decode()
+    def b64(s):
+        return base64.b64encode(s.encode()).decode()
+
     tus = requests.post(f"{server.url}/api/v1/uploads", timeout=30, headers={
         **AUTH, "Tus-Resumable": "1.0.0", "Upload-Length": "10", "Upload-Metadata": f"name {b64('task_a')}"})
     assert tus.status_code == 400 and tus.json()["rule"] == "form.episode_index", tus.text

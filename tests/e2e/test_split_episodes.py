@@ -29,7 +29,7 @@ import pytest
 from .checks import snapshot
 from .fixtures import EpisodeSpec, row_rel, shard_rel, write_task
 from .kill_campaign import kill_rounds, run_killed_after
-from .test_recorder_common import check_clean, reel_exec
+from .recorder_common import check_clean, reel_exec
 
 SHARD0 = list(range(1, 13))  # N=1..12 in chunk-000/file-000.parquet
 FILE_ROW = 13                # an old task continued under v1.1.2: N=13 in its own file

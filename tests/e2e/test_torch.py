@@ -11,22 +11,10 @@ import pytest
 import torch  # pinned in requirements.txt (the CPU wheel); a missing torch fails, never skips
 
 from .fixtures import data_rel
-from .test_recorder_common import memo_task, simulate
+from .recorder_common import memo_task, simulate
 
 STATE = "observation.gripper_state"
 CAM = "stereo_left"
-
-
-@pytest.fixture(scope="module")
-def tasks(reel_bin, tmp_path_factory):
-    def build(root):
-        out = []
-        for name, seed in (("torch_a", 1), ("torch_b", 2)):
-            simulate(reel_bin, root / name, "--count", 2, "--seconds", "1", "--video-size", "32x24",
-                     "--seed", seed, "--preset", "ultrafast", "--depth-preset", "ultrafast")
-            out.append(root / name)
-        return out
-    return memo_task("torch_tasks", tmp_path_factory, build)
 
 
 def lengths(task):

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from .fixtures import data_rel
-from .test_torch import CAM, STATE, lengths, tasks  # noqa: F401 - the module's task fixture
+from .test_torch import CAM, STATE, lengths
 
 KEY = "observation.images." + CAM
 

@@ -16,8 +16,8 @@ import pytest
 import requests
 
 from .fixtures import data_rel, row_rel
+from .recorder_common import check_clean, reel_exec, simulate
 from .serve_common import PASSWORD, TOKEN_A, TOKEN_ALL, USER, ReelServer, episode_files, write_config
-from .test_recorder_common import check_clean, reel_exec, simulate
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ import pytest
 import requests
 
 from .fixtures import data_rel
+from .recorder_common import check_clean, reel_exec, simulate
 from .serve_common import TOKEN_ALL, ReelServer, episode_files, write_config
-from .test_recorder_common import check_clean, reel_exec, simulate
 
 
 @pytest.fixture

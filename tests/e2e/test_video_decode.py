@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .checks import all_findings, assert_fails_naming, assert_finding, check_report, error_rules
 from . import video_ref
+from .checks import all_findings, assert_fails_naming, assert_finding, check_report, error_rules
 from .fixtures import EpisodeSpec, write_task
 from .video_ref import code_to_mm, ffmpeg, mm_to_code
 

@@ -13,7 +13,6 @@ PyAV read it, never with reel's readers:
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from .test_recorder_common import reel_exec, simulate
+from .recorder_common import reel_exec, simulate
 
 rerun_chunk = pytest.importorskip("rerun.chunk", reason="rerun-sdk is in requirements.txt; `make venv` installs it")
 
@@ -158,6 +157,7 @@ def test_several_episodes_one_file_each_and_python_log_episode(task, reel_bin, t
     assert [e["episode"] for e in out["episodes"]] == [1, 2]
     assert sorted(Path(f).name for f in out["files"]) == ["pick_episode_000001.rrd", "pick_episode_000002.rrd"]
     import rerun as rr
+
     import reel.rerun
     rec = rr.RecordingStream("reel", recording_id="mine")
     rec.save(str(tmp_path / "py.rrd"))

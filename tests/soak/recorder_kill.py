@@ -35,8 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tests.e2e.test_recorder_crash import (  # noqa: E402
-    assert_episode_is, pending_journals, run_killed_after, visible_episodes)
+from tests.e2e.test_recorder_crash import assert_episode_is, pending_journals, run_killed_after, visible_episodes  # noqa: E402
 
 SIM = ["--seconds", "0.2", "--fps", "10", "--video-size", "32x24"]
 

@@ -44,10 +44,9 @@ def main(argv):
     ap.add_argument("--video-backend", default=None)
     args = ap.parse_args(argv)
 
+    import lerobot
     import numpy as np
     import torch
-
-    import lerobot
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     kwargs = {}

@@ -89,8 +89,8 @@ def main(argv):
             kwargs["vcodec"] = args.vcodec
         else:
             # lerobot 0.3.x has no vcodec parameter: its encode_video_frames default is the codec.
-            import lerobot.datasets.video_utils as vu
             import lerobot.datasets.lerobot_dataset as ld
+            import lerobot.datasets.video_utils as vu
 
             orig = vu.encode_video_frames
 

@@ -460,14 +460,3 @@ def fm_decode(stored: np.ndarray, tier: str) -> np.ndarray:
 
 def paths_info():
     return {"data_path": DATA_PATH, "video_path": VIDEO_PATH, "episodes_path": EPISODES_PATH}
-
-
-# Fixtures shared by the recorder test files (import them by name).
-@pytest.fixture
-def sim(reel_bin, tmp_path_factory):
-    return main_task(reel_bin, tmp_path_factory)
-
-
-@pytest.fixture
-def tables(sim):
-    return {n: data_table(sim.path, n) for n in sim.numbers}
