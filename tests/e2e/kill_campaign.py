@@ -20,6 +20,18 @@ def kill_rounds(variable: str, quick: int, soak: int) -> int:
     return soak if os.environ.get("REEL_SOAK") == "1" else quick
 
 
+def kill_delays(rng, span: float, strata: int):
+    """Delays in [0, span): the first `strata` one in each of `strata` equal slices of the span,
+    in random order, then uniform. A quick campaign then reaches every part of the work, the
+    short stretch where a change is half-published included, which uniform draws can miss."""
+    order = list(range(strata))
+    rng.shuffle(order)
+    for i in order:
+        yield span * (i + rng.random()) / strata
+    while True:
+        yield rng.uniform(0.0, span)
+
+
 def run_killed_after(argv: list, delay: float) -> tuple[int, str]:
     """Runs argv and SIGKILLs it after `delay` seconds unless it ended first; (returncode, stderr)."""
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

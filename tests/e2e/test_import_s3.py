@@ -5,7 +5,8 @@ The import runs as a staged change: under the task's push lock, into a local sta
 that reads through to the stored task, then published with the push protocol. The expected
 values come from the same import into a local directory, and from an independent listing of
 the bucket (boto3). The kill campaign SIGKILLs `reel import ... s3://...` at random moments
-(REEL_IMPORT_S3_KILLS kills: 5 in make test, 15 in make soak) and checks after each that `reel ls` on the URI lists
+(REEL_IMPORT_S3_KILLS kills: 10 in make test, 15 in make soak; one in each tenth of the
+import's duration first: the half-published stretch is about a tenth of it) and checks after each that `reel ls` on the URI lists
 exactly the published episodes, all of the change or none (a staged change publishes its
 episodes together), each equal to the local import's, and that a re-run leaves the bucket
 holding exactly the local import's files (a killed change is rolled back before its commit
@@ -23,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from .cli_run import reel
-from .kill_campaign import kill_rounds, run_killed_after
+from .kill_campaign import kill_delays, kill_rounds, run_killed_after
 from .s3_server import BASE_ENV, moto_server, s3_environment, upload_tree
 from .test_push import episode_files, files_of
 from .test_push_s3 import objects as bucket_objects
@@ -139,19 +140,19 @@ def test_import_to_s3_is_refused_while_another_writer_holds_the_task(reel_bin, s
 
 
 def test_killed_import_to_s3_never_shows_a_torn_episode(reel_bin, s3):
-    kills_wanted = kill_rounds("REEL_IMPORT_S3_KILLS", quick=5, soak=15)
+    kills_wanted = kill_rounds("REEL_IMPORT_S3_KILLS", quick=10, soak=15)
     client, files, local = s3["client"], s3["files"], s3["local"]
     want = {rel: (local / rel).read_bytes() for rel in files_of(local)}
     started = time.monotonic()
     reel(reel_bin, "import", s3["ds"], f"s3://{BUCKET}/probe/task")
     duration = time.monotonic() - started
-    rng = random.Random(170)
+    delays = kill_delays(random.Random(170), duration * 1.1, kills_wanted)
     kills = rounds = middle = 0
     while kills < kills_wanted and rounds < 4 * kills_wanted:
         rounds += 1
         prefix = f"round{rounds}/task"
         uri = f"s3://{BUCKET}/{prefix}"
-        delay = rng.uniform(0.0, duration * 1.1)
+        delay = next(delays)
         rc, err = run_killed_after([reel_bin, "import", str(s3["ds"]), uri], delay)
         context = f"round {rounds} (killed after {delay:.3f} s, exit {rc})"
         assert rc in (0, -9), f"{context}: {err}"
@@ -174,6 +175,7 @@ def test_killed_import_to_s3_never_shows_a_torn_episode(reel_bin, s3):
         reel(reel_bin, "import", s3["ds"], uri)
         assert same_as_local(stored(client, prefix), local) == [], f"{context}: the re-run did not complete it"
         assert not [k for k in objects(client, prefix) if k.startswith("meta/.push")], f"{context}: lock or journal left"
+    print(f"{kills} kills in {rounds} rounds; {middle} left a change half-published")
     assert kills >= kills_wanted, f"only {kills} of {rounds} imports were still running when killed"
     assert middle > 0 or kills_wanted < 5, "no kill left a change half-published: the campaign missed the middle"
 

@@ -199,6 +199,7 @@ def test_killed_push_never_shows_a_torn_episode_and_a_rerun_completes_it(reel_bi
         reel(reel_bin, "push", task, dest)  # the re-run completes it
         assert files_of(dest) == source_hashes, f"{context}: the re-run did not complete the copy"
         assert not list((dest / "meta").glob(".push-*")), f"{context}: a journal or lock was left"
+    print(f"{kills} kills in {rounds} rounds; {seen_partial} left a partly pushed copy")
     assert kills >= kills_wanted, f"only {kills} of {rounds} pushes were still running when killed"
     assert seen_partial > 0, "no kill left a partly pushed copy: the campaign did not reach the middle"
     reel(reel_bin, "check", dest)

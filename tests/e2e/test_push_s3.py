@@ -157,6 +157,7 @@ def test_killed_push_to_s3_never_shows_a_torn_episode(reel_bin, s3):
         reel(reel_bin, "push", task, uri)
         objs = objects(client, prefix)
         assert etags(objs, task) == sums, f"{context}: the re-run did not complete the copy"
+    print(f"{kills} kills in {rounds} rounds; {partial} left a partly pushed copy")
     assert kills >= kills_wanted, f"only {kills} of {rounds} pushes were still running when killed"
     assert partial > 0, "no kill left a partly pushed copy: the campaign did not reach the middle"
 
