@@ -1,6 +1,7 @@
 // meta/info.json, stats.json, tasks.jsonl and episodes rows (contract §3-§6, multi-device
 // §6 and Appendix B).
 #include <arrow/api.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -146,7 +147,7 @@ TEST(SerializeInfoJson, RoundTripKeepsDocumentAndUtf8) {
   const std::string out = *SerializeInfoJson(*info);
   EXPECT_THAT(out, ::testing::HasSubstr("\"task_name\": \"示例任务\"")) << out;
   EXPECT_THAT(out, ::testing::HasSubstr("UMI 夹爪001"));
-  EXPECT_EQ(out.find("\\u"), std::string::npos);
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("\\u")));
   EXPECT_THAT(out, ::testing::HasSubstr("\n  \"format\""));  // indent 2
   // Same document, same key order at every level (ordered_json compares in order).
   EXPECT_EQ(OJson::parse(out), OJson::parse(kAppendixB));
@@ -171,7 +172,7 @@ TEST(SerializeInfoJson, UnknownKeysSurviveInOriginalOrder) {
   info->features.emplace_back("observation.gripper_state", extra);
 
   const std::string text = *SerializeInfoJson(*info);
-  EXPECT_EQ(text.find("\\u"), std::string::npos);
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("\\u")));
   EXPECT_THAT(text, ::testing::HasSubstr("中文"));
   OJson out = OJson::parse(text);
   EXPECT_EQ(Keys(out), Keys(with_unknown));
@@ -333,7 +334,7 @@ TEST(SerializeStatsJson, ShortestDoublesAndAbsentCountKept) {
   r->blocks[1].second.mean = {1.0 / 3.0};
   const std::string text = SerializeStatsJson(*r);
   EXPECT_THAT(text, ::testing::HasSubstr("0.1")) << text;
-  EXPECT_EQ(text.find("0.1000"), std::string::npos) << text;  // shortest round-trip form
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("0.1000"))) << text;  // shortest round-trip form
   OJson out = OJson::parse(text);
   EXPECT_FALSE(out["observation.imu"].contains("count")) << text;  // still needs a rebuild
   EXPECT_EQ(out["observation.left_glove"]["count"], 3);

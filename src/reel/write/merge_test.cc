@@ -1,6 +1,7 @@
 // Task-level merge of stats.json blocks and info.json (contract §3, §4; multi-device §6.7;
 // contract-decisions.md). Expected values are computed by hand or by an independent
 // two-pass float64 formula, never by the accumulator under test.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -547,7 +548,7 @@ TEST(MergeInfo, UnknownTopLevelKeysOfTheTaskSurviveInOrder) {
   const InfoJson m = MergeInfo(ParsedTask(), Episode(), 6);
   auto text = SerializeInfoJson(m);
   ASSERT_OK(text);
-  EXPECT_EQ(text->find("\\u"), std::string::npos);
+  EXPECT_THAT(*text, ::testing::Not(::testing::HasSubstr("\\u")));
   OJson out = OJson::parse(*text);
   OJson in = OJson::parse(kTaskInfo);
   EXPECT_EQ(Keys(out), Keys(in));
