@@ -12,7 +12,7 @@
 - `tasks`: two small simulated tasks for the PyTorch loader tests.
 
 Helpers live in modules without tests (checks, cli_run, fixtures, kill_campaign,
-recorder_common, serve_common, s3_server); a test file imports from those, never from another
+recorder_common, serve_common, s3_server, torch_common); a test file imports from those, never from another
 test file, and fixtures shared by several files are defined here.
 """
 

@@ -17,9 +17,10 @@ import zipfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import requests
 
 from .fixtures import data_rel, row_rel
-from .recorder_common import reel_exec
+from .recorder_common import memo_task, reel_exec, simulate
 
 TOKEN_ALL = "tok-all-0123456789abcdef"
 TOKEN_A = "tok-only-a-0123456789abcdef"
@@ -144,3 +145,30 @@ def tree(root: Path) -> dict:
 
 def data_rows(task: Path, n: int) -> int:
     return pq.read_metadata(Path(task) / data_rel(n)).num_rows
+
+
+AUTH = {"Authorization": f"Bearer {TOKEN_ALL}"}
+
+
+def sim_task(reel_bin, tmp_path_factory, key, episodes=3, seed=1):
+    def build(root):
+        task = root / key
+        simulate(reel_bin, task, "--count", episodes, "--seconds", "1", "--video-size", "32x24",
+                 "--seed", seed, "--depth-ffv1")
+        return task
+    return memo_task(key, tmp_path_factory, build)
+
+
+def upload(url, zip_path, name="task_a", episode_index=None, project_id="", headers=AUTH, session=None):
+    fields = {"name": name, "project_id": project_id}
+    if episode_index is not None:
+        fields["episode_index"] = str(episode_index)
+    with open(zip_path, "rb") as f:
+        post = (session or requests).post
+        return post(f"{url}/api/v1/session/upload", data=fields,
+                    files={"file": (f"{name}.zip", f, "application/zip")}, headers=headers, timeout=120)
+
+
+def assert_same_episode(client: Path, server_task: Path, n: int):
+    for rel in episode_files(client, n):
+        assert (server_task / rel).read_bytes() == (client / rel).read_bytes(), f"{rel} differs after import"

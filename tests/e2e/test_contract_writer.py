@@ -39,10 +39,9 @@ from .cli_run import reel
 from .fixtures import data_rel
 from .lerobot_peer import dump
 from .recorder_common import check_clean, reel_exec, simulate
-from .serve_common import ReelServer, build_slice, write_config
+from .serve_common import ReelServer, build_slice, upload, write_config
 from .test_keypoints import ep_dir, landmarks, write_3d
 from .test_migrate import TASK, make_v1_task, pooled_rel
-from .test_serve import upload
 
 POSES = ("observation.left_hand_pose", "observation.right_hand_pose")
 

@@ -15,7 +15,6 @@ import subprocess
 import threading
 import time
 import zipfile
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,30 +22,23 @@ import pytest
 import requests
 
 from .fixtures import data_rel, row_rel
-from .recorder_common import check_clean, memo_task, simulate
+from .recorder_common import check_clean
 from .serve_common import (
+    AUTH,
     PASSWORD,
     TOKEN_A,
     TOKEN_ALL,
     USER,
     ReelServer,
+    assert_same_episode,
     build_slice,
     data_rows,
     episode_files,
+    sim_task,
     tree,
+    upload,
     write_config,
 )
-
-AUTH = {"Authorization": f"Bearer {TOKEN_ALL}"}
-
-
-def sim_task(reel_bin, tmp_path_factory, key, episodes=3, seed=1):
-    def build(root):
-        task = root / key
-        simulate(reel_bin, task, "--count", episodes, "--seconds", "1", "--video-size", "32x24",
-                 "--seed", seed, "--depth-ffv1")
-        return task
-    return memo_task(key, tmp_path_factory, build)
 
 
 @pytest.fixture(scope="module")
@@ -58,21 +50,6 @@ def client_task(reel_bin, tmp_path_factory):
 def other_task(reel_bin, tmp_path_factory):
     """Same numbering, different content (another seed): a conflicting episode 1."""
     return sim_task(reel_bin, tmp_path_factory, "serve_other", episodes=1, seed=7)
-
-
-def upload(url, zip_path, name="task_a", episode_index=None, project_id="", headers=AUTH, session=None):
-    fields = {"name": name, "project_id": project_id}
-    if episode_index is not None:
-        fields["episode_index"] = str(episode_index)
-    with open(zip_path, "rb") as f:
-        post = (session or requests).post
-        return post(f"{url}/api/v1/session/upload", data=fields,
-                    files={"file": (f"{name}.zip", f, "application/zip")}, headers=headers, timeout=120)
-
-
-def assert_same_episode(client: Path, server_task: Path, n: int):
-    for rel in episode_files(client, n):
-        assert (server_task / rel).read_bytes() == (client / rel).read_bytes(), f"{rel} differs after import"
 
 
 # ---------------------------------------------------------------------------------- happy path

@@ -22,8 +22,21 @@ import requests
 
 from .fixtures import data_rel, row_rel
 from .recorder_common import check_clean
-from .serve_common import PASSWORD, TOKEN_A, TOKEN_ALL, USER, ReelServer, build_slice, episode_files, tree, write_config
-from .test_serve import AUTH, assert_same_episode, sim_task, upload
+from .serve_common import (
+    AUTH,
+    PASSWORD,
+    TOKEN_A,
+    TOKEN_ALL,
+    USER,
+    ReelServer,
+    assert_same_episode,
+    build_slice,
+    episode_files,
+    sim_task,
+    tree,
+    upload,
+    write_config,
+)
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,7 @@ import torch  # pinned in requirements.txt (the CPU wheel); a missing torch fail
 
 from .fixtures import data_rel
 from .recorder_common import memo_task, simulate
-
-STATE = "observation.gripper_state"
-CAM = "stereo_left"
-
-
-def lengths(task):
-    return {n: pq.read_metadata(task / data_rel(n)).num_rows for n in (1, 2)}
+from .torch_common import CAM, STATE, lengths
 
 
 def test_samples_equal_pyarrow_and_the_video_decode(reel_mod, tasks):

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from .fixtures import data_rel
-from .test_torch import CAM, STATE, lengths
+from .torch_common import CAM, STATE, lengths
 
 KEY = "observation.images." + CAM
 
