@@ -282,23 +282,24 @@ def leftover_dotfiles(task: Path) -> list:
     return sorted(out)
 
 
-def data_numbers(task: Path) -> list:
-    """N of every data/chunk-CCC/episode-FFF.parquet (contract §2)."""
+def _numbers_under(task: Path, folder: str) -> list:
+    """N of every <folder>/chunk-CCC/episode-FFF.parquet (contract §2); any other visible file fails."""
     out = []
-    for rel in visible(listing(task, "data")):
-        m = re.fullmatch(r"data/chunk-(\d{3})/episode-(\d{3})\.parquet", rel)
-        assert m, f"unexpected file under data/: {rel}"
+    for rel in visible(listing(task, folder)):
+        m = re.fullmatch(re.escape(folder) + r"/chunk-(\d{3})/episode-(\d{3})\.parquet", rel)
+        assert m, f"unexpected file under {folder}/: {rel}"
         out.append(int(m.group(1)) * CHUNKS_SIZE + int(m.group(2)) + 1)
     return sorted(out)
+
+
+def data_numbers(task: Path) -> list:
+    """N of every data/chunk-CCC/episode-FFF.parquet (contract §2)."""
+    return _numbers_under(task, "data")
 
 
 def row_numbers(task: Path) -> list:
-    out = []
-    for rel in visible(listing(task, "meta/episodes")):
-        m = re.fullmatch(r"meta/episodes/chunk-(\d{3})/episode-(\d{3})\.parquet", rel)
-        assert m, f"unexpected file under meta/episodes/: {rel}"
-        out.append(int(m.group(1)) * CHUNKS_SIZE + int(m.group(2)) + 1)
-    return sorted(out)
+    """N of every episodes row meta/episodes/chunk-CCC/episode-FFF.parquet."""
+    return _numbers_under(task, "meta/episodes")
 
 
 def row_dict(task: Path, n: int) -> dict:

@@ -34,7 +34,7 @@ import pytest
 
 from .cli_run import reel, run_measured
 from .fixtures import video_bytes
-from .kill_campaign import kill_rounds
+from .kill_campaign import kill_rounds, run_killed_after
 
 TASK = "pick"
 FPS = 30
@@ -682,15 +682,6 @@ def _state_after_kill(reel_bin, task: Path, template: Path, to: Path | None):
     return "old"
 
 
-def run_killed_after(argv: list, delay: float) -> int:
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        proc.wait(timeout=delay)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)
-    return proc.wait()
-
-
 def test_kill_campaign_old_or_new_then_rerun_finishes(reel_bin, v1_template, tmp_path):
     rounds = kill_rounds("REEL_MIGRATE_KILLS", quick=10, soak=120)
     expected = expected_episodes(v1_template)
@@ -710,7 +701,7 @@ def test_kill_campaign_old_or_new_then_rerun_finishes(reel_bin, v1_template, tmp
         to = where / "pooled" if mode == "to" else None
         args = {"backup": [], "no-backup": ["--no-backup"], "to": ["--to", to]}[mode]
         argv = [reel_bin, "migrate", str(task), *map(str, args)]
-        rc = run_killed_after(argv, rng.uniform(0.0, full * 1.1))
+        rc, _ = run_killed_after(argv, rng.uniform(0.0, full * 1.1))
         if rc == 0:
             outcomes["finished"] += 1
         else:
@@ -762,7 +753,7 @@ def test_restore_kill_campaign_migrated_or_v1_then_rerun_finishes(reel_bin, v1_t
         mirror = make_mirror(where)
         mirror_before = tree(mirror)
         reel(reel_bin, "migrate", task)
-        rc = run_killed_after([reel_bin, "migrate", "--restore", str(task)], rng.uniform(0.0, 1.5 * full))
+        rc, _ = run_killed_after([reel_bin, "migrate", "--restore", str(task)], rng.uniform(0.0, 1.5 * full))
         if rc == 0:
             outcomes["finished"] += 1
         else:
