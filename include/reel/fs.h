@@ -228,6 +228,10 @@ Status WriteFileSynced(FileSystem* fs, const std::string& path, std::string_view
 std::string JoinPath(const std::string& a, const std::string& b);
 // Final path component ("a/b.parquet" -> "b.parquet").
 std::string BaseName(const std::string& path);
+// The name a task directory goes by: the last part of a local path ("path/to/task/" and
+// "." too, resolved against the working directory) or of a URI ("s3://b/p/task/" ->
+// "task"). The default task_name of a new task and the stem of a default slice name.
+std::string TaskDirName(const std::string& path_or_uri);
 // Everything before the final component ("a/b.parquet" -> "a"; "b" -> ".").
 std::string DirName(const std::string& path);
 

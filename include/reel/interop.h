@@ -154,6 +154,7 @@ struct ExportOptions {
 
 struct ExportReport {
   std::string out_dir;
+  ExportFormat format = ExportFormat::kLeRobotV30;  // options.format
   int64_t episodes = 0;
   int64_t frames = 0;
   int64_t videos_copied = 0;     // episode streams concatenated by stream copy

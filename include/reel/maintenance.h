@@ -46,6 +46,7 @@ struct SplitShard {
 };
 
 struct SplitEpisodesReport {
+  std::string task;  // the task root as given
   bool dry_run = false;
   std::vector<SplitShard> shards;  // in path order; empty when the task has none
   int64_t episodes_split = 0;
@@ -87,6 +88,7 @@ struct RebuildStatsReport {
   std::string rebuilt_json;    // the recomputed file's text
   std::vector<StatsBlockDiff> diffs;  // stored vs recomputed; empty = they agree
   bool written = false;        // rebuilt_json was committed (false: dry run, or unchanged)
+  bool dry_run = false;        // options.dry_run
 };
 
 // Recomputes meta/stats.json of the task at `root` under the task lock and, unless

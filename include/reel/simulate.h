@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "reel/progress.h"
 #include "reel/recorder.h"
 
 namespace reel {
@@ -49,5 +51,43 @@ Status SimulateRows(const SimulateOptions& options, int64_t episode,
 // a benchmark can time the recorder, video included, without the row generation).
 Status AppendSimulatedRows(EpisodeWriter& writer, const SimulateOptions& options,
                            const std::vector<FrameRow>& rows);
+
+// A run of the simulated rig into a task: `reel simulate` and reel.simulate.
+struct SimulateTaskOptions {
+  int64_t count = 2;          // episodes recorded
+  int64_t episode_index = 0;  // > 0: record this N, once; with `replace` again over its files
+  bool replace = false;
+  bool abort_last = false;    // the last episode is aborted instead of committed
+  bool profile = false;       // time the recorder's part (append + commit) apart from the rows' making
+  std::string task_name;      // of a new task; "" = TaskDirName(task)
+  SimulateOptions rig;
+  VideoOptions video;             // the writer's (TaskWriterOptions::video); its slots are the rig's
+  int64_t progress_watermark = 0;  // TaskWriterOptions::progress_watermark
+  ProgressFn progress;            // "episodes recorded"
+};
+
+struct SimulatedEpisode {
+  int64_t episode_index = 0;
+  int64_t length = 0;  // rows
+  bool committed = false;
+};
+
+// The recorder's share of a profiled run.
+struct SimulateProfile {
+  double record_cpu_s = 0;   // CPU seconds of the process (every thread) in append + commit
+  double record_wall_s = 0;  // wall seconds of the same
+  double recorded_s = 0;     // seconds of recording made
+};
+
+struct SimulateReport {
+  std::vector<SimulatedEpisode> episodes;  // in recording order
+  std::optional<SimulateProfile> profile;  // with options.profile
+};
+
+// Records options.count episodes (or episode_index once) of the simulated rig into the
+// task at `task` (a directory, created if missing). Errors: Invalid for `replace` without
+// an episode_index; those of TaskWriter::Open, BeginEpisode and Commit. Episodes
+// committed before an error stay.
+Result<SimulateReport> SimulateTask(const std::string& task, const SimulateTaskOptions& options);
 
 }  // namespace reel

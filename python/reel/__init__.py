@@ -64,6 +64,7 @@ from ._ops import (
     backfill_hand_pose,
     check,
     export,
+    findings,
     import_dataset,
     migrate,
     pack,
@@ -104,7 +105,7 @@ for _cls in (ExportOptions, ImportOptions, PackOptions, PushOptions, UploadOptio
 
 __all__ = [
     "Task", "Dataset", "ArrowStream", "VideoReader", "TaskWriter", "Episode", "open", "detect_format",
-    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "upload_status", "check", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "backfill_hand_pose", "add_columns", "write_overlay", "serve", "Server", "sha256_hex", "slot_base", "allocate_slot_names",
+    "read_file", "export", "import_dataset", "migrate", "pack", "push", "upload", "upload_status", "check", "findings", "simulate", "rebuild_stats", "repair_scale", "split_episodes", "backfill_hand_pose", "add_columns", "write_overlay", "serve", "Server", "sha256_hex", "slot_base", "allocate_slot_names",
     "hash_password", "ExportOptions", "ImportOptions", "PackOptions", "PushOptions", "UploadOptions", "OutboxOptions", "CheckOptions",
     "SimulateOptions", "ServeConfig",
     "Error", "NotFoundError", "InvalidError", "CorruptionError", "PermissionDeniedError", "IOError",
@@ -407,7 +408,7 @@ class Task:
             options.episodes = _indices(list(episodes)).tolist()
             if not options.episodes:
                 raise ValueError("episodes: an empty list checks nothing (None checks every episode)")
-        return _core.check(self.root, options, _storage(self._storage_options))
+        return findings(_core.check(self.root, options, _storage(self._storage_options)))
 
 
 class ArrowStream:

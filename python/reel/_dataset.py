@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _core
 from ._errors import NotFoundError
+from ._ops import findings
 from ._storage import storage as _storage
 
 
@@ -123,7 +124,7 @@ class Dataset:
         """Every foreign.* rule over the whole dataset (metadata, each episode's rows, each
         video's frame count), as dicts {task, rule, severity, path, message}, like
         :meth:`reel.Task.check`."""
-        return _core.check(self.root, _core.CheckOptions(), _storage(self._storage_options))
+        return findings(_core.check(self.root, _core.CheckOptions(), _storage(self._storage_options)))
 
     def __repr__(self) -> str:
         i = self.info

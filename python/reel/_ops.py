@@ -127,7 +127,7 @@ def push(task: str | os.PathLike, destination: str | os.PathLike, storage_option
 
 def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None,
            progress: Callable[[int, int, int, int], Any] | None = None,
-           events: Callable[[dict[str, Any]], Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+           events: Callable[[dict[str, Any]], Any] | None = None, **kwargs: Any) -> dict[str, Any]:
     """Uploads episodes to an import server through the task's outbox (``reel upload``;
     docs/upload.md): every episode that still has data when ``episodes`` is None; nothing is
     sent again that the server already confirmed, and a killed upload resumes.
@@ -139,8 +139,9 @@ def upload(task: str | os.PathLike, episodes: Iterable[int] | None = None,
     rescan_s, backoff_initial_s, backoff_max_s). With ``watch=True`` it runs until
     interrupted (Ctrl-C raises KeyboardInterrupt once the jobs in flight stopped).
 
-    Returns one dict per episode, {episode_index, ok, session_id, already_present, attempts,
-    resumable, deleted, bytes} or {episode_index, ok: False, code, error, rule}.
+    Returns {episodes: [...], all_landed} with one dict per episode, {episode_index, ok,
+    session_id, already_present, attempts, resumable, deleted, bytes} or {episode_index, ok:
+    False, code, error, rule}; all_landed is False when any failed (the CLI's exit code 2).
     ``progress(episode_index, sent, total, attempt)`` is called as a slice goes out and
     ``events(dict)`` for each job event (the JSON lines of ``reel upload --events``); an
     exception either raises is reported as unraisable and does not stop the upload."""
@@ -172,9 +173,11 @@ def upload_status(task: str | os.PathLike) -> dict[str, Any]:
     return _core.upload_status(os.fspath(task))
 
 
-def check(path: str | os.PathLike, **kwargs: Any) -> list[dict[str, Any]]:
-    """Conformance findings for a task or a folder of tasks (``reel check``; rules in
-    docs/check-rules.md) as dicts {task, rule, severity, path, message}. Keywords: the fields
+def check(path: str | os.PathLike, **kwargs: Any) -> dict[str, Any]:
+    """Conformance report for a task or a folder of tasks (``reel check``; rules in
+    docs/check-rules.md): {tasks: [{path, format, episodes, errors, warnings, findings: [{rule,
+    severity, path, message}]}], errors, warnings, skipped: [{path, reason}]}. ``errors`` > 0 is
+    the CLI's exit code 1; :func:`findings` flattens the report. Keywords: the fields
     of :class:`reel.CheckOptions` (io_threads, recursive, max_depth, deep); ``path`` may be a URI
     (``s3://bucket/prefix``, with ``storage_options`` as for :func:`reel.open`). Raises when the input cannot be read at all
     (the CLI's exit code 2)."""
@@ -184,13 +187,24 @@ def check(path: str | os.PathLike, **kwargs: Any) -> list[dict[str, Any]]:
     return _core.check(p, o, storage)
 
 
-def simulate(task: str | os.PathLike, count: int = 2, **kwargs: Any) -> dict[str, Any]:
+def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The findings of a :func:`check` report, one list: dicts {task, rule, severity, path,
+    message} (``task``: the task's path as given)."""
+    return [{"task": t["path"], **f} for t in report["tasks"] for f in t["findings"]]
+
+
+def simulate(task: str | os.PathLike, count: int = 2, *, episode_index: int = 0, replace: bool = False,
+             abort_last: bool = False, profile: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Records ``count`` episodes of the simulated multi-device rig into the task
-    (``reel simulate``; created if missing). Keywords: the fields of
-    :class:`reel.SimulateOptions` (seconds, fps, tier, seed, video, video_width,
-    video_height). Returns {episodes: [{episode_index, length, committed}]}."""
+    (``reel simulate``; created if missing). ``episode_index`` > 0 records that N once
+    (``--episode``; ``replace`` records it again over its files), ``abort_last`` aborts the last
+    episode instead of committing it, ``profile`` times the recorder apart from the signal
+    generation. Keywords: the fields of :class:`reel.SimulateOptions` (seconds, fps, tier, seed,
+    video, video_width, video_height). Returns {episodes: [{episode_index, length, committed}]},
+    with profile also {record_cpu_s, record_wall_s, recorded_s}."""
     o = options(_core.SimulateOptions, "simulate", kwargs)
-    return _core.simulate(os.fspath(task), int(count), o)
+    return _core.simulate(os.fspath(task), int(count), o, int(episode_index), bool(replace), bool(abort_last),
+                          bool(profile))
 
 
 def split_episodes(path: str | os.PathLike, dry_run: bool = False) -> dict[str, Any]:
@@ -310,12 +324,15 @@ def write_overlay(dataset: str | os.PathLike, name: str, episode: int | str, row
                                    bool(dry_run), _storage(storage_options))
 
 
-def rebuild_stats(task: str | os.PathLike, dry_run: bool = False, verify: bool = False) -> dict[str, Any]:
+def rebuild_stats(task: str | os.PathLike, dry_run: bool = False, verify: bool = False,
+                  storage_options: dict | None = None) -> dict[str, Any]:
     """meta/stats.json recomputed from data/ with the contract's accumulator (``reel stats
     --rebuild``; docs/maintenance.md) and written through the episode transaction. ``verify``
     (``--verify``) or ``dry_run`` write nothing; the report's ``agrees`` is False and ``diffs``
-    lists per block what differs when the stored file disagrees with the data."""
-    return _core.rebuild_stats(os.fspath(task), dry_run, verify)
+    lists per block what differs when the stored file disagrees with the data; ``stats`` is the
+    recomputed file. ``task`` is a path or a URI (reached with ``storage_options`` as for
+    :func:`reel.open`)."""
+    return _core.rebuild_stats(_location(task), dry_run, verify, _storage(storage_options))
 
 
 def repair_scale(task: str | os.PathLike, apply: bool = False, all: bool = False,

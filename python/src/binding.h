@@ -72,6 +72,9 @@ void BindServe(nb::module_& m);
 // store_ext.cc: reel._core.StorageOptions, read_file, object_store_counters. Bind first:
 // other functions take a StorageOptions default.
 void BindStore(nb::module_& m);
+// A job's report (ToJson of reel/jobs.h) as the Python value `reel <command> --json`
+// prints (json.loads of it). GIL held.
+nb::object ReportDict(const std::string& report_json);
 // OpenLocation with the GIL released.
 Result<OpenedLocation> Locate(const std::string& path_or_uri, const ObjectStoreOptions& options);
 // video_ext.cc: reel._core.VideoReader and reel._core.encode_rgb.

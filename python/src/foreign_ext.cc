@@ -17,8 +17,9 @@
 #include <vector>
 
 #include "binding.h"
+#include "released.h"
 #include "reel/dataset.h"
-#include "reel/interop.h"
+#include "reel/jobs.h"
 #include "reel/layout.h"
 
 namespace nb = nanobind;
@@ -148,20 +149,6 @@ nb::dict OverlayDict(const OverlayInfo& o) {
   return d;
 }
 
-nb::dict WriteReportDict(const OverlayWriteReport& r) {
-  nb::dict d;
-  d["name"] = r.name;
-  d["bundle_id"] = r.bundle_id;
-  d["episode_index"] = r.episode_index;
-  d["path"] = r.path;
-  d["kind"] = r.kind;
-  d["rows"] = r.rows;
-  d["columns"] = nb::cast(r.columns);
-  d["replaced"] = r.replaced;
-  d["dry_run"] = r.dry_run;
-  return d;
-}
-
 // Overlays of bundle datasets (reel/dataset.h OverlayKind, reel/interop.h WriteOverlay).
 void BindOverlays(nb::module_& m, nb::class_<PyForeignDataset>& dataset) {
   dataset
@@ -199,16 +186,8 @@ void BindOverlays(nb::module_& m, nb::class_<PyForeignDataset>& dataset) {
       "write_overlay",
       [](const std::string& path, const std::string& name, const std::string& episode, const std::string& from,
          bool replace, bool dry_run, const ObjectStoreOptions& storage) {
-        Result<OverlayWriteReport> r = NotRunYet();
-        {
-          nb::gil_scoped_release release;
-          r = [&]() -> Result<OverlayWriteReport> {
-            REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
-            return WriteOverlay(loc.root, name, episode,
-                                {.from = from, .replace = replace, .dry_run = dry_run, .fs = loc.fs.get()});
-          }();
-        }
-        return WriteReportDict(Unwrap(std::move(r)));
+        const OverlayWriteOptions o{.from = from, .replace = replace, .dry_run = dry_run};
+        return ReportDict(ToJson(Released([&] { return WriteOverlayJob(path, name, episode, o, storage); })));
       },
       "path"_a, "name"_a, "episode"_a, "source"_a, "replace"_a = false, "dry_run"_a = false,
       "storage"_a = ObjectStoreOptions(), "reel/interop.h WriteOverlay; the report as a dict.");

@@ -9,66 +9,12 @@
 #include "binding.h"
 #include "released.h"
 #include "reel/keypoints.h"
-#include "reel/maintenance.h"
+#include "reel/jobs.h"
 #include "reel/task.h"
 
 namespace reel::py {
 
 using namespace nb::literals;
-
-namespace {
-
-nb::dict BackfillDict(const BackfillHandPoseReport& r) {
-  nb::list episodes;
-  for (const HandPoseBackfill& e : r.episodes) {
-    nb::dict d;
-    d["episode_index"] = e.episode_index;
-    d["source"] = e.source;
-    d["skipped"] = e.skipped;
-    d["data_rows"] = e.data_rows;
-    d["keypoint_rows"] = e.keypoint_rows;
-    d["left_rows"] = e.left_rows;
-    d["right_rows"] = e.right_rows;
-    d["unlabelled_hands"] = e.unlabelled_hands;
-    d["ambiguous_rows"] = e.ambiguous_rows;
-    d["unmatched_rows"] = e.unmatched_rows;
-    d["changed"] = e.changed;
-    d["written"] = e.written;
-    episodes.append(d);
-  }
-  nb::dict d;
-  d["mirror"] = r.mirror;
-  d["dry_run"] = r.dry_run;
-  d["episodes_written"] = r.episodes_written;
-  d["episodes"] = episodes;
-  return d;
-}
-
-nb::dict AddColumnsDict(const AddColumnsReport& r) {
-  nb::list columns;
-  for (const AddedColumn& c : r.columns) {
-    nb::dict d;
-    d["name"] = c.name;
-    d["type"] = c.type;
-    d["feature_json"] = c.feature_json;
-    d["replaced"] = c.replaced;
-    d["counted"] = c.counted;
-    columns.append(d);
-  }
-  nb::dict d;
-  d["episode_index"] = r.episode_index;
-  d["source"] = r.source;
-  d["dry_run"] = r.dry_run;
-  d["data_rows"] = r.data_rows;
-  d["source_rows"] = r.source_rows;
-  d["filled_rows"] = r.filled_rows;
-  d["unmatched_rows"] = r.unmatched_rows;
-  d["columns"] = columns;
-  d["written"] = r.written;
-  return d;
-}
-
-}  // namespace
 
 void BindKeypoints(nb::class_<Task>& task) {
   task.def(
@@ -105,7 +51,7 @@ void BindKeypointsMaint(nb::module_& m) {
         o.episodes = episodes;
         o.keypoints_dir = keypoints;
         o.dry_run = dry_run;
-        return BackfillDict(Released([&] { return BackfillHandPose(task, o); }));
+        return ReportDict(ToJson(Released([&] { return BackfillHandPose(task, o); })));
       },
       "task"_a, "episodes"_a = std::vector<int64_t>{}, "keypoints"_a = "", "dry_run"_a = false,
       "hand_pose_3d landmarks into the hand-pose placeholder columns (`reel backfill-hand-pose`).");
@@ -119,7 +65,7 @@ void BindKeypointsMaint(nb::module_& m) {
         o.drop_unmatched = drop_unmatched;
         o.feature_json = features;
         o.dry_run = dry_run;
-        return AddColumnsDict(Released([&] { return AddColumns(task, n, o); }));
+        return ReportDict(ToJson(Released([&] { return AddColumns(task, n, o); })));
       },
       "task"_a, "episode_index"_a, "source"_a, "replace"_a = false, "drop_unmatched"_a = false, "features"_a = "",
       "dry_run"_a = false, "Columns of a parquet file appended to episode N's data (`reel add-columns`).");

@@ -14,21 +14,12 @@
 #include <future>
 #include <memory>
 
-#include <filesystem>
 #include <type_traits>
 
 #include "binding.h"
 #include "released.h"
-#include "reel/push.h"
-#include "reel/check.h"
-#include "reel/interop.h"
-#include "reel/maintenance.h"
-#include "reel/object_store.h"
-#include "reel/pack.h"
-#include "reel/recorder.h"
-#include "reel/simulate.h"
+#include "reel/jobs.h"
 #include "reel/task.h"
-#include "reel/upload.h"
 
 namespace reel {
 namespace py {
@@ -36,19 +27,6 @@ namespace py {
 using namespace nb::literals;
 
 namespace {
-
-// "path/to/task/" and "." name the task by its directory, as the CLI does.
-std::string TaskDirName(const std::string& path) {
-  std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
-  if (p.filename().empty()) p = p.parent_path();
-  return p.filename().string();
-}
-
-nb::list StringList(const std::vector<std::string>& v) {
-  nb::list out;
-  for (const auto& s : v) out.append(s);
-  return out;
-}
 
 void BindExport(nb::module_& m) {
   nb::class_<ExportOptions>(m, "ExportOptions",
@@ -140,34 +118,11 @@ void BindExport(nb::module_& m) {
       "export_task",
       [](const std::string& task, const std::string& out_dir, const ExportOptions& options,
          const ObjectStoreOptions& storage) {
-        // As the CLI: the task read through its location's file system, a URI output uploaded
-        // with the marker file last (ExportPublish::kUpload), a local one renamed into place.
-        OpenedLocation src = Unwrap(Locate(task, storage));
-        OpenedLocation out = Unwrap(Locate(out_dir, storage));
-        ExportOptions o = options;
-        o.output_fs = out.fs.get();
-        o.publish = out.object_store ? ExportPublish::kUpload : ExportPublish::kRename;
-        ExportReport r = Released([&]() -> Result<ExportReport> {
-          TaskOptions to;
-          to.fs = src.fs.get();
-          REEL_ASSIGN_OR_RETURN(auto t, Task::Open(src.root, to));
-          return ExportTask(*t, out.root, o);
-        });
-        if (out.object_store) r.out_dir = out.display;
-        nb::dict d;
-        d["out_dir"] = r.out_dir;
-        d["format"] = ExportFormatName(options.format);
-        d["episodes"] = r.episodes;
-        d["frames"] = r.frames;
-        d["videos_copied"] = r.videos_copied;
-        d["videos_reencoded"] = r.videos_reencoded;
-        d["features"] = StringList(r.features);
-        d["warnings"] = StringList(r.warnings);
-        return d;
+        return ReportDict(ToJson(Released([&] { return ExportJob(task, out_dir, options, storage); })));
       },
       "task"_a, "out_dir"_a, "options"_a, "storage"_a = ObjectStoreOptions(),
       "Exports the pooled task (a path or URI) to `out_dir` (a path or URI; must not exist unless "
-      "replace_existing), `storage` reaching both; the report `reel export --json` prints.");
+      "replace_existing), `storage` reaching both (reel/jobs.h ExportJob); the report `reel export --json` prints.");
 }
 
 void BindImport(nb::module_& m) {
@@ -182,49 +137,11 @@ void BindImport(nb::module_& m) {
       "import_dataset",
       [](const std::string& source, const std::string& task, const ImportOptions& options,
          const ObjectStoreOptions& storage) {
-        std::optional<PushReport> pushed;
-        std::optional<OpenedLocation> loc, from;
-        ImportOptions o = options;
-        std::string src = source;
-        if (IsUri(task)) loc = Unwrap(Locate(task, storage));  // Locate releases the GIL itself
-        if (IsUri(source)) {
-          from = Unwrap(Locate(source, storage));
-          o.source_fs = from->fs.get();
-          src = from->root;
-        }
-        ImportReport r = Released([&]() -> Result<ImportReport> {
-          if (!loc) return ImportDataset(src, task, o);
-          pushed.emplace();
-          return ImportDatasetToStore(src, loc->fs.get(), loc->root, o, &*pushed);
-        });
-        nb::dict d;
-        d["task"] = task;
-        d["episodes"] = r.episodes;
-        d["frames"] = r.frames;
-        d["episode_indices"] = r.episode_indices;
-        d["videos_copied"] = r.videos_copied;
-        d["videos_reencoded"] = r.videos_reencoded;
-        d["round_trip"] = r.round_trip;
-        nb::list skipped;
-        for (const SkippedEpisode& e : r.skipped) {
-          nb::dict k;
-          k["source_episode"] = e.source_episode;
-          k["episode_index"] = e.episode_index;
-          skipped.append(k);
-        }
-        d["skipped"] = skipped;
-        d["warnings"] = StringList(r.warnings);
-        if (pushed) {
-          nb::dict p;
-          p["files_sent"] = pushed->files_sent;
-          p["bytes_sent"] = pushed->bytes_sent;
-          d["pushed"] = p;
-        }
-        return d;
+        return ReportDict(ToJson(Released([&] { return ImportJob(source, task, options, storage); })));
       },
       "source"_a, "task"_a, "options"_a, "storage"_a = ObjectStoreOptions(),
       "Imports a LeRobot or bundle dataset into the pooled task (a directory, or a URI: a staged change "
-      "published with the push protocol); the report `reel import --json` prints.");
+      "published with the push protocol; reel/jobs.h ImportJob); the report `reel import --json` prints.");
 }
 
 void BindPack(nb::module_& m) {
@@ -241,29 +158,7 @@ void BindPack(nb::module_& m) {
       "pack_episode",
       [](const std::string& task, int64_t n, const std::string& zip_path, const PackOptions& options,
          const ObjectStoreOptions& storage) {
-        // The task read through its location's file system; the zip written locally.
-        OpenedLocation src = Unwrap(Locate(task, storage));
-        const std::string name = src.object_store ? BaseName(src.root) : TaskDirName(task);
-        const std::string out = zip_path.empty() ? DefaultSliceName(name, n) : zip_path;
-        PackOptions o = options;
-        o.task_fs = src.fs.get();
-        o.output_fs = DefaultFileSystem();
-        PackResult r = Released([&] { return PackEpisode(src.root, n, out, o); });
-        nb::list entries;
-        for (const PackedEntry& e : r.entries) {
-          nb::dict x;
-          x["arcname"] = e.arcname;
-          x["size"] = e.size;
-          x["recompressed"] = e.recompressed;
-          entries.append(x);
-        }
-        nb::dict d;
-        d["zip_path"] = r.zip_path;
-        d["episode_index"] = r.episode_index;
-        d["upload_episode_index"] = r.upload_episode_index;
-        d["zip_bytes"] = r.zip_bytes;
-        d["entries"] = entries;
-        return d;
+        return ReportDict(ToJson(Released([&] { return PackJob(task, n, zip_path, options, storage); })));
       },
       "task"_a, "episode_index"_a, "zip_path"_a, "options"_a, "storage"_a = ObjectStoreOptions(),
       "Writes the §9 upload slice of episode N of the task (a path, or a URI reached with `storage`) "
@@ -303,42 +198,11 @@ std::function<void(const UploadEvent&)> EventCallback(nb::object fn) {
   return [holder](const UploadEvent& e) {
     nb::gil_scoped_acquire gil;
     try {
-      nb::dict d;
-      d["time"] = e.time;
-      d["event"] = e.event;
-      d["episode_index"] = e.episode_index;
-      d["state"] = e.state;
-      d["sent"] = e.sent;
-      d["total"] = e.total;
-      d["attempt"] = e.attempt;
-      d["detail"] = e.detail;
-      d["rule"] = e.rule;
-      holder->fn(d);
+      holder->fn(ReportDict(ToJson(e)));
     } catch (nb::python_error& err) {
       err.discard_as_unraisable("reel.upload events callback");
     }
   };
-}
-
-// One episode's result as `reel upload --json` prints it.
-nb::dict OutcomeDict(const EpisodeUploadResult& one) {
-  const Result<UploadOutcome>& r = one.outcome;
-  nb::dict d;
-  d["episode_index"] = one.episode_index;
-  d["ok"] = r.ok();
-  if (r.ok()) {
-    d["session_id"] = r->session_id;
-    d["already_present"] = r->already_present;
-    d["attempts"] = r->attempts;
-    d["resumable"] = r->resumable;
-    d["deleted"] = r->deleted;
-    d["bytes"] = r->bytes;
-  } else {
-    d["code"] = StatusCodeName(r.status().code());
-    d["error"] = r.status().message();
-    d["rule"] = r.status().rule();
-  }
-  return d;
 }
 
 void BindUpload(nb::module_& m) {
@@ -407,45 +271,15 @@ void BindUpload(nb::module_& m) {
         o.should_stop = nullptr;
         if (interrupted->load()) throw nb::python_error();  // the signal's exception, pending
         if (!results.ok()) RaiseStatus(results.status());
-        nb::list out;
-        for (const EpisodeUploadResult& r : *results) out.append(OutcomeDict(r));
-        return out;
+        return ReportDict(ToJson(*results));
       },
       "task"_a, "episodes"_a, "options"_a, "progress"_a = nb::none(), "events"_a = nb::none(),
-      "Runs the task's upload outbox (`reel upload`): episodes N (every one with data when empty); one "
-      "dict per episode as in `reel upload --json`. `progress(episode_index, sent, total, attempt)` and "
+      "Runs the task's upload outbox (`reel upload`): episodes N (every one with data when empty); the "
+      "report `reel upload --json` prints, {episodes, all_landed}. `progress(episode_index, sent, total, attempt)` and "
       "`events(dict)` are called with the GIL (an exception they raise is reported as unraisable).");
   m.def(
       "upload_status",
-      [](const std::string& task) {
-        auto st = ReadOutboxStatus(task);
-        if (!st.ok()) RaiseStatus(st.status());
-        nb::list jobs;
-        for (const OutboxEntry& e : st->entries) {
-          nb::dict d;
-          d["server"] = e.server;
-          d["project"] = e.project;
-          d["episode_index"] = e.episode_index;
-          d["state"] = e.state;
-          d["digest"] = e.digest;
-          d["bytes"] = e.bytes;
-          d["zip_bytes"] = e.zip_bytes;
-          d["sent"] = e.sent;
-          d["attempts"] = e.attempts;
-          d["last_error"] = e.last_error;
-          d["rule"] = e.rule;
-          d["session_id"] = e.session_id;
-          d["age_s"] = e.age_s;
-          d["next_try_in_s"] = e.next_try_in_s;
-          jobs.append(d);
-        }
-        nb::dict counters;
-        for (const auto& [name, value] : st->counters) counters[name.c_str()] = value;
-        nb::dict out;
-        out["jobs"] = jobs;
-        out["counters"] = counters;
-        return out;
-      },
+      [](const std::string& task) { return ReportDict(ToJson(Released([&] { return ReadOutboxStatus(task); }))); },
       "task"_a, "The task's upload outbox as `reel upload --status --json` prints it.");
 }
 
@@ -461,34 +295,21 @@ void BindSimulate(nb::module_& m) {
       .def_rw("video_height", &SimulateOptions::video_height, "Every slot's height (CLI --video-size).");
   m.def(
       "simulate",
-      [](const std::string& task, int64_t episodes, const SimulateOptions& options) {
-        std::vector<std::pair<int64_t, int64_t>> done = Released([&]() -> Result<std::vector<std::pair<int64_t, int64_t>>> {
-          REEL_ASSIGN_OR_RETURN(auto writer, TaskWriter::Open(task, SimulatedRigOptions(TaskDirName(task), options)));
-          std::vector<std::pair<int64_t, int64_t>> out;
-          for (int64_t k = 0; k < episodes; ++k) {
-            REEL_ASSIGN_OR_RETURN(auto episode, writer->BeginEpisode());
-            REEL_RETURN_IF_ERROR(SimulateEpisode(*episode, options, episode->episode_index()));
-            const int64_t n = episode->episode_index(), rows = episode->rows();
-            REEL_RETURN_IF_ERROR(episode->Commit().status());
-            out.emplace_back(n, rows);
-          }
-          return out;
-        });
-        nb::list list;
-        for (const auto& [n, rows] : done) {
-          nb::dict d;
-          d["episode_index"] = n;
-          d["length"] = rows;
-          d["committed"] = true;
-          list.append(d);
-        }
-        nb::dict d;
-        d["episodes"] = list;
-        return d;
+      [](const std::string& task, int64_t count, const SimulateOptions& rig, int64_t episode_index, bool replace,
+         bool abort_last, bool profile) {
+        SimulateTaskOptions o;
+        o.count = count;
+        o.rig = rig;
+        o.episode_index = episode_index;
+        o.replace = replace;
+        o.abort_last = abort_last;
+        o.profile = profile;
+        return ReportDict(ToJson(Released([&] { return SimulateTask(task, o); })));
       },
-      "task"_a, "episodes"_a, "options"_a,
-      "Records `episodes` episodes of the simulated rig into the task (created if missing); "
-      "the report `reel simulate --json` prints.");
+      "task"_a, "count"_a, "options"_a, "episode_index"_a = 0, "replace"_a = false, "abort_last"_a = false,
+      "profile"_a = false,
+      "Records `count` episodes of the simulated rig into the task (created if missing; reel/simulate.h "
+      "SimulateTask); the report `reel simulate --json` prints.");
 }
 
 }  // namespace
@@ -507,18 +328,7 @@ void BindPush(nb::module_& m) {
       "push",
       [](const std::string& task, const std::string& destination, const PushOptions& options,
          const ObjectStoreOptions& storage) {
-        OpenedLocation dest = Unwrap(Locate(destination, storage));
-        PushReport r = Released([&] { return PushTask(task, dest.fs.get(), dest.root, options); });
-        nb::dict d;
-        d["episodes"] = r.episodes;
-        d["sent"] = nb::cast(r.sent);
-        d["resumed"] = nb::cast(r.resumed);
-        d["present"] = r.present;
-        d["files_sent"] = r.files_sent;
-        d["bytes_sent"] = r.bytes_sent;
-        d["task_files_sent"] = nb::cast(r.task_files_sent);
-        d["dry_run"] = r.dry_run;
-        return d;
+        return ReportDict(ToJson(Released([&] { return PushJob(task, destination, options, storage); })));
       },
       "task"_a, "destination"_a, "options"_a, "storage"_a,
       "Mirrors a local task to a URI or directory (docs/storage.md); the report `reel push --json` prints.");
@@ -530,23 +340,7 @@ void BindSplitEpisodes(nb::module_& m) {
       [](const std::string& task, bool dry_run) {
         SplitEpisodesOptions o;
         o.dry_run = dry_run;
-        SplitEpisodesReport r = Released([&] { return SplitEpisodes(task, o); });
-        nb::list shards;
-        for (const SplitShard& s : r.shards) {
-          nb::dict sd;
-          sd["shard"] = s.shard;
-          sd["split"] = nb::cast(s.split);
-          sd["kept"] = nb::cast(s.kept);
-          sd["files"] = StringList(s.files);
-          shards.append(sd);
-        }
-        nb::dict d;
-        d["task"] = task;
-        d["dry_run"] = r.dry_run;
-        d["episodes_split"] = r.episodes_split;
-        d["episodes_kept"] = r.episodes_kept;
-        d["shards"] = shards;
-        return d;
+        return ReportDict(ToJson(Released([&] { return SplitEpisodes(task, o); })));
       },
       "task"_a, "dry_run"_a = false,
       "Splits legacy multi-row episodes shards into one file per episode (docs/maintenance.md); "

@@ -14,7 +14,8 @@
 #include <thread>
 
 #include "binding.h"
-#include "reel/check.h"
+#include "released.h"
+#include "reel/jobs.h"
 #include "reel/decode.h"
 #include "reel/file_group.h"
 #include "reel/layout.h"
@@ -46,6 +47,10 @@ void RaiseStatus(const Status& st) {
 
 nb::object NumpyEmpty(nb::tuple shape, const char* dtype) {
   return nb::module_::import_("numpy").attr("empty")(shape, dtype);
+}
+
+nb::object ReportDict(const std::string& report_json) {
+  return nb::module_::import_("json").attr("loads")(nb::str(report_json.data(), report_json.size()));
 }
 
 namespace {
@@ -135,38 +140,9 @@ nb::list EpisodesOf(const Task& t, std::optional<std::vector<int64_t>> only) {
   return out;
 }
 
-nb::list FindingsList(const std::vector<TaskReport>& reports) {
-  nb::list out;
-  for (const TaskReport& r : reports)
-    for (const Finding& f : r.findings) {
-      nb::dict d;
-      d["task"] = r.path;
-      d["rule"] = f.rule;
-      d["severity"] = SeverityName(f.severity);
-      d["path"] = f.path;
-      d["message"] = f.message;
-      out.append(d);
-    }
-  return out;
-}
-
-// Findings of CheckPath on a path or URI; tasks are named as given (the URI, not the
-// object store's own path).
-nb::list Check(const std::string& path, const CheckOptions& options, const ObjectStoreOptions& storage) {
-  Result<std::vector<TaskReport>> reports = NotRunYet();
-  {
-    nb::gil_scoped_release release;
-    reports = [&]() -> Result<std::vector<TaskReport>> {
-      REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenLocation(path, storage));
-      CheckOptions o = options;
-      if (loc.object_store) o.fs = loc.fs.get();
-      REEL_ASSIGN_OR_RETURN(auto found, CheckPath(loc.root, o));
-      for (TaskReport& r : found)
-        if (r.path.compare(0, loc.root.size(), loc.root) == 0) r.path = loc.display + r.path.substr(loc.root.size());
-      return found;
-    }();
-  }
-  return FindingsList(Unwrap(std::move(reports)));
+// CheckJob of a path or URI: the report `reel check --json` prints.
+nb::object Check(const std::string& path, const CheckOptions& options, const ObjectStoreOptions& storage) {
+  return ReportDict(ToJson(Released([&] { return CheckJob(path, options, storage); })));
 }
 
 using ForceMatrixArray = nb::ndarray<nb::numpy, float, nb::shape<250, 250, 3>>;
@@ -306,7 +282,8 @@ NB_MODULE(_core, m) {
   BindMaintenance(m);
   BindOps(m);  // CheckOptions first: check's default argument is one
   m.def("check", &Check, "path"_a, "options"_a = CheckOptions(), "storage"_a = ObjectStoreOptions(),
-        "Checks a task (or a folder of tasks); returns the findings as dicts.");
+        "Checks a task or a folder of tasks (a path or URI; reel/jobs.h CheckJob); the report `reel check "
+        "--json` prints.");
 
   nb::class_<Task> task_cls(m, "Task", "A pooled_episodes_v1 task opened for reading.");
   task_cls
@@ -361,12 +338,7 @@ NB_MODULE(_core, m) {
       .def("frames", &TaskFrames, "episode_index"_a, "slot"_a, "rows"_a,
            "Frames shown at `rows` (int64, any order, repeats allowed) of episode N's video for "
            "`slot`: RGB uint8 (n, H, W, 3), or depth uint16 millimetres (n, H, W) for a depth stream.")
-
-      .def("check", [](const Task& t) {
-        CheckOptions o;
-        o.fs = t.fs();
-        return Check(t.root(), o, ObjectStoreOptions());
-      });
+;
   BindArrow(task_cls);
   BindSlotClock(task_cls);
   BindSamples(m, task_cls);

@@ -37,11 +37,11 @@ import pytest
 
 from .cli_run import reel
 from .fixtures import data_rel
+from .keypoints_common import ep_dir, landmarks, write_3d
 from .lerobot_peer import dump
 from .recorder_common import check_clean, reel_exec, simulate
 from .serve_common import ReelServer, build_slice, upload, write_config
-from .test_keypoints import ep_dir, landmarks, write_3d
-from .test_migrate import TASK, make_v1_task, pooled_rel
+from .v1_task import TASK, make_v1_task, pooled_rel
 
 POSES = ("observation.left_hand_pose", "observation.right_hand_pose")
 

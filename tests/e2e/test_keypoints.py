@@ -29,6 +29,7 @@ import pytest
 
 from .cli_run import run_measured
 from .fixtures import EpisodeSpec, data_rel, write_task
+from .keypoints_common import ZERO, ep_dir, landmarks, write_3d
 from .kill_campaign import kill_rounds, run_killed_after
 from .recorder_common import check_clean, reel_exec
 
@@ -42,27 +43,6 @@ def sha(path: Path) -> str:
 def make_task(base: Path, hand_pose: bool = True) -> Path:
     eps = [EpisodeSpec(n, length=L, videos={}, hand_pose=hand_pose) for n, L in LENGTHS.items()]
     return write_task(base / "data" / "recordings", "pick", eps).path
-
-
-def landmarks(seed: int) -> list:
-    return np.random.default_rng(seed).normal(0.0, 0.1, 63).astype(np.float32).tolist()
-
-
-ZERO = [0.0] * 63
-
-
-def write_3d(path: Path, rows: list, label_type=pa.string(), width: int = 63) -> None:
-    """rows: (frame, (present0, label0, seed0), (present1, label1, seed1))."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cols = {"frame_index": pa.array([r[0] for r in rows], pa.int32())}
-    for h in (0, 1):
-        cols[f"hand_{h}_present"] = pa.array([r[1 + h][0] for r in rows], pa.bool_())
-        lm = [(landmarks(r[1 + h][2]) if r[1 + h][2] is not None else ZERO)[:width] + [0.0] * max(0, width - 63)
-              for r in rows]
-        cols[f"hand_{h}_landmarks_3d"] = pa.array(lm, pa.list_(pa.float32(), width))
-        labels = [r[1 + h][1] for r in rows]
-        cols[f"hand_{h}_label"] = pa.array(labels if label_type == pa.string() else [len(x) for x in labels], label_type)
-    pq.write_table(pa.table(cols), path)
 
 
 def write_2d(path: Path, frames: list) -> None:
@@ -92,10 +72,6 @@ def write_labels(path: Path, frames: list) -> None:
         "hand_1_fist": b(True), "hand_1_pinch": b(False), "hand_1_motion": f(0.0),
         "two_hand_distance": f(120.0), "contact": s("none"),
     }), path)
-
-
-def ep_dir(mirror: Path, n: int) -> Path:
-    return mirror / f"episode_{n:06d}"
 
 
 # Episode 1 (6 data rows): every case of contract-decisions.md "keypoints backfill".

@@ -199,6 +199,6 @@ def test_python_rebuild_stats(reel_mod, tmp_path):
     d = reel_mod.rebuild_stats(task.path, dry_run=True)
     assert not d["written"]
     r = reel_mod.rebuild_stats(task.path)
-    assert r["written"] and json.loads(r["stats_json"]) == read_stats(task.path)
+    assert r["written"] and r["stats"] == read_stats(task.path)
     assert_stats_equal(read_stats(task.path), expected_stats(task.path))
     assert reel_mod.rebuild_stats(task.path, verify=True)["agrees"]

@@ -33,134 +33,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from .cli_run import reel, run_measured
-from .fixtures import video_bytes
 from .kill_campaign import kill_rounds, run_killed_after
+from .v1_task import FPS, GLOVES, SESSIONS, TASK, make_v1_task, pooled_rel, write_bytes, write_json
 
-TASK = "pick"
-FPS = 30
-# (folder suffix, frames, stereo); suffixes 1, 2, 5 become N = 1, 2, 3
-# (contract-decisions.md "v1.0 -> pooled migration: numbering").
-SESSIONS = ((1, 6, True), (2, 5, False), (5, 4, True))
-GLOVES = ("left_glove", "right_glove")
 KEYS = ("episode_index", "frame_index", "timestamp", "task_index")
-
-
-# --------------------------------------------------------------------------- the v1.0 fixture
-
-
-def _fixed(values, width):
-    return pa.array([list(map(float, v)) for v in values], pa.list_(pa.float32(), width))
-
-
-def _glove_table(idx: int, frames: int, sensor: str, rng) -> pa.Table:
-    """One glove's parquet. The right glove repeats frame 1 (the first row wins); the left
-    glove misses frame 2 (zeros and "connected" there)."""
-    fis = list(range(frames))
-    if sensor == "right_glove":
-        fis = fis[:2] + [1] + fis[2:]
-    else:
-        fis = [f for f in fis if f != 2]
-    n = len(fis)
-    return pa.table({
-        "episode_index": pa.array([idx] * n, pa.int64()),
-        "frame_index": pa.array(fis, pa.int64()),
-        "timestamp": pa.array([f / FPS for f in fis], pa.float32()),
-        "task_index": pa.array([0] * n, pa.int64()),
-        f"observation.{sensor}": _fixed(rng.random((n, 256)), 256),
-        "observation.left_hand_pose": _fixed(np.zeros((n, 63)), 63),
-        "observation.right_hand_pose": _fixed(rng.random((n, 63)) if sensor == "right_glove" else np.zeros((n, 63)), 63),
-        "action": _fixed(np.zeros((n, 1)), 1),
-        f"status.ble_glove:{sensor[0].upper()}1": pa.array(
-            ["connected" if k % 3 else "disconnected" for k in range(n)], pa.string()),
-    })
-
-
-def _imu_table(idx: int, frames: int, rng) -> pa.Table:
-    counts = [1 + (f % 3) for f in range(frames)]
-    return pa.table({
-        "episode_index": pa.array([idx] * frames, pa.int64()),
-        "frame_index": pa.array(range(frames), pa.int64()),
-        "timestamp": pa.array([f / FPS for f in range(frames)], pa.float32()),
-        "task_index": pa.array([0] * frames, pa.int64()),
-        "hardware_ns": pa.array([10**9 * f for f in range(frames)], pa.int64()),
-        "imu_ts_ns": pa.array([[10**9 * f + 1000 * k for k in range(c)] for f, c in enumerate(counts)],
-                              pa.list_(pa.int64())),
-        "observation.imu": pa.array([[list(map(float, rng.random(6))) for _ in range(c)] for c in counts],
-                                    pa.list_(pa.list_(pa.float32(), 6))),
-    })
-
-
-def make_v1_task(root: Path) -> Path:
-    task = root / TASK
-    rng = np.random.default_rng(7)
-    for k, (idx, frames, stereo) in enumerate(SESSIONS):
-        s = task / f"{TASK}_{idx:06d}"
-        created = 1_700_000_000.0 + 100.0 * k
-        cameras = {"head_left": {"height": 24, "width": 32},
-                   "head_depth": {"height": 24, "width": 32, "type": "depth", "unit": "mm", "format": "png16"}}
-        if stereo:
-            cameras["head_right"] = {"height": 24, "width": 32, "fps": 15}
-        meta = {
-            "format": "egodata", "format_version": "1.0", "episode_index": idx, "fps": FPS, "task_name": TASK,
-            "cameras": cameras,
-            "devices": [{"key": "s80m:AB12", "kind": "s80m", "name": f"Head {k}", "slots": list(cameras),
-                         "serial": "AB12", "resolution": [32, 24], "fps": FPS, "calibration": {}},
-                        {"key": "ble_glove:R1", "kind": "ble_glove", "name": "Right glove", "slots": [],
-                         "sensor_column": "observation.right_glove"}],
-            "sensors": list(GLOVES), "sensor_dim": 256, "created_at": created, "codebase_version": f"1.0.1{k}",
-            "video_codec": {"encoder": "libx264", "codec": "h264", "crf": 23, "ffmpeg": "/usr/bin/ffmpeg",
-                            "selected_by": "probe", "probe": {"libx264": True}},
-            "drop_stats": {"queue": k, "imu_overflow": 0},
-        }
-        entries = []
-        for f in range(frames):
-            e = {"frame_index": f, "timestamp": f / FPS, "wall_time": created + f / FPS}
-            if stereo:
-                e["hardware_ns"] = 10**9 * f + 7
-            entries.append(e)
-            if stereo:  # the right eye's entry: never the one kept
-                entries.append({"frame_index": f, "timestamp": f / FPS + 0.001, "wall_time": created + f / FPS + 0.001,
-                                "hardware_ns": 10**9 * f + 9})
-        _write_json(s / "metadata.json", meta)
-        _write_json(s / "timestamps.json", {"timestamps": entries, "total_frames": frames})
-        for sensor in GLOVES:
-            _write_parquet(s / "data" / sensor / "chunk-0000" / "chunk_000000.parquet", _glove_table(idx, frames, sensor, rng))
-        if stereo:
-            _write_parquet(s / "data" / "imu" / "chunk-0000" / "chunk_000000.parquet", _imu_table(idx, frames, rng))
-        _write(s / "videos" / "head_left" / "chunk-0000" / "head_left.mp4", video_bytes("mp4", False, frames))
-        if stereo:
-            # A 15 fps camera in a 30 fps session: the collector wrote a frame at every other
-            # tick, from the first (multi-device §4.2 cameras[slot].fps).
-            _write(s / "videos" / "head_right" / "chunk-0000" / "head_right.mp4",
-                   video_bytes("mp4", False, (frames + 1) // 2))
-            _write(s / "videos" / "head_left" / "chunk-0000" / "head_left_aux.mp4", video_bytes("mp4", False, frames))
-        _write(s / "depth" / "head_depth" / "head_depth.mkv", video_bytes("mkv", True, frames))
-        _write(s / "depth" / "head_depth" / "head_depth.mp4", video_bytes("mp4", False, frames))  # heat-map preview
-        _write_json(s / "calibration" / "head_stereo.json", {"baseline_m": 0.06 + k, "K": [[1, 0, 16], [0, 1, 12], [0, 0, 1]]})
-        if k == 0:
-            _write_json(s / "calibration" / "wrist_calibration.json", {"R": [1, 0, 0]})
-        _write_json(s / "meta" / "info.json", {"codebase_version": "v3.0", "fps": FPS, "total_episodes": 1})
-        _write(s / "meta" / "tasks.jsonl", json.dumps({"task_index": 0, "task": TASK}).encode() + b"\n")
-        _write_parquet(s / "meta" / "episodes" / "chunk-000" / "file-000.parquet", pa.table(
-            {c: pa.array([v], pa.int64()) for c, v in
-             {"episode_index": idx, "task_index": 0, "start_frame_index": 0, "end_frame_index": frames - 1,
-              "length": frames}.items()}))
-    return task
-
-
-def _write(path: Path, data: bytes):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-
-
-def _write_json(path: Path, obj):
-    _write(path, json.dumps(obj, indent=2).encode())
-
-
-def _write_parquet(path: Path, table: pa.Table):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
-
 
 # --------------------------------------------------------------------------- what the migration must give
 
@@ -200,13 +76,6 @@ def expected_episodes(v1: Path) -> dict:
             videos["head_depth"] = s / "depth" / "head_depth" / "head_depth.mkv"
         out[n] = (s.name, cols, videos)
     return out
-
-
-def pooled_rel(n: int, kind: str, slot: str = "", ext: str = "") -> str:
-    c, f = (n - 1) // 1000, (n - 1) % 1000
-    return {"data": f"data/chunk-{c:03d}/episode-{f:03d}.parquet",
-            "row": f"meta/episodes/chunk-{c:03d}/episode-{f:03d}.parquet",
-            "video": f"videos/chunk-{c:03d}/{slot}/episode-{f:03d}.{ext}"}[kind]
 
 
 def assert_migrated(task: Path, expected: dict, v1: Path):
@@ -380,9 +249,9 @@ def make_depth_sequences(task: Path) -> dict:
         mm = depth_frames(n, frames, 100 + n)
         for k in range(frames):
             if idx == 2:
-                _write(d / f"{k + 1:06d}.bin", mm[k].astype("<u2").tobytes())
+                write_bytes(d / f"{k + 1:06d}.bin", mm[k].astype("<u2").tobytes())
             else:
-                _write(d / f"{k + 1:06d}.png", png16(mm[k]))
+                write_bytes(d / f"{k + 1:06d}.png", png16(mm[k]))
         out[n] = mm
     return out
 
@@ -425,26 +294,26 @@ def _drop_frame(d: Path):
 
 
 def _extra_frame(d: Path):
-    _write(d / "000007.png", png16(np.zeros((24, 32), np.uint16)))
+    write_bytes(d / "000007.png", png16(np.zeros((24, 32), np.uint16)))
 
 
 def _odd_size(d: Path):
-    _write(d / "000002.png", png16(np.zeros((24, 31), np.uint16)))
+    write_bytes(d / "000002.png", png16(np.zeros((24, 31), np.uint16)))
 
 
 def _eight_bit(d: Path):
-    _write(d / "000004.png", png8(24, 32))
+    write_bytes(d / "000004.png", png8(24, 32))
 
 
 def _short_bin(d: Path):
     for p in d.glob("*.png"):
         p.unlink()
     for k in range(6):
-        _write(d / f"{k + 1:06d}.bin", bytes(24 * 32 * 2 - (2 if k == 4 else 0)))
+        write_bytes(d / f"{k + 1:06d}.bin", bytes(24 * 32 * 2 - (2 if k == 4 else 0)))
 
 
 def _not_png(d: Path):
-    _write(d / "000005.png", b"\x89PNG not really")
+    write_bytes(d / "000005.png", b"\x89PNG not really")
 
 
 def _truncated_interlaced(d: Path):
@@ -455,7 +324,7 @@ def _truncated_interlaced(d: Path):
     raw = b""
     for x0, y0, dx, dy in ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)):
         raw += b"".join(b"\x00" + bytes(2 * len(range(x0, 32, dx))) for _ in range(y0, 24, dy))
-    _write(d / "000005.png", b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 32, 24, 16, 0, 0, 0, 1)) +
+    write_bytes(d / "000005.png", b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 32, 24, 16, 0, 0, 0, 1)) +
            chunk(b"IDAT", zlib.compress(raw[:len(raw) // 8])) + chunk(b"IEND", b""))
 
 
@@ -487,9 +356,9 @@ def make_mirror(where: Path) -> Path:
     mirror = where / "keypoints_output" / TASK
     for k, (idx, _, _) in enumerate(SESSIONS):
         s = mirror / f"{TASK}_{idx:06d}"
-        _write(s / "hand_pose" / "chunk-000.parquet", f"2d {idx}".encode())
-        _write(s / "hand_pose_3d" / "chunk-000.parquet", f"3d {idx}".encode())
-        _write(s / "auto_labels" / "auto_labels.parquet", f"labels {idx}".encode())
+        write_bytes(s / "hand_pose" / "chunk-000.parquet", f"2d {idx}".encode())
+        write_bytes(s / "hand_pose_3d" / "chunk-000.parquet", f"3d {idx}".encode())
+        write_bytes(s / "auto_labels" / "auto_labels.parquet", f"labels {idx}".encode())
     return mirror
 
 
@@ -545,7 +414,7 @@ def test_keypoints_explicit_folder_and_to_leaves_the_mirror(reel_bin, v1_templat
 def test_keypoints_both_present_is_a_clear_error_after_the_commit(reel_bin, v1_template, tmp_path):
     task = copy_task(v1_template, tmp_path)
     mirror = make_mirror(tmp_path)
-    _write(mirror / "episode_000002" / "hand_pose" / "chunk-000.parquet", b"someone else's")
+    write_bytes(mirror / "episode_000002" / "hand_pose" / "chunk-000.parquet", b"someone else's")
     proc = reel(reel_bin, "migrate", task, ok=2)
     assert f"both {mirror / (TASK + '_000002')} and {mirror / 'episode_000002'} exist" in proc.stderr, proc.stderr
     assert json.loads((task / "meta" / "info.json").read_text())["format"] == "pooled_episodes_v1"
@@ -771,8 +640,8 @@ def test_restore_kill_campaign_migrated_or_v1_then_rerun_finishes(reel_bin, v1_t
 
 def _outside_tree(tmp_path: Path) -> Path:
     outside = tmp_path / "elsewhere"
-    _write(outside / "victim" / "precious.txt", b"the user's own bytes")
-    _write(outside / "notes.txt", b"more of them")
+    write_bytes(outside / "victim" / "precious.txt", b"the user's own bytes")
+    write_bytes(outside / "notes.txt", b"more of them")
     return outside
 
 
@@ -845,7 +714,7 @@ def test_a_linked_calibration_file_is_refused_not_embedded(reel_bin, v1_template
     # read and embedded into info.json and the episodes row.
     task = copy_task(v1_template, tmp_path / "a")
     secret = tmp_path / "elsewhere" / "secret.json"
-    _write_json(secret, {"token": "the user's own bytes"})
+    write_json(secret, {"token": "the user's own bytes"})
     link = task / f"{TASK}_000005" / "calibration" / "leak.json"
     link.symlink_to(secret)
     before = tree(task)
@@ -985,11 +854,11 @@ def _big_v1_task(root: Path, meta_zeros: int, frames: int) -> Path:
         s = task / f"{TASK}_{idx:06d}"
         head = json.dumps({"format": "egodata", "format_version": "1.0", "episode_index": idx, "fps": FPS,
                            "task_name": TASK, "created_at": 1_700_000_000.0 + k, "drop_stats": {"queue": k}})
-        _write(s / "metadata.json", head[:-1].encode() + b', "debug_trace": [' + b"0," * meta_zeros + b"0]}")
+        write_bytes(s / "metadata.json", head[:-1].encode() + b', "debug_trace": [' + b"0," * meta_zeros + b"0]}")
         n = frames if k == 0 else 3
         body = b",\n".join(b'{"frame_index": %d, "timestamp": %r, "wall_time": %r, "hardware_ns": %d}'
                             % (f, f / FPS, 1.7e9 + f / FPS, 10**9 * f) for f in range(n))
-        _write(s / "timestamps.json", b'{"timestamps": [' + body + b'], "total_frames": %d}' % n)
+        write_bytes(s / "timestamps.json", b'{"timestamps": [' + body + b'], "total_frames": %d}' % n)
     return task
 
 

@@ -223,7 +223,7 @@ def test_reel_open_with_storage_options(store, reel_mod, monkeypatch):
 
 
 def test_python_check_equals_local(store, reel_mod):
-    local = reel_mod.check(str(store["local"]["novideo"]))
+    local = reel_mod.findings(reel_mod.check(str(store["local"]["novideo"])))
     s3 = reel_mod.open(store["uri"]["novideo"]).check()
     for f in s3:
         f["task"] = f["task"].replace(store["uri"]["novideo"], str(store["local"]["novideo"]))

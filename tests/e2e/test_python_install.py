@@ -129,7 +129,8 @@ def test_readme_tour_through_the_installed_cli_and_python(venv, tmp_path):
             out = {{}}
             t = {str(tmp_path / "py" / task.name)!r}
             out["simulate"] = reel.simulate(t, count=2, seconds=1.0, video_width=32, video_height=24)
-            out["findings"] = [f for f in reel.check({str(tmp_path / "py")!r}, io_threads=1) if f["severity"] == "error"]
+            out["findings"] = [f for f in reel.findings(reel.check({str(tmp_path / "py")!r}, io_threads=1))
+                               if f["severity"] == "error"]
             task = reel.open(t)
             out["repr"] = repr(task)
             out["timestamps"] = pa.table(task.data(1, "timestamp")).column("timestamp").to_pylist()
@@ -156,6 +157,6 @@ def test_readme_tour_through_the_installed_cli_and_python(venv, tmp_path):
     assert {k: got["export"][k] for k in ("format", "episodes", "frames", "features")} == {
         k: cli_export[k] for k in ("format", "episodes", "frames", "features")}
     assert got["import"]["episodes"] == 2 and got["import"]["round_trip"]
-    assert got["upload"][0]["ok"] and got["upload"][0]["episode_index"] == 1, got["upload"]
+    assert got["upload"]["all_landed"] and got["upload"]["episodes"][0]["episode_index"] == 1, got["upload"]
     assert "formatt" in got["typo"] and "format" in got["typo"]
     assert got["options"].startswith("reel.PackOptions(") and "precompress_crf=30" in got["options"]

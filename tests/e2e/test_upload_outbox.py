@@ -217,13 +217,15 @@ def test_status_formats_and_python(reel_bin, tmp_path, server):
     reel = pytest.importorskip("reel")
     task = small_task(reel_bin, tmp_path / "client", count=2)
     seen = []
-    out = reel.upload(task, server=server.url, token=TOKEN_ALL, events=seen.append, parallel=1)
+    report = reel.upload(task, server=server.url, token=TOKEN_ALL, events=seen.append, parallel=1)
+    out = report["episodes"]
+    assert report["all_landed"]
     assert [r["ok"] for r in out] == [True, True] and [r["episode_index"] for r in out] == [1, 2], out
     assert {"packed", "imported", "confirmed"} <= {e["event"] for e in seen}
     st = reel.upload_status(task)
     assert [j["state"] for j in st["jobs"]] == ["confirmed", "confirmed"]
     assert st["counters"]["confirmed"] == 2
-    again = reel.upload(task, server=server.url, token=TOKEN_ALL)
+    again = reel.upload(task, server=server.url, token=TOKEN_ALL)["episodes"]
     assert all(r["already_present"] and r["attempts"] == 0 for r in again), again
     rc, text, err = reel_exec(reel_bin, "upload", task, "--status", "--prometheus")
     assert rc == 0, err

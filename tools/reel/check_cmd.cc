@@ -3,23 +3,10 @@
 #include <map>
 
 #include "cli.h"
-#include "reel/check.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
-
-Json ReportJson(const TaskReport& r) {
-  Json findings = Json::array();
-  for (const Finding& f : r.findings)
-    findings.push_back({{"rule", f.rule}, {"severity", SeverityName(f.severity)},
-                        {"path", f.path}, {"message", NameInputs(f.message)}});
-  return {{"path", r.path},
-          {"format", r.format},
-          {"episodes", r.episodes},
-          {"errors", r.Count(Severity::kError)},
-          {"warnings", r.Count(Severity::kWarning)},
-          {"findings", std::move(findings)}};
-}
 
 void PrintRules(bool markdown) {
   if (markdown) {
@@ -93,41 +80,22 @@ void AddCheckCommand(CLI::App& app, int& exit_code) {
     }
     args->options.io_threads = args->threads;
     args->options.progress = MakeProgress(args->progress);
-    auto loc = OpenInput(args->path, args->store);
-    if (!loc.ok()) {
-      exit_code = Fail(loc.status());
-      return;
-    }
-    args->options.fs = loc->fs.get();
-    auto folder = CheckFolder(loc->root, args->options);
+    auto folder = CheckJob(args->path, args->options, args->store);
     if (!folder.ok()) {
       exit_code = Fail(folder.status());
       return;
     }
-    // Reports name tasks as the user wrote the location (the URI, not the store's path).
-    for (TaskReport& r : folder->tasks)
-      if (r.path.compare(0, loc->root.size(), loc->root) == 0) r.path = loc->display + r.path.substr(loc->root.size());
-    for (SkippedFolder& f : folder->skipped)
-      if (f.path.compare(0, loc->root.size(), loc->root) == 0) f.path = loc->display + f.path.substr(loc->root.size());
-    const std::vector<TaskReport>* reports = &folder->tasks;
-    int64_t errors = 0, warnings = 0;
-    for (const TaskReport& r : *reports) {
-      errors += r.Count(Severity::kError);
-      warnings += r.Count(Severity::kWarning);
-    }
+    int64_t errors = 0;
+    for (const TaskReport& r : folder->tasks) errors += r.Count(Severity::kError);
     exit_code = errors > 0 ? kExitFindings : kExitOk;
     if (args->json) {
-      Json tasks = Json::array();
-      for (const TaskReport& r : *reports) tasks.push_back(ReportJson(r));
-      Json skipped = Json::array();
-      for (const SkippedFolder& f : folder->skipped) skipped.push_back({{"path", f.path}, {"reason", f.reason}});
-      PrintJson({{"tasks", std::move(tasks)}, {"errors", errors}, {"warnings", warnings}, {"skipped", skipped}});
+      PrintJson(ToJson(*folder));
       return;
     }
-    for (const TaskReport& r : *reports) {
+    for (const TaskReport& r : folder->tasks) {
       for (const Finding& f : r.findings)
         std::cout << SeverityName(f.severity) << " " << f.rule << " "
-                  << (f.path.empty() ? r.path : r.path + "/" + f.path) << ": " << NameInputs(f.message) << "\n";
+                  << (f.path.empty() ? r.path : r.path + "/" + f.path) << ": " << f.message << "\n";
       const int64_t e = r.Count(Severity::kError), w = r.Count(Severity::kWarning);
       std::cout << r.path << ": " << (e ? "FAILED" : "OK") << " (" << r.format << ", " << r.episodes
                 << " episodes, " << e << " errors, " << w << " warnings)\n";

@@ -34,6 +34,8 @@ int UsageFail(const std::string& message);
 
 // Prints JSON (indent 2, UTF-8) to stdout.
 void PrintJson(const Json& j);
+// A job's report (ToJson of reel/jobs.h) printed as above.
+void PrintJson(const std::string& report_json);
 
 void AddInfoCommands(CLI::App& app, int& exit_code);   // info, ls, show, stats
 void AddCheckCommand(CLI::App& app, int& exit_code);   // check

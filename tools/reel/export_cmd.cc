@@ -4,8 +4,7 @@
 #include <sstream>
 
 #include "cli.h"
-#include "reel/interop.h"
-#include "reel/task.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
@@ -75,33 +74,12 @@ int RunExport(ExportArgs& a) {
     return UsageFail("--imu-window: 0 to 4096 samples");
   if (!(o.mapping.streams.tolerance_s >= 0)) return UsageFail("--align-tolerance: seconds, 0 or more");
   o.progress = MakeProgress(a.progress);
-  auto loc = OpenInput(a.task, a.store);
-  if (!loc.ok()) return Fail(loc.status());
-  TaskOptions task_options;
-  task_options.fs = loc->fs.get();
-  auto task = Task::Open(loc->root, task_options);
-  if (!task.ok()) return Fail(task.status());
-  // The task is read through its own file system; the output is written through its own:
-  // a local directory gets the export renamed into place, a URI gets it uploaded with the
-  // marker file last (docs/storage.md "Export to a URI").
-  auto out = OpenInput(a.output, a.store);
-  if (!out.ok()) return Fail(out.status());
-  o.output_fs = out->fs.get();
-  o.publish = out->object_store ? ExportPublish::kUpload : ExportPublish::kRename;
-  auto report = ExportTask(**task, out->root, o);
-  if (report.ok() && out->object_store) report->out_dir = out->display;
+  auto report = ExportJob(a.task, a.output, o, a.store);
   if (!report.ok() && report.status().code() == StatusCode::kAlreadyExists && !o.replace_existing)
-    return UsageFail(NameInputs(report.status().message()) + " (--force replaces it)");
+    return UsageFail(report.status().message() + " (--force replaces it)");
   if (!report.ok()) return Fail(report.status());
   if (a.json) {
-    PrintJson({{"out_dir", report->out_dir},
-               {"format", ExportFormatName(o.format)},
-               {"episodes", report->episodes},
-               {"frames", report->frames},
-               {"videos_copied", report->videos_copied},
-               {"videos_reencoded", report->videos_reencoded},
-               {"features", report->features},
-               {"warnings", report->warnings}});
+    PrintJson(ToJson(*report));
     return kExitOk;
   }
   for (const auto& w : report->warnings) std::cerr << "reel: warning: " << w << "\n";

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "cli.h"
-#include "reel/interop.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
@@ -18,44 +18,16 @@ struct ImportArgs {
   ObjectStoreOptions store;
 };
 
-// A local task directory, or a task on an object store (a staged change, then a push);
-// the dataset local or on an object store too.
-Result<ImportReport> Import(ImportArgs& a, std::optional<PushReport>* pushed) {
-  std::string source = a.source;
-  if (IsUri(a.source)) {
-    REEL_ASSIGN_OR_RETURN(OpenedLocation from, OpenInput(a.source, a.store));
-    a.options.source_fs = from.fs.get();
-    source = from.root;
-  }
-  if (!IsUri(a.task)) return ImportDataset(source, a.task, a.options);
-  REEL_ASSIGN_OR_RETURN(OpenedLocation loc, OpenInput(a.task, a.store));
-  pushed->emplace();
-  return ImportDatasetToStore(source, loc.fs.get(), loc.root, a.options, &**pushed);
-}
-
 int RunImport(ImportArgs& a) {
   a.options.progress = MakeProgress(a.progress);
-  std::optional<PushReport> pushed;
-  auto report = Import(a, &pushed);
-  if (!report.ok()) return Fail(report.status());
-  for (std::string& w : report->warnings) w = NameInputs(std::move(w));
-  Json skipped = Json::array();
-  for (const SkippedEpisode& k : report->skipped)
-    skipped.push_back({{"source_episode", k.source_episode}, {"episode_index", k.episode_index}});
+  auto job = ImportJob(a.source, a.task, a.options, a.store);
+  if (!job.ok()) return Fail(job.status());
   if (a.json) {
-    Json out({{"task", a.task},
-               {"skipped", skipped},
-               {"episodes", report->episodes},
-               {"frames", report->frames},
-               {"episode_indices", report->episode_indices},
-               {"videos_copied", report->videos_copied},
-               {"videos_reencoded", report->videos_reencoded},
-               {"round_trip", report->round_trip},
-               {"warnings", report->warnings}});
-    if (pushed) out["pushed"] = {{"files_sent", pushed->files_sent}, {"bytes_sent", pushed->bytes_sent}};
-    PrintJson(out);
+    PrintJson(ToJson(*job));
     return kExitOk;
   }
+  const ImportReport* report = &job->report;
+  const std::optional<PushReport>& pushed = job->pushed;
   for (const auto& w : report->warnings) std::cerr << "reel: warning: " << w << "\n";
   std::cout << a.task << ": imported " << report->episodes << " episodes, " << report->frames
             << " frames" << (report->round_trip ? " (a reel export: pooled columns restored)" : "")

@@ -14,7 +14,7 @@
 #include "foreign_cmds.h"
 #include "reel/decode.h"
 #include "reel/file_group.h"
-#include "reel/maintenance.h"
+#include "reel/jobs.h"
 #include "reel/task.h"
 
 namespace reel::cli {
@@ -513,19 +513,14 @@ struct StatsRebuildArgs {
 };
 
 int RunStatsRebuild(const Common& c, const StatsRebuildArgs& a) {
-  auto loc = OpenInput(c.task, c.store);
-  if (!loc.ok()) return Fail(loc.status());
   RebuildStatsOptions options;
   options.dry_run = a.verify || a.dry_run;
   options.progress = MakeProgress(a.progress);
-  auto r = RebuildStats(loc->root, options, loc->fs.get());
+  auto r = RebuildStatsJob(c.task, options, c.store);
   if (!r.ok()) return Fail(r.status());
   const bool differs = !r->diffs.empty();
   if (c.json) {
-    Json diffs = Json::array();
-    for (const StatsBlockDiff& d : r->diffs) diffs.push_back({{"block", d.block}, {"what", d.what}, {"detail", d.detail}});
-    PrintJson({{"episodes", r->episodes}, {"dry_run", options.dry_run}, {"written", r->written},
-               {"agrees", !differs}, {"diffs", diffs}, {"stats", Json::parse(r->rebuilt_json)}});
+    PrintJson(ToJson(*r));
   } else {
     for (const StatsBlockDiff& d : r->diffs)
       std::cout << d.block << ": " << d.what << ": " << d.detail << "\n";

@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "reel/keypoints.h"
 #include "reel/layout.h"
-#include "reel/maintenance.h"
+#include "reel/jobs.h"
 #include "reel/task.h"
 
 namespace reel::cli {
@@ -83,18 +83,6 @@ struct BackfillArgs {
   bool dry_run = false, json = false;
 };
 
-Json BackfillJson(const BackfillHandPoseReport& r) {
-  Json list = Json::array();
-  for (const HandPoseBackfill& e : r.episodes)
-    list.push_back({{"episode_index", e.episode_index}, {"source", e.source},
-                    {"skipped", e.skipped},             {"data_rows", e.data_rows},
-                    {"keypoint_rows", e.keypoint_rows}, {"left_rows", e.left_rows},
-                    {"right_rows", e.right_rows},       {"unlabelled_hands", e.unlabelled_hands},
-                    {"ambiguous_rows", e.ambiguous_rows}, {"unmatched_rows", e.unmatched_rows},
-                    {"changed", e.changed},             {"written", e.written}});
-  return {{"mirror", r.mirror}, {"dry_run", r.dry_run}, {"episodes_written", r.episodes_written}, {"episodes", list}};
-}
-
 int RunBackfill(const BackfillArgs& a) {
   BackfillHandPoseOptions options;
   for (const std::string& text : a.episodes) {
@@ -108,7 +96,7 @@ int RunBackfill(const BackfillArgs& a) {
   auto r = BackfillHandPose(a.task, options);
   if (!r.ok()) return Fail(r.status());
   if (a.json) {
-    PrintJson(BackfillJson(*r));
+    PrintJson(ToJson(*r));
     return kExitOk;
   }
   for (const HandPoseBackfill& e : r->episodes) {
@@ -144,14 +132,8 @@ int RunAddColumns(const AddColumnsArgs& a) {
   options.dry_run = a.dry_run;
   auto r = AddColumns(a.task, a.episode, options);
   if (!r.ok()) return Fail(r.status());
-  Json columns = Json::array();
-  for (const AddedColumn& c : r->columns)
-    columns.push_back({{"name", c.name}, {"type", c.type}, {"feature", Json::parse(c.feature_json)},
-                       {"replaced", c.replaced}, {"counted", c.counted}});
   if (a.json) {
-    PrintJson({{"episode_index", r->episode_index}, {"source", r->source},       {"dry_run", r->dry_run},
-               {"data_rows", r->data_rows},         {"source_rows", r->source_rows}, {"filled_rows", r->filled_rows},
-               {"unmatched_rows", r->unmatched_rows}, {"columns", columns},       {"written", r->written}});
+    PrintJson(ToJson(*r));
     return kExitOk;
   }
   for (const AddedColumn& c : r->columns)

@@ -20,6 +20,8 @@ void PrintJson(const Json& j) {
   std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
+void PrintJson(const std::string& report_json) { PrintJson(Json::parse(report_json)); }
+
 }  // namespace reel::cli
 
 int main(int argc, char** argv) {

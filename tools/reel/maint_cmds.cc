@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "cli.h"
-#include "reel/maintenance.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
@@ -14,17 +14,6 @@ struct MigrateArgs {
   std::string progress = "auto";
   MigrateOptions options;
 };
-
-Json MigrateJson(const MigrateReport& r) {
-  Json sessions = Json::array();
-  for (const MigratedSession& s : r.sessions)
-    sessions.push_back({{"session", s.session}, {"episode_index", s.episode_index}, {"frames", s.frames},
-                        {"videos", s.videos}});
-  return {{"task", r.task},           {"already_pooled", r.already_pooled}, {"dry_run", r.dry_run},
-          {"backup", r.backup},       {"sessions", sessions},               {"frames", r.frames},
-          {"restore", r.restore},     {"nothing_to_restore", r.nothing_to_restore},
-          {"keypoints", r.keypoints}, {"keypoints_moved", r.keypoints_moved}, {"warnings", r.warnings}};
-}
 
 int PrintRestore(const MigrateReport& r) {
   if (r.nothing_to_restore) {
@@ -45,7 +34,7 @@ int RunMigrate(MigrateArgs& a) {
   auto report = MigrateTask(a.task, a.options);
   if (!report.ok()) return Fail(report.status());
   if (a.json) {
-    PrintJson(MigrateJson(*report));
+    PrintJson(ToJson(*report));
     return kExitOk;
   }
   for (const auto& w : report->warnings) std::cerr << "reel: warning: " << w << "\n";

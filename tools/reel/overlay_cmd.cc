@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "foreign_cmds.h"
 #include "reel/dataset.h"
-#include "reel/interop.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
@@ -84,15 +84,11 @@ int RunShow(const OverlayArgs& a) {
 }
 
 int RunWrite(const OverlayArgs& a) {
-  auto loc = OpenInput(a.dataset, a.store);
-  if (!loc.ok()) return Fail(loc.status());
-  OverlayWriteOptions options{.from = a.from, .replace = a.replace, .dry_run = a.dry_run, .fs = loc->fs.get()};
-  auto r = WriteOverlay(loc->root, a.name, a.episode, options);
+  const OverlayWriteOptions options{.from = a.from, .replace = a.replace, .dry_run = a.dry_run};
+  auto r = WriteOverlayJob(a.dataset, a.name, a.episode, options, a.store);
   if (!r.ok()) return Fail(r.status());
   if (a.json) {
-    PrintJson({{"name", r->name},   {"bundle_id", r->bundle_id}, {"episode_index", r->episode_index},
-               {"path", r->path},   {"kind", r->kind},           {"rows", r->rows},
-               {"columns", r->columns}, {"replaced", r->replaced}, {"dry_run", r->dry_run}});
+    PrintJson(ToJson(*r));
     return kExitOk;
   }
   std::cout << (r->dry_run ? "dry run: would write " : r->replaced ? "replaced " : "wrote ") << r->path << " ("

@@ -1,10 +1,9 @@
 // reel pack: the upload zip slice of one episode (contract §9) over reel/pack.h.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli.h"
-#include "reel/pack.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
@@ -19,35 +18,13 @@ struct PackArgs {
   ObjectStoreOptions store;
 };
 
-// The task directory's own name, also for "path/to/task/" and "."; the last part of a URI.
-std::string TaskName(const OpenedLocation& loc) {
-  if (loc.object_store) return BaseName(loc.root);
-  std::filesystem::path p = std::filesystem::absolute(loc.root).lexically_normal();
-  if (p.filename().empty()) p = p.parent_path();
-  return p.filename().string();
-}
-
 int RunPack(PackArgs& a) {
-  // The task is read through its own file system (a URI's object store); the zip and the
-  // scratch files are written locally.
-  auto loc = OpenInput(a.task, a.store);
-  if (!loc.ok()) return Fail(loc.status());
-  const std::string out = a.output.empty() ? DefaultSliceName(TaskName(*loc), a.episode) : a.output;
-  a.options.task_fs = loc->fs.get();
-  a.options.output_fs = DefaultFileSystem();
   a.options.replace_existing = a.force;
   a.options.progress = MakeProgress(a.progress);
-  auto packed = PackEpisode(loc->root, a.episode, out, a.options);
+  auto packed = PackJob(a.task, a.episode, a.output, a.options, a.store);
   if (!packed.ok()) return Fail(packed.status());
   if (a.json) {
-    Json entries = Json::array();
-    for (const PackedEntry& e : packed->entries)
-      entries.push_back({{"arcname", e.arcname}, {"size", e.size}, {"recompressed", e.recompressed}});
-    PrintJson({{"zip_path", packed->zip_path},
-               {"episode_index", packed->episode_index},
-               {"upload_episode_index", packed->upload_episode_index},
-               {"zip_bytes", packed->zip_bytes},
-               {"entries", entries}});
+    PrintJson(ToJson(*packed));
     return kExitOk;
   }
   for (const PackedEntry& e : packed->entries)

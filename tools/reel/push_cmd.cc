@@ -3,8 +3,7 @@
 #include <memory>
 
 #include "cli.h"
-#include "reel/object_store.h"
-#include "reel/push.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
@@ -18,13 +17,6 @@ struct PushArgs {
   ObjectStoreOptions store;  // the destination's (--endpoint-url, --region, --anonymous)
 };
 
-Json ReportJson(const PushReport& r) {
-  return {{"episodes", r.episodes},           {"sent", r.sent},
-          {"resumed", r.resumed},             {"present", r.present},
-          {"files_sent", r.files_sent},       {"bytes_sent", r.bytes_sent},
-          {"task_files_sent", r.task_files_sent}, {"dry_run", r.dry_run}};
-}
-
 int RunPush(PushArgs& a) {
   if (!a.episodes.empty()) {
     auto episodes = ParseListFlag("--episodes", a.episodes, true);
@@ -32,12 +24,10 @@ int RunPush(PushArgs& a) {
     a.options.episodes = *episodes;
   }
   a.options.progress = MakeProgress(a.progress);
-  auto dest = OpenInput(a.destination, a.store);
-  if (!dest.ok()) return Fail(dest.status());
-  auto pushed = PushTask(a.task, dest->fs.get(), dest->root, a.options);
+  auto pushed = PushJob(a.task, a.destination, a.options, a.store);
   if (!pushed.ok()) return Fail(pushed.status());
   if (a.json) {
-    PrintJson(ReportJson(*pushed));
+    PrintJson(ToJson(*pushed));
     return kExitOk;
   }
   const char* verb = pushed->dry_run ? "would send" : "sent";

@@ -1,14 +1,11 @@
 // reel simulate | delete: the recorder from the command line.
-#include <sys/resource.h>
-
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "cli.h"
 #include "reel/file_group.h"
 #include "reel/recorder.h"
-#include "reel/simulate.h"
+#include "reel/jobs.h"
 #include "reel/task.h"
 
 namespace reel::cli {
@@ -29,94 +26,42 @@ struct SimulateArgs {
   SimulateOptions sim;
 };
 
-// CPU seconds (user + system, all threads) used by this process so far.
-double CpuSeconds() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-double WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Appends the episode's rows. With `profile`, the rows are generated first and only
-// the recorder's part (append + commit, with the video frames pushed and encoded) is
-// timed into record_cpu / record_wall.
-Status RecordEpisode(EpisodeWriter& episode, const SimulateArgs& a, double* record_cpu,
-                     double* record_wall) {
-  if (!a.profile) return SimulateEpisode(episode, a.sim, episode.episode_index());
-  std::vector<FrameRow> rows;
-  REEL_RETURN_IF_ERROR(SimulateRows(a.sim, episode.episode_index(), [&rows](const FrameRow& row) {
-    rows.push_back(row);
-    return Status::OK();
-  }));
-  const double cpu0 = CpuSeconds(), wall0 = WallSeconds();
-  REEL_RETURN_IF_ERROR(AppendSimulatedRows(episode, a.sim, rows));
-  *record_cpu += CpuSeconds() - cpu0;
-  *record_wall += WallSeconds() - wall0;
-  return Status::OK();
-}
-
 int RunSimulate(SimulateArgs a) {
   if (a.deprecated_episodes >= 0) {
     std::cerr << "reel: warning: `simulate --episodes N` is now `simulate --count N` (--episodes names "
                  "which episodes elsewhere)\n";
     a.episodes = a.deprecated_episodes;
   }
-  const ProgressFn progress = MakeProgress(a.progress);
-  double record_cpu = 0, record_wall = 0;
-  a.sim.video = !a.no_video;
-  if (std::sscanf(a.video_size.c_str(), "%dx%d", &a.sim.video_width, &a.sim.video_height) != 2)
-    return Fail(Status::Invalid("--video-size \"" + a.video_size + "\": expected WIDTHxHEIGHT"));
-  TaskWriterOptions options = SimulatedRigOptions(BaseName(a.task), a.sim);
-  options.video.rgb = a.rgb;
-  options.video.depth_ffv1 = a.depth_ffv1;
-  options.video.keep_task_depth_codec = !a.depth_hevc;
-  options.video.depth_preset = a.depth_preset;
-  if (a.queue_drop) options.video.queue_full = QueueFullPolicy::kDrop;
-  options.progress_watermark = a.watermark;
   if (a.replace && a.episode == 0) return UsageFail("--replace re-records a number: give it with --episode N");
-  if (a.episode > 0) a.episodes = 1;  // --episode N records N once
-  auto writer = TaskWriter::Open(a.task, options);
-  if (!writer.ok()) return Fail(writer.status());
-  Json list = Json::array();
-  for (int64_t k = 0; k < a.episodes; ++k) {
-    auto episode = a.episode > 0 ? (*writer)->BeginEpisode(a.episode, a.replace) : (*writer)->BeginEpisode();
-    if (!episode.ok()) return Fail(episode.status());
-    Status st = RecordEpisode(**episode, a, &record_cpu, &record_wall);
-    if (!st.ok()) return Fail(st);
-    const bool abort = a.abort_last && k + 1 == a.episodes;
-    Json entry = {{"episode_index", (*episode)->episode_index()}, {"length", (*episode)->rows()},
-                  {"committed", !abort}};
-    if (abort) {
-      st = (*episode)->Abort();
-      if (!st.ok()) return Fail(st);
-    } else {
-      const double cpu0 = CpuSeconds(), wall0 = WallSeconds();
-      auto done = (*episode)->Commit();
-      if (!done.ok()) return Fail(done.status());
-      record_cpu += CpuSeconds() - cpu0;
-      record_wall += WallSeconds() - wall0;
-    }
-    if (!a.json)
-      std::cout << (abort ? "aborted " : "recorded ") << "episode " << entry["episode_index"] << " ("
-                << entry["length"] << " rows)\n";
-    list.push_back(entry);
-    if (progress)
-      progress({"episodes recorded", k + 1, a.episodes, "episode " + entry["episode_index"].dump()});
+  SimulateTaskOptions o;
+  o.rig = a.sim;
+  o.rig.video = !a.no_video;
+  if (std::sscanf(a.video_size.c_str(), "%dx%d", &o.rig.video_width, &o.rig.video_height) != 2)
+    return Fail(Status::Invalid("--video-size \"" + a.video_size + "\": expected WIDTHxHEIGHT"));
+  o.count = a.episodes;
+  o.episode_index = a.episode;
+  o.replace = a.replace;
+  o.abort_last = a.abort_last;
+  o.profile = a.profile;
+  o.video.rgb = a.rgb;
+  o.video.depth_ffv1 = a.depth_ffv1;
+  o.video.keep_task_depth_codec = !a.depth_hevc;
+  o.video.depth_preset = a.depth_preset;
+  if (a.queue_drop) o.video.queue_full = QueueFullPolicy::kDrop;
+  o.progress_watermark = a.watermark;
+  o.progress = MakeProgress(a.progress);
+  auto report = SimulateTask(a.task, o);
+  if (!report.ok()) return Fail(report.status());
+  if (a.json) {
+    PrintJson(ToJson(*report));
+    return kExitOk;
   }
-  Json out = {{"episodes", list}};
-  if (a.profile) {
-    out["profile"] = {{"record_cpu_s", record_cpu},
-                      {"record_wall_s", record_wall},
-                      {"recorded_s", a.sim.seconds * static_cast<double>(a.episodes)}};
-    if (!a.json)
-      std::cout << "recorder: " << record_cpu << " CPU s, " << record_wall << " wall s for "
-                << a.sim.seconds * static_cast<double>(a.episodes) << " recorded s\n";
-  }
-  if (a.json) PrintJson(out);
+  for (const SimulatedEpisode& e : report->episodes)
+    std::cout << (e.committed ? "recorded " : "aborted ") << "episode " << e.episode_index << " (" << e.length
+              << " rows)\n";
+  if (const auto& p = report->profile)
+    std::cout << "recorder: " << p->record_cpu_s << " CPU s, " << p->record_wall_s << " wall s for "
+              << p->recorded_s << " recorded s\n";
   return kExitOk;
 }
 

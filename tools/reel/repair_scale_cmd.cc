@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cli.h"
-#include "reel/maintenance.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
@@ -17,16 +17,6 @@ struct RepairScaleArgs {
   std::string episodes;
   std::string progress = "auto";
 };
-
-Json DecisionJson(const ScaleDecision& d) {
-  return {{"episode_index", d.episode_index}, {"column", d.column},
-          {"force_column", d.force_column},   {"current_source", d.current_source},
-          {"current_scale", d.current_scale}, {"contact_frames", d.contact_frames},
-          {"ratio", d.ratio},                 {"ratio_p10", d.ratio_low},
-          {"ratio_p90", d.ratio_high},        {"scale", d.scale ? Json(*d.scale) : Json()},
-          {"decided", d.scale.has_value()},   {"reason", d.reason},
-          {"written", d.written}};
-}
 
 void PrintDecision(const ScaleDecision& d) {
   std::ostringstream ratio;
@@ -49,15 +39,12 @@ int RunRepairScale(const RepairScaleArgs& a) {
   }
   auto r = RepairScale(a.task, options);
   if (!r.ok()) return Fail(r.status());
-  int64_t refused = 0;
-  for (const ScaleDecision& d : r->decisions) refused += d.scale ? 0 : 1;
   if (a.json) {
-    Json list = Json::array();
-    for (const ScaleDecision& d : r->decisions) list.push_back(DecisionJson(d));
-    PrintJson({{"applied", r->applied}, {"episodes_examined", r->episodes_examined},
-               {"rows_written", r->rows_written}, {"refused", refused}, {"decisions", list}});
+    PrintJson(ToJson(*r));
     return kExitOk;
   }
+  int64_t refused = 0;
+  for (const ScaleDecision& d : r->decisions) refused += d.scale ? 0 : 1;
   for (const ScaleDecision& d : r->decisions) PrintDecision(d);
   std::cout << r->episodes_examined << " episodes examined, " << r->decisions.size() << " columns without a spec, "
             << refused << " refused; "

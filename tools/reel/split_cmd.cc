@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli.h"
-#include "reel/maintenance.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
@@ -13,17 +13,6 @@ struct SplitArgs {
   bool dry_run = false, json = false;
   std::string progress = "auto";
 };
-
-Json ReportJson(const std::string& task, const SplitEpisodesReport& r) {
-  Json shards = Json::array();
-  for (const SplitShard& s : r.shards)
-    shards.push_back({{"shard", s.shard}, {"split", s.split}, {"kept", s.kept}, {"files", s.files}});
-  return {{"task", task},
-          {"dry_run", r.dry_run},
-          {"episodes_split", r.episodes_split},
-          {"episodes_kept", r.episodes_kept},
-          {"shards", std::move(shards)}};
-}
 
 void PrintReport(const SplitEpisodesReport& r) {
   if (r.shards.empty()) {
@@ -44,7 +33,7 @@ int RunSplit(const SplitArgs& a) {
   options.progress = MakeProgress(a.progress);
   auto report = SplitEpisodes(a.task, options);
   if (!report.ok()) return Fail(report.status());
-  if (a.json) PrintJson(ReportJson(a.task, *report));
+  if (a.json) PrintJson(ToJson(*report));
   else PrintReport(*report);
   return kExitOk;
 }

@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "reel/index_list.h"
-#include "reel/upload.h"
+#include "reel/jobs.h"
 
 namespace reel::cli {
 namespace {
@@ -100,21 +100,6 @@ class ProgressPrinter {
   bool open_line_ = false;
 };
 
-Json OutcomeJson(const UploadOutcome& o) {
-  return {{"episode_index", o.episode_index}, {"ok", true},         {"session_id", o.session_id},
-          {"already_present", o.already_present}, {"attempts", o.attempts}, {"resumable", o.resumable},
-          {"deleted", o.deleted},             {"bytes", o.bytes}};
-}
-
-Json EventJson(const UploadEvent& e) {
-  Json j{{"time", e.time}, {"event", e.event}, {"episode_index", e.episode_index}, {"state", e.state}};
-  if (e.total) j["sent"] = e.sent, j["total"] = e.total;
-  if (e.attempt) j["attempt"] = e.attempt;
-  if (!e.detail.empty()) j["detail"] = e.detail;
-  if (!e.rule.empty()) j["rule"] = e.rule;
-  return j;
-}
-
 // reel upload --status: the outbox, one line (or JSON object) per job, or Prometheus text.
 int PrintStatus(const UploadArgs& a) {
   auto st = ReadOutboxStatus(a.task);
@@ -136,26 +121,7 @@ int PrintStatus(const UploadArgs& a) {
     return kExitOk;
   }
   if (a.json) {
-    // Written job by job, on one line: at 10,000 jobs a whole document built first (and
-    // indented) costs more than reading the outbox.
-    std::string out = "{\"jobs\":[";
-    for (size_t i = 0; i < st->entries.size(); ++i) {
-      const OutboxEntry& e = st->entries[i];
-      if (i) out += ",";
-      const auto str = [](const std::string& v) { return Json(v).dump(-1, ' ', false, Json::error_handler_t::replace); };
-      const auto num = [](double v) { return Json(v).dump(); };
-      out += "{\"server\":" + str(e.server) + ",\"project\":" + str(e.project) +
-             ",\"episode_index\":" + std::to_string(e.episode_index) + ",\"state\":" + str(e.state) +
-             ",\"digest\":" + str(e.digest) + ",\"bytes\":" + std::to_string(e.bytes) +
-             ",\"zip_bytes\":" + std::to_string(e.zip_bytes) + ",\"sent\":" + std::to_string(e.sent) +
-             ",\"attempts\":" + std::to_string(e.attempts) + ",\"last_error\":" + str(e.last_error) +
-             ",\"rule\":" + str(e.rule) + ",\"session_id\":" + str(e.session_id) + ",\"age_s\":" + num(e.age_s) +
-             ",\"next_try_in_s\":" + num(e.next_try_in_s) + "}";
-    }
-    Json counters = Json::object();
-    for (const auto& [name, value] : st->counters) counters[name] = value;
-    out += "],\"counters\":" + counters.dump() + "}\n";
-    std::cout << out;
+    std::cout << ToJson(*st) << "\n";
     return kExitOk;
   }
   for (const OutboxEntry& e : st->entries) {
@@ -214,7 +180,7 @@ int RunUpload(UploadArgs a) {
     if (!*events) return Fail(Status::IOError("--events: cannot open " + a.events_path));
     a.outbox.events = [&events, &events_mu](const UploadEvent& e) {
       std::lock_guard<std::mutex> g(events_mu);
-      *events << EventJson(e).dump() << "\n";
+      *events << ToJson(e) << "\n";
       events->flush();
     };
   }
@@ -235,20 +201,15 @@ int RunUpload(UploadArgs a) {
   if (printer) printer->EndLine();
   if (!drained.ok()) return Fail(drained.status());
   std::vector<EpisodeUploadResult> results = std::move(*drained);
-  Json list = Json::array();
   bool all_ok = true;
+  for (const EpisodeUploadResult& one : results) all_ok = all_ok && one.outcome.ok();
+  if (a.json) {
+    PrintJson(ToJson(results));
+    return all_ok ? kExitOk : kExitUnreadable;
+  }
   for (size_t i = 0; i < results.size(); ++i) {
     const Result<UploadOutcome>& r = results[i].outcome;
     const int64_t n = results[i].episode_index;
-    all_ok = all_ok && r.ok();
-    if (a.json) {
-      list.push_back(r.ok() ? OutcomeJson(*r)
-                            : Json{{"episode_index", n},
-                                   {"ok", false},
-                                   {"code", StatusCodeName(r.status().code())},
-                                   {"error", r.status().message()}});
-      continue;
-    }
     if (!r.ok()) {
       std::string why = r.status().message();
       const std::string prefix = "episode " + std::to_string(n) + ": ";
@@ -261,8 +222,7 @@ int RunUpload(UploadArgs a) {
                 << (r->deleted ? ", local data deleted" : "") << ")\n";
     }
   }
-  if (a.json) PrintJson(Json{{"episodes", list}, {"all_landed", all_ok}});
-  else if (results.empty()) std::cout << "nothing to upload\n";
+  if (results.empty()) std::cout << "nothing to upload\n";
   return all_ok ? kExitOk : kExitUnreadable;
 }
 

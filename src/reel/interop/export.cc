@@ -476,6 +476,7 @@ Result<ExportReport> ExportTask(const Task& task, const std::string& out_dir,
   if (fs == task.fs()) REEL_RETURN_IF_ERROR(CheckNotTheTask(task, out_dir, exists));
   REEL_ASSIGN_OR_RETURN(auto source, internal::PrepareExport(task, options));
   ExportReport report;
+  report.format = options.format;
   report.warnings = source.warnings;
   if (options.format != ExportFormat::kFlat) {  // the flat table has its own columns (WriteFlat)
     for (const auto& w : source.plan.warnings) report.warnings.push_back(w);

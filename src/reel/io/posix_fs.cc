@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "reel/fs.h"
 #include "io/temp_name.h"
@@ -360,6 +361,17 @@ std::string JoinPath(const std::string& a, const std::string& b) {
 std::string BaseName(const std::string& path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string TaskDirName(const std::string& path_or_uri) {
+  if (path_or_uri.find("://") != std::string::npos) {
+    std::string path = path_or_uri;
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    return BaseName(path);
+  }
+  std::filesystem::path p = std::filesystem::absolute(path_or_uri).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
 }
 
 std::string DirName(const std::string& path) {

@@ -113,6 +113,7 @@ Result<SplitEpisodesReport> SplitEpisodes(const std::string& task_root, const Sp
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   FileSystem* fs = options.fs ? options.fs : DefaultFileSystem();
   SplitEpisodesReport report;
+  report.task = task_root;
   report.dry_run = options.dry_run;
   // The lock first (it rolls an interrupted split forward), then the task as it is now.
   std::optional<internal::TaskLock> lock;

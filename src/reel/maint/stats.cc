@@ -172,6 +172,7 @@ Result<RebuildStatsReport> RebuildStats(const std::string& root, const RebuildSt
   REEL_ASSIGN_OR_RETURN(internal::TaskLock lock, internal::TaskLock::Acquire(fs, root));
   REEL_ASSIGN_OR_RETURN(auto task, Task::Open(root, {fs, 0, EpisodeIndexMode::kRead}));
   RebuildStatsReport report;
+  report.dry_run = options.dry_run;
   const std::string path = JoinPath(root, internal::kStatsPath);
   REEL_ASSIGN_OR_RETURN(FileInfo st, fs->Stat(path));
   StatsJson stored;

@@ -1,0 +1,125 @@
+// One library entry per job of `reel <command>` and of reel's Python functions, and the one
+// JSON form of each job's report.
+//
+// A job entry resolves its paths or URIs (OpenLocation with `store`), runs the area's
+// call, and returns the area's report. Errors and warnings name object-store files by the
+// URI the caller gave ("s3://b/task/meta/info.json", not the store's own "b/task/..."). The
+// CLI and the Python binding are a few lines each over an entry: they fill the options,
+// call it, and print or return ToJson(report). So what `reel <command> --json` prints is
+// what Python returns (tests/e2e/test_cli_python_json.py holds them equal for every
+// command). A job whose area already takes a plain path and nothing else (migrate,
+// split-episodes, repair-scale, backfill-hand-pose, add-columns) is its area's call
+// itself; it has its ToJson here all the same.
+//
+// ToJson returns one JSON object as text (compact, UTF-8; invalid UTF-8 in a name is
+// replaced by U+FFFD, as everywhere in reel's JSON). Its keys are documented in
+// docs/cli.md per command and are stable: new keys are added, none renamed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reel/check.h"
+#include "reel/interop.h"
+#include "reel/maintenance.h"
+#include "reel/object_store.h"
+#include "reel/pack.h"
+#include "reel/push.h"
+#include "reel/simulate.h"
+#include "reel/status.h"
+#include "reel/upload.h"
+
+namespace reel {
+
+// ---- export -----------------------------------------------------------------------------
+
+// The pooled task at `task` exported to `out` (both paths or URIs). A local output is
+// renamed into place, a URI output uploaded with its marker file last (docs/storage.md).
+// options.output_fs and options.publish are set here. The report's out_dir is the URI
+// for an object-store output.
+Result<ExportReport> ExportJob(const std::string& task, const std::string& out, ExportOptions options,
+                               const ObjectStoreOptions& store = {});
+std::string ToJson(const ExportReport& report);
+
+// ---- import -----------------------------------------------------------------------------
+
+struct ImportJobReport {
+  std::string task;                 // the task as given
+  ImportReport report;
+  std::optional<PushReport> pushed;  // a task on an object store: the staged change published
+};
+
+// A LeRobot or bundle dataset at `source` (path or URI) into the pooled task at `task`: a
+// directory (created if missing) or a URI (a staged change published with the push
+// protocol). options.source_fs is set here.
+Result<ImportJobReport> ImportJob(const std::string& source, const std::string& task, ImportOptions options,
+                                  const ObjectStoreOptions& store = {});
+std::string ToJson(const ImportJobReport& report);
+
+// ---- pack -------------------------------------------------------------------------------
+
+// Episode N of the task at `task` (path or URI) packed into a local zip at `zip_path`
+// ("" = DefaultSliceName(TaskDirName(task), N) in the working directory).
+// options.task_fs and options.output_fs are set here.
+Result<PackResult> PackJob(const std::string& task, int64_t episode_index, const std::string& zip_path,
+                           PackOptions options, const ObjectStoreOptions& store = {});
+std::string ToJson(const PackResult& report);
+
+// ---- push -------------------------------------------------------------------------------
+
+// The local task at `task` mirrored to `destination` (a URI or a directory).
+Result<PushReport> PushJob(const std::string& task, const std::string& destination, const PushOptions& options,
+                           const ObjectStoreOptions& store = {});
+std::string ToJson(const PushReport& report);
+
+// ---- check ------------------------------------------------------------------------------
+
+// CheckFolder of `path` (a task or a folder of tasks; path or URI). Tasks and skipped
+// folders are named as given (the URI, not the store's path), and so are store paths in
+// the findings' messages. options.fs is set here.
+Result<FolderReport> CheckJob(const std::string& path, CheckOptions options, const ObjectStoreOptions& store = {});
+// {tasks: [{path, format, episodes, errors, warnings, findings: [{rule, severity, path,
+// message}]}], errors, warnings, skipped: [{path, reason}]}
+std::string ToJson(const FolderReport& report);
+
+// ---- maintenance ------------------------------------------------------------------------
+
+// RebuildStats of the task at `task` (path or URI).
+Result<RebuildStatsReport> RebuildStatsJob(const std::string& task, const RebuildStatsOptions& options,
+                                           const ObjectStoreOptions& store = {});
+std::string ToJson(const RebuildStatsReport& report);
+std::string ToJson(const MigrateReport& report);
+std::string ToJson(const SplitEpisodesReport& report);
+std::string ToJson(const RepairScaleReport& report);
+std::string ToJson(const BackfillHandPoseReport& report);
+std::string ToJson(const AddColumnsReport& report);
+
+// ---- bundles ----------------------------------------------------------------------------
+
+// WriteOverlay into the bundle dataset at `dataset` (path or URI); options.fs is set here.
+Result<OverlayWriteReport> WriteOverlayJob(const std::string& dataset, const std::string& name,
+                                           const std::string& episode, OverlayWriteOptions options,
+                                           const ObjectStoreOptions& store = {});
+std::string ToJson(const OverlayWriteReport& report);
+
+// ---- recording --------------------------------------------------------------------------
+
+// {episodes: [{episode_index, length, committed}], profile?: {record_cpu_s, record_wall_s,
+// recorded_s}}
+std::string ToJson(const SimulateReport& report);
+
+// ---- upload -----------------------------------------------------------------------------
+
+// {episodes: [{episode_index, ok: true, session_id, already_present, attempts, resumable,
+// deleted, bytes} | {episode_index, ok: false, code, error, rule}], all_landed}
+std::string ToJson(const std::vector<EpisodeUploadResult>& results);
+// One line of `reel upload --events` and one call of reel.upload's `events`: {time, event,
+// episode_index, state, sent?, total? (when total > 0), attempt? (> 0), detail?, rule? (non-empty)}
+std::string ToJson(const UploadEvent& event);
+// {jobs: [{server, project, episode_index, state, digest, bytes, zip_bytes, sent, attempts,
+// last_error, rule, session_id, age_s, next_try_in_s}], counters: {name: value}}
+std::string ToJson(const OutboxStatus& status);
+
+}  // namespace reel
