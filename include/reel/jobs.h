@@ -22,16 +22,44 @@
 #include <vector>
 
 #include "reel/check.h"
+#include "reel/dataset.h"
 #include "reel/interop.h"
 #include "reel/maintenance.h"
 #include "reel/object_store.h"
 #include "reel/pack.h"
 #include "reel/push.h"
+#include "reel/recorder.h"
 #include "reel/simulate.h"
 #include "reel/status.h"
 #include "reel/upload.h"
 
+namespace arrow {
+class ChunkedArray;
+}
+
 namespace reel {
+
+// ---- summaries: info, show, stats ------------------------------------------------------
+
+// The summary `reel info` prints of the pooled task or the LeRobot / bundle dataset at `path`
+// (path or URI), as JSON text (docs/cli.md "info"; `path` in it is the location as given).
+Result<std::string> InfoJob(const std::string& path, const ObjectStoreOptions& store = {});
+// One episode as `reel show` prints it: pooled N (its row, columns with sample values, the
+// decoded force matrices, IMU and SLAM, videos, and the keypoints mirror's files when the
+// mirror is found: `keypoints`, or "" = beside the task), or a foreign dataset's episode
+// (LeRobot episode_index, bundle manifest position).
+Result<std::string> ShowJob(const std::string& path, int64_t episode_index, const std::string& keypoints = "",
+                            const ObjectStoreOptions& store = {});
+// The task's stats.json blocks as `reel stats` prints them: {blocks: {name: {count,
+// needs_rebuild, dim, mean, std, min, max}}}.
+Result<std::string> StatsJob(const std::string& path, const ObjectStoreOptions& store = {});
+// The first `n` values of `column` for people (a list: its first values and its length;
+// at most 100 characters each): the samples of `show`.
+std::vector<std::string> SampleValues(const arrow::ChunkedArray& column, int64_t n);
+// One episode of a foreign dataset as `reel ls` lists it: {episode_index, length, tasks,
+// data_path, from_row, to_row, dataset_from_index, dataset_to_index, videos: {key: {path,
+// from_timestamp, to_timestamp}}, bundle_id?, task_description?}
+std::string ToJson(const ForeignEpisode& episode);
 
 // ---- export -----------------------------------------------------------------------------
 
@@ -105,6 +133,23 @@ Result<OverlayWriteReport> WriteOverlayJob(const std::string& dataset, const std
 std::string ToJson(const OverlayWriteReport& report);
 
 // ---- recording --------------------------------------------------------------------------
+
+struct DeletedEpisode {
+  int64_t episode_index = 0;
+  std::vector<std::string> files;  // relative to the task root: its data and videos
+};
+struct DeleteReport {
+  bool dry_run = false;
+  std::vector<DeletedEpisode> episodes;  // in the order given
+};
+
+// Episodes' data and videos deleted from the local task at `task` (DeleteEpisode; their
+// rows, stats and numbers stay). Every episode is looked at before the first is deleted, so
+// a typo in a list deletes nothing: NotFound for an episode the task lacks or that has no
+// files left (deleted before). `dry_run`: the files listed, nothing deleted.
+Result<DeleteReport> DeleteJob(const std::string& task, const std::vector<int64_t>& episodes, bool dry_run);
+// {dry_run, episodes: [{episode_index, files}]}
+std::string ToJson(const DeleteReport& report);
 
 // {episodes: [{episode_index, length, committed}], profile?: {record_cpu_s, record_wall_s,
 // recorded_s}}

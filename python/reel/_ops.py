@@ -43,6 +43,31 @@ def options_repr(o) -> str:
     return f"reel.{type(o).__name__}({', '.join(f'{k}={getattr(o, k)!r}' for k in option_fields(type(o)))})"
 
 
+def info(path: str | os.PathLike, storage_options: dict | None = None) -> dict[str, Any]:
+    """The summary of a pooled task or a LeRobot / bundle dataset (``reel info``): for a task
+    {path, format, version, task_name, codebase_version, app_version, fps, chunks_size,
+    total_episodes, episodes, frames, duration_sec, devices, cameras, video_extensions,
+    video_slots, column_owners, features, sensors}; for a dataset its format's words (docs/cli.md).
+    ``path`` is a path or a URI (reached with ``storage_options`` as for :func:`reel.open`).
+    :attr:`reel.Task.info` is the task's info.json itself."""
+    return _core.info_summary(_location(path), _storage(storage_options))
+
+
+def show(path: str | os.PathLike, episode_index: int, keypoints: str | os.PathLike | None = None,
+         storage_options: dict | None = None) -> dict[str, Any]:
+    """One episode as ``reel show`` prints it: pooled N with its row, columns and sample values,
+    the decoded force matrices, IMU and SLAM, its videos and (when the mirror is found, or given
+    as ``keypoints``) its keypoints files; or a LeRobot episode_index / bundle manifest position."""
+    mirror = "" if keypoints is None else os.fspath(keypoints)
+    return _core.show_episode(_location(path), int(episode_index), mirror, _storage(storage_options))
+
+
+def stats(path: str | os.PathLike, storage_options: dict | None = None) -> dict[str, Any]:
+    """The task's stats.json blocks as ``reel stats`` prints them: {blocks: {name: {count,
+    needs_rebuild, dim, mean, std, min, max}}}; :func:`rebuild_stats` recomputes them."""
+    return _core.stats_summary(_location(path), _storage(storage_options))
+
+
 def export(task: str | os.PathLike, out_dir: str | os.PathLike, storage_options: dict | None = None,
            **kwargs: Any) -> dict[str, Any]:
     """Exports a pooled task to LeRobot v3.0 (default), v2.1, bundles or the flat per-sample table
@@ -205,6 +230,15 @@ def simulate(task: str | os.PathLike, count: int = 2, *, episode_index: int = 0,
     o = options(_core.SimulateOptions, "simulate", kwargs)
     return _core.simulate(os.fspath(task), int(count), o, int(episode_index), bool(replace), bool(abort_last),
                           bool(profile))
+
+
+def delete(task: str | os.PathLike, episodes: Iterable[int], dry_run: bool = False) -> dict[str, Any]:
+    """Deletes episodes' data and videos from a local task (``reel delete``): their episodes
+    rows, stats and numbers stay, and the number can be recorded again. Every episode is looked
+    at before the first is deleted, so a wrong number deletes nothing (NotFoundError, also for
+    an episode deleted before). ``dry_run`` lists the files only. Returns {dry_run, episodes:
+    [{episode_index, files}]}."""
+    return _core.delete_episodes(os.fspath(task), [int(n) for n in episodes], bool(dry_run))
 
 
 def split_episodes(path: str | os.PathLike, dry_run: bool = False) -> dict[str, Any]:

@@ -62,31 +62,8 @@ struct PyForeignDataset {
   }
 };
 
-nb::dict EpisodeDict(const ForeignEpisode& e) {
-  nb::dict d;
-  d["episode_index"] = e.episode_index;
-  d["length"] = e.length;
-  d["tasks"] = nb::cast(e.tasks);
-  d["data_path"] = e.data_path;
-  d["from_row"] = e.from_row;
-  d["to_row"] = e.to_row;
-  d["dataset_from_index"] = e.dataset_from_index;
-  d["dataset_to_index"] = e.dataset_to_index;
-  nb::dict videos;
-  for (const VideoSpan& v : e.videos) {
-    nb::dict s;
-    s["path"] = v.path;
-    s["from_timestamp"] = v.from_timestamp;
-    s["to_timestamp"] = v.to_timestamp;
-    videos[v.key.c_str()] = s;
-  }
-  d["videos"] = videos;
-  if (!e.bundle_id.empty()) {
-    d["bundle_id"] = e.bundle_id;
-    d["task_description"] = e.task_description;
-  }
-  return d;
-}
+// One episode as `reel ls --json` lists it (reel/jobs.h ToJson).
+nb::object EpisodeDict(const ForeignEpisode& e) { return ReportDict(ToJson(e)); }
 
 nb::dict InfoDict(const ForeignInfo& info) {
   nb::dict d;

@@ -334,6 +334,16 @@ void BindPush(nb::module_& m) {
       "Mirrors a local task to a URI or directory (docs/storage.md); the report `reel push --json` prints.");
 }
 
+void BindDelete(nb::module_& m) {
+  m.def(
+      "delete_episodes",
+      [](const std::string& task, const std::vector<int64_t>& episodes, bool dry_run) {
+        return ReportDict(ToJson(Released([&] { return DeleteJob(task, episodes, dry_run); })));
+      },
+      "task"_a, "episodes"_a, "dry_run"_a = false,
+      "reel/jobs.h DeleteJob: episodes' data and videos deleted (`reel delete`); the report `--json` prints.");
+}
+
 void BindSplitEpisodes(nb::module_& m) {
   m.def(
       "split_episodes",
@@ -367,6 +377,7 @@ void BindOps(nb::module_& m) {
   BindUpload(m);
   BindSimulate(m);
   BindSplitEpisodes(m);
+  BindDelete(m);
   BindServe(m);
 }
 

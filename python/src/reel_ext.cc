@@ -281,6 +281,25 @@ NB_MODULE(_core, m) {
 
   BindMaintenance(m);
   BindOps(m);  // CheckOptions first: check's default argument is one
+  m.def(
+      "info_summary",
+      [](const std::string& path, const ObjectStoreOptions& storage) {
+        return ReportDict(Released([&] { return InfoJob(path, storage); }));
+      },
+      "path"_a, "storage"_a = ObjectStoreOptions(), "reel/jobs.h InfoJob: the document `reel info --json` prints.");
+  m.def(
+      "show_episode",
+      [](const std::string& path, int64_t n, const std::string& keypoints, const ObjectStoreOptions& storage) {
+        return ReportDict(Released([&] { return ShowJob(path, n, keypoints, storage); }));
+      },
+      "path"_a, "episode_index"_a, "keypoints"_a = "", "storage"_a = ObjectStoreOptions(),
+      "reel/jobs.h ShowJob: the document `reel show N --json` prints.");
+  m.def(
+      "stats_summary",
+      [](const std::string& path, const ObjectStoreOptions& storage) {
+        return ReportDict(Released([&] { return StatsJob(path, storage); }));
+      },
+      "path"_a, "storage"_a = ObjectStoreOptions(), "reel/jobs.h StatsJob: the document `reel stats --json` prints.");
   m.def("check", &Check, "path"_a, "options"_a = CheckOptions(), "storage"_a = ObjectStoreOptions(),
         "Checks a task or a folder of tasks (a path or URI; reel/jobs.h CheckJob); the report `reel check "
         "--json` prints.");

@@ -100,6 +100,18 @@ def test_stats_rebuild_and_verify(reel_bin, reel_mod, task):
     same(cli(reel_bin, "stats", task, "--rebuild", "--dry-run"), reel_mod.rebuild_stats(task, dry_run=True))
 
 
+def test_delete(reel_bin, reel_mod, tmp_path):
+    a = simulated(reel_bin, tmp_path / "a", "--count", "3")
+    b = simulated(reel_bin, tmp_path / "b", "--count", "3")
+    doc = cli(reel_bin, "delete", a, "1,3", "--dry-run")
+    assert [e["episode_index"] for e in doc["episodes"]] == [1, 3] and doc["episodes"][0]["files"], doc
+    same(doc, reel_mod.delete(a, [1, 3], dry_run=True))
+    same(cli(reel_bin, "delete", a, "2"), reel_mod.delete(b, [2]))
+    with pytest.raises(reel_mod.NotFoundError, match="deleted before"):
+        reel_mod.delete(b, [1, 2])
+    assert (b / "data" / "chunk-000" / "episode-000.parquet").is_file()  # nothing deleted
+
+
 def test_repair_scale(reel_bin, reel_mod, tmp_path):
     t = simulated(reel_bin, tmp_path / "old", "--count", "1", "--tier", "int16x100")
     for row in (t / "meta" / "episodes").rglob("*.parquet"):  # an old episode: no spec in its row
@@ -153,6 +165,29 @@ def test_overlays(reel_bin, reel_mod, task, tmp_path):
     cli(reel_bin, "overlay", "write", bundle, "progress", "0", "--from", source)
     listed = cli(reel_bin, "overlay", "ls", bundle)
     same(listed["overlays"], reel_mod.open(bundle).overlays())
+
+
+def test_info_show_stats(reel_bin, reel_mod, tmp_path):
+    t = simulated(reel_bin, tmp_path / "t", "--count", "2", "--tier", "int16x100")
+    same(cli(reel_bin, "info", t), reel_mod.info(t))
+    doc = cli(reel_bin, "show", t, "2")
+    assert doc["force_matrices"] and doc["imu"]["samples"] > 0 and doc["slam"], doc
+    same(doc, reel_mod.show(t, 2))
+    same(cli(reel_bin, "stats", t), reel_mod.stats(t))
+    bundle = tmp_path / "bundle"
+    cli(reel_bin, "export", t, "-o", bundle, "--to", "bundle")
+    same(cli(reel_bin, "info", bundle), reel_mod.info(bundle))
+    same(cli(reel_bin, "show", bundle, "1"), reel_mod.show(bundle, 1))
+
+
+def test_show_keypoints(reel_bin, reel_mod, tmp_path):
+    t = write_task(tmp_path / "BASE" / "data" / "recordings", "pick",
+                   [EpisodeSpec(n, length=4, videos={}, hand_pose=True) for n in (1, 2)]).path
+    write_3d(ep_dir(tmp_path / "BASE" / "keypoints_output" / "pick", 1) / "hand_pose_3d/chunk-000.parquet",
+             [(0, (True, "Left", 1), (True, "Right", 2))])
+    doc = cli(reel_bin, "show", t, "1")
+    assert doc["keypoints"]["files"], doc
+    same(doc, reel_mod.show(t, 1))
 
 
 def test_ls(reel_bin, reel_mod, task, tmp_path):

@@ -56,10 +56,9 @@ void AddOverlayCommand(CLI::App& app, int& exit_code);  // overlay ls|show|write
 
 // keypoints_cmds.cc: the keypoints mirror (contract §10) in `ls` and `show`. The mirror of
 // `task` ("" when none is found and none was given; a given folder that is not there is an
-// error); per episode the parts present (ls) and the files with row counts (show).
+// error); per episode the parts present (ls); show's keypoints document as text.
 Result<std::string> KeypointsMirrorOf(const Task& task, const std::string& explicit_dir);
 Json KeypointsLsJson(const Task& task, const std::string& mirror, int64_t episode_index);
-Json KeypointsShowJson(const Task& task, const std::string& mirror, int64_t episode_index);
 void PrintKeypointsShow(const Json& keypoints);
 
 // grammar.cc: the parts every command shares.

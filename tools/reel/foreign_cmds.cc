@@ -6,35 +6,11 @@
 
 #include "cli.h"
 #include "reel/dataset.h"
+#include "reel/jobs.h"
 #include "reel/video.h"
 
 namespace reel::cli {
 namespace {
-
-Json VideosJson(const ForeignEpisode& e) {
-  Json videos = Json::object();
-  for (const VideoSpan& v : e.videos)
-    videos[v.key] = {{"path", v.path}, {"from_timestamp", v.from_timestamp},
-                     {"to_timestamp", v.to_timestamp}};
-  return videos;
-}
-
-Json EpisodeJson(const ForeignEpisode& e) {
-  Json j = {{"episode_index", e.episode_index},
-            {"length", e.length},
-            {"tasks", e.tasks},
-            {"data_path", e.data_path},
-            {"from_row", e.from_row},
-            {"to_row", e.to_row},
-            {"dataset_from_index", e.dataset_from_index},
-            {"dataset_to_index", e.dataset_to_index},
-            {"videos", VideosJson(e)}};
-  if (!e.bundle_id.empty()) {
-    j["bundle_id"] = e.bundle_id;
-    j["task_description"] = e.task_description;
-  }
-  return j;
-}
 
 struct Opened {
   std::unique_ptr<ForeignDataset> dataset;
@@ -64,59 +40,31 @@ bool IsForeignRoot(const OpenedLocation& loc) {
   return format.ok() && IsForeignFormat(format->format);
 }
 
-int RunForeignInfo(const OpenedLocation& loc, bool json) {
-  const std::string& root = loc.display;
-  auto o = OpenAll(loc);
-  if (!o.ok()) return Fail(o.status());
-  const ForeignInfo& info = o->dataset->info();
-  int64_t frames = 0;
-  for (const ForeignEpisode& e : o->episodes) frames += e.length;
-  Json features = Json::object();
-  for (const auto& [name, f] : info.features) features[name] = {{"dtype", f.dtype}, {"shape", f.shape}};
-  Json j = {{"path", root},
-            {"format", DatasetFormatName(info.format)},
-            {"version", info.version},
-            {"fps", info.fps},
-            {"robot_type", info.robot_type},
-            {"name", info.name},
-            {"total_episodes", info.total_episodes},
-            {"total_frames", info.total_frames},
-            {"chunks_size", info.chunks_size},
-            {"episodes", o->episodes.size()},
-            {"frames", frames},
-            {"duration_sec", static_cast<double>(frames) / info.fps},
-            {"video_keys", info.video_keys},
-            {"tasks", info.tasks},
-            {"features", features}};
-  if (json) {
-    PrintJson(j);
-    return kExitOk;
-  }
-  std::cout << "dataset     " << root << "\n"
-            << "format      " << DatasetFormatName(info.format) << " " << info.version
-            << (info.robot_type.empty() ? "" : ", robot " + info.robot_type)
-            << (info.name.empty() ? "" : ", name " + info.name) << "\n"
-            << "fps         " << info.fps << "\n"
-            << "episodes    " << o->episodes.size() << "\n"
-            << "frames      " << frames << ", " << std::fixed << std::setprecision(1)
-            << static_cast<double>(frames) / info.fps << " s\n"
-            << "tasks       " << info.tasks.size() << "\n";
+void PrintForeignInfo(const Json& j) {
+  std::cout << "dataset     " << j["path"].get<std::string>() << "\n"
+            << "format      " << j["format"].get<std::string>() << " " << j["version"].get<std::string>();
+  if (const std::string robot = j["robot_type"]; !robot.empty()) std::cout << ", robot " << robot;
+  if (const std::string name = j["name"]; !name.empty()) std::cout << ", name " << name;
+  std::cout << "\nfps         " << j["fps"].get<double>() << "\n"
+            << "episodes    " << j["episodes"].dump() << "\n"
+            << "frames      " << j["frames"].dump() << ", " << std::fixed << std::setprecision(1)
+            << j["duration_sec"].get<double>() << " s\n"
+            << "tasks       " << j["tasks"].size() << "\n";
   std::cout << "video keys\n";
-  for (const std::string& k : info.video_keys) std::cout << "  " << k << "\n";
+  for (const Json& k : j["video_keys"]) std::cout << "  " << k.get<std::string>() << "\n";
   std::cout << "features\n";
-  for (const auto& [name, f] : info.features) {
-    std::cout << "  " << std::left << std::setw(44) << name << " " << f.dtype << "[";
-    for (size_t i = 0; i < f.shape.size(); ++i) std::cout << (i ? "," : "") << f.shape[i];
+  for (const auto& [name, f] : j["features"].items()) {
+    std::cout << "  " << std::left << std::setw(44) << name << " " << f["dtype"].get<std::string>() << "[";
+    for (size_t i = 0; i < f["shape"].size(); ++i) std::cout << (i ? "," : "") << f["shape"][i].dump();
     std::cout << "]\n";
   }
-  return kExitOk;
 }
 
 int RunForeignLs(const OpenedLocation& loc, bool json) {
   auto o = OpenAll(loc);
   if (!o.ok()) return Fail(o.status());
   Json list = Json::array();
-  for (const ForeignEpisode& e : o->episodes) list.push_back(EpisodeJson(e));
+  for (const ForeignEpisode& e : o->episodes) list.push_back(Json::parse(ToJson(e)));
   if (json) {
     PrintJson({{"episodes", list}});
     return kExitOk;
@@ -132,45 +80,6 @@ int RunForeignLs(const OpenedLocation& loc, bool json) {
     if (!e.bundle_id.empty()) std::cout << "  " << e.bundle_id;
     std::cout << "\n";
   }
-  return kExitOk;
-}
-
-int RunForeignShow(const OpenedLocation& loc, int64_t n, bool json) {
-  auto o = OpenAll(loc);
-  if (!o.ok()) return Fail(o.status());
-  auto e = Find(*o, n);
-  if (!e.ok()) return Fail(e.status());
-  auto table = o->dataset->ReadFrames(**e);
-  if (!table.ok()) return Fail(table.status());
-  Json columns = Json::array();
-  for (const auto& field : (*table)->schema()->fields()) {
-    const auto& column = *(*table)->GetColumnByName(field->name());
-    columns.push_back({{"name", field->name()},
-                       {"type", field->type()->ToString()},
-                       {"null_count", column.null_count()},
-                       {"sample", SampleColumn(column, 3)}});
-  }
-  Json j = EpisodeJson(**e);
-  j["format"] = DatasetFormatName(o->dataset->info().format);
-  j["rows"] = (*table)->num_rows();
-  j["columns"] = columns;
-  if (json) {
-    PrintJson(j);
-    return kExitOk;
-  }
-  std::cout << "episode " << n << "  " << (*e)->data_path << " rows [" << (*e)->from_row << ", "
-            << (*e)->to_row << ")  length " << (*e)->length << "\n";
-  for (const std::string& t : (*e)->tasks) std::cout << "  task: " << t << "\n";
-  for (const Json& col : columns) {
-    std::string joined;
-    for (const Json& v : col["sample"]) joined += (joined.empty() ? "" : " | ") + v.get<std::string>();
-    if (joined.size() > 150) joined = joined.substr(0, 147) + "...";
-    std::cout << "  " << std::left << std::setw(40) << col["name"].get<std::string>() << " "
-              << col["type"].get<std::string>() << "\n      " << joined << "\n";
-  }
-  for (const VideoSpan& v : (*e)->videos)
-    std::cout << "  video " << v.key << ": " << v.path << "  [" << v.from_timestamp << ", "
-              << v.to_timestamp << ") s\n";
   return kExitOk;
 }
 

@@ -3,7 +3,7 @@
 // foreign format; output keys follow the formats' own words.
 #pragma once
 
-#include <arrow/api.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
@@ -19,14 +19,10 @@ namespace reel::cli {
 bool IsForeignRoot(const OpenedLocation& loc);
 
 // `loc`: the input as OpenInput resolved it (outputs are named by loc.display).
-int RunForeignInfo(const OpenedLocation& loc, bool json);
 int RunForeignLs(const OpenedLocation& loc, bool json);
-// `episode`: episode_index (LeRobot) or manifest position (bundle), 0-based.
-int RunForeignShow(const OpenedLocation& loc, int64_t episode, bool json);
+// `info`'s text of a foreign dataset from its document (reel/jobs.h InfoJob).
+void PrintForeignInfo(const nlohmann::ordered_json& info);
 int RunForeignFrames(const OpenedLocation& loc, int64_t episode, const std::string& key,
                      const std::vector<int64_t>& rows, const std::string& out_dir, bool json);
-
-// info_cmds.cc: the first `n` values of a column, formatted for people.
-std::vector<std::string> SampleColumn(const arrow::ChunkedArray& column, int64_t n);
 
 }  // namespace reel::cli

@@ -34,120 +34,66 @@ Result<std::unique_ptr<Task>> OpenTask(const OpenedLocation& loc) {
   return Task::Open(loc.root, options);
 }
 
-// A JSON-string column shown as JSON when it is JSON within reel's bounds.
-Json ParseOr(const std::string& text) {
-  if (!CheckJsonBounds(text, "").ok()) return text;
-  try {
-    return Json::parse(text);
-  } catch (const std::exception&) {
-    return text;  // not JSON: show the raw string
-  }
-}
-
-Json FeatureJson(const FeatureSpec& f) {
-  Json j = {{"dtype", f.dtype}, {"shape", f.shape}};
-  if (f.encoding) j["encoding"] = *f.encoding;
-  if (f.scale) j["scale"] = *f.scale;
-  return j;
-}
-
-std::string Shape(const std::vector<int64_t>& shape) {
+std::string Shape(const Json& shape) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + shape[i].dump();
   return s + "]";
 }
 
 // ---- info ----------------------------------------------------------------------------
+// Each command's text is a view of the document --json prints (reel/jobs.h).
 
-int RunInfo(const Common& c) {
-  auto loc = OpenInput(c.task, c.store);
-  if (!loc.ok()) return Fail(loc.status());
-  if (IsForeignRoot(*loc)) return RunForeignInfo(*loc, c.json);
-  auto task = OpenTask(*loc);
-  if (!task.ok()) return Fail(task.status());
-  const InfoJson& info = (*task)->info();
-  auto episodes = (*task)->ListEpisodes();
-  if (!episodes.ok()) return Fail(episodes.status());
-  int64_t frames = 0;
-  double duration = 0;
-  // A batch of rows at a time: 100,000 episodes' rows held at once would be about 250 MB.
-  (void)(*task)->VisitEpisodeRows(*episodes, {"length", "duration_sec"},
-                                  [&](size_t, std::span<const Result<EpisodeRow>> rows) {
-                                    for (const auto& row : rows) {
-                                      if (!row.ok()) continue;  // `reel check` reports missing or broken rows
-                                      frames += row->length;
-                                      duration += row->duration_sec;
-                                    }
-                                    return Status::OK();
-                                  });
-  std::set<std::string> slots;
-  for (const EpisodeEntry& e : *episodes)
-    for (const auto& [slot, path] : e.videos) slots.insert(slot);
-
-  Json j;
-  j["path"] = c.task;
-  j["format"] = DatasetFormatName(DatasetFormat::kPooledEpisodesV1);
-  j["version"] = info.format;
-  j["task_name"] = info.task_name;
-  j["codebase_version"] = info.codebase_version;
-  j["app_version"] = info.app_version;
-  j["fps"] = info.fps;
-  j["chunks_size"] = info.chunks_size;
-  j["total_episodes"] = info.total_episodes;
-  j["episodes"] = episodes->size();
-  j["frames"] = frames;
-  j["duration_sec"] = duration;
-  // devices, cameras and video_extensions exactly as the model writes them back.
-  auto serialized = SerializeInfoJson(info);
-  if (!serialized.ok()) return Fail(serialized.status());
-  const Json doc = Json::parse(*serialized);
-  for (const char* key : {"devices", "cameras", "video_extensions"}) j[key] = doc[key];
-  j["video_slots"] = std::vector<std::string>(slots.begin(), slots.end());
-  Json owners = Json::object();  // the device <-> column binding (multi-device §6.4)
-  for (const auto& [column, keys] : ColumnWriters(info.devices)) owners[column] = keys.front();
-  j["column_owners"] = std::move(owners);
-  Json features = Json::object();
-  for (const auto& [name, f] : info.features) features[name] = FeatureJson(f);
-  j["features"] = features;
-  j["sensors"] = info.sensors;
-  if (c.json) {
-    PrintJson(j);
-    return kExitOk;
-  }
-  std::cout << "task        " << info.task_name << "  (" << c.task << ")\n"
-            << "format      " << info.format << ", codebase " << info.codebase_version << ", app "
-            << info.app_version << "\n"
-            << "fps         " << info.fps << "\n"
-            << "episodes    " << episodes->size() << " (total_episodes " << info.total_episodes
-            << ", chunks_size " << info.chunks_size << ")\n"
-            << "frames      " << frames << ", " << std::fixed << std::setprecision(1) << duration
-            << " s\n";
+void PrintDevices(const Json& j) {
   std::cout << "devices\n";
-  for (const DeviceEntry& d : info.devices) {
-    std::cout << "  " << d.kind << "  " << d.name << "  " << d.key << "  slots:";
-    for (const auto& s : d.slots) std::cout << " " << s;
-    if (d.rig) std::cout << "  rig " << *d.rig;
-    const std::vector<std::string> bound = d.BoundColumns();
-    if (!bound.empty()) std::cout << "  writes:";
-    for (const auto& column : bound) std::cout << " " << column;
+  for (const Json& d : j["devices"]) {
+    const std::string key = d.value("key", "");
+    std::cout << "  " << d.value("kind", "") << "  " << d.value("name", "") << "  " << key << "  slots:";
+    for (const Json& slot : d.value("slots", Json::array())) std::cout << " " << slot.get<std::string>();
+    if (d.contains("rig")) std::cout << "  rig " << d["rig"].dump();
+    std::string bound;
+    for (const auto& [column, owner] : j["column_owners"].items())
+      if (owner == key) bound += " " + column;
+    if (!bound.empty()) std::cout << "  writes:" << bound;
     std::cout << "\n";
   }
+}
+
+void PrintTaskInfo(const Json& j) {
+  std::cout << "task        " << j["task_name"].get<std::string>() << "  (" << j["path"].get<std::string>() << ")\n"
+            << "format      " << j["version"].get<std::string>() << ", codebase "
+            << j["codebase_version"].get<std::string>() << ", app " << j["app_version"].get<std::string>() << "\n"
+            << "fps         " << j["fps"].get<double>() << "\n"
+            << "episodes    " << j["episodes"].dump() << " (total_episodes " << j["total_episodes"].dump()
+            << ", chunks_size " << j["chunks_size"].dump() << ")\n"
+            << "frames      " << j["frames"].dump() << ", " << std::fixed << std::setprecision(1)
+            << j["duration_sec"].get<double>() << " s\n";
+  PrintDevices(j);
   std::cout << "video slots\n";
-  for (const auto& [slot, ext] : info.video_extensions) {
-    std::cout << "  " << slot << "." << ext;
-    if (const CameraSpec* cam = Lookup(info.cameras, slot))
-      std::cout << "  " << cam->width << "x" << cam->height;
+  const Json& slots = j["video_slots"];
+  for (const auto& [slot, ext] : j["video_extensions"].items()) {
+    std::cout << "  " << slot << "." << ext.get<std::string>();
+    if (const Json& cams = j["cameras"]; cams.contains(slot))
+      std::cout << "  " << cams[slot].value("width", 0) << "x" << cams[slot].value("height", 0);
     else
       std::cout << "  (depth or not a camera)";
-    std::cout << (slots.count(slot) ? "" : "  [no files]") << "\n";
+    std::cout << (std::find(slots.begin(), slots.end(), slot) != slots.end() ? "" : "  [no files]") << "\n";
   }
   std::cout << "features\n";
-  for (const auto& [name, f] : info.features) {
-    std::cout << "  " << std::left << std::setw(52) << name << " " << f.dtype << Shape(f.shape);
-    if (f.encoding) std::cout << " " << *f.encoding;
-    if (f.scale) std::cout << " scale=" << Json(*f.scale).dump();
+  for (const auto& [name, f] : j["features"].items()) {
+    std::cout << "  " << std::left << std::setw(52) << name << " " << f["dtype"].get<std::string>() << Shape(f["shape"]);
+    if (f.contains("encoding")) std::cout << " " << f["encoding"].get<std::string>();
+    if (f.contains("scale")) std::cout << " scale=" << f["scale"].dump();
     std::cout << "\n";
   }
+}
+
+int RunInfo(const Common& c) {
+  auto doc = InfoJob(c.task, c.store);
+  if (!doc.ok()) return Fail(doc.status());
+  const Json j = Json::parse(*doc);
+  if (c.json) PrintJson(j);
+  else if (j["format"] == DatasetFormatName(DatasetFormat::kPooledEpisodesV1)) PrintTaskInfo(j);
+  else PrintForeignInfo(j);
   return kExitOk;
 }
 
@@ -283,222 +229,72 @@ int RunLs(const Common& c) {
 
 // ---- show -----------------------------------------------------------------------------------
 
-// A value for people: lists show their first elements and their length.
-std::string FormatScalar(const arrow::Scalar& scalar) {
-  if (!scalar.is_valid) return "null";
-  const auto* list = dynamic_cast<const arrow::BaseListScalar*>(&scalar);
-  if (!list) return scalar.ToString();
-  const auto& values = *list->value;
-  std::string out = "[";
-  const int64_t shown = std::min<int64_t>(values.length(), 6);
-  for (int64_t i = 0; i < shown; ++i) {
-    auto item = values.GetScalar(i);
-    out += (i ? ", " : "") + (item.ok() ? FormatScalar(**item) : std::string("?"));
-  }
-  if (values.length() > shown) out += ", ... (" + std::to_string(values.length()) + " values)";
-  return out + "]";
-}
-
-std::vector<std::string> Sample(const arrow::ChunkedArray& column, int64_t n) {
-  std::vector<std::string> out;
-  for (int64_t i = 0; i < std::min(n, column.length()); ++i) {
-    auto s = column.GetScalar(i);
-    std::string text = s.ok() ? FormatScalar(**s) : "?";
-    if (text.size() > 100) text = text.substr(0, 97) + "...";
-    out.push_back(text);
-  }
-  return out;
-}
-
-Json ForceMatrixSummary(const std::string& name, const arrow::ChunkedArray& column,
-                        const EpisodeRow& row, const InfoJson& info) {
-  const auto& type = static_cast<const arrow::ListType&>(*column.type());
-  const std::string dtype = type.value_type()->id() == arrow::Type::INT16 ? "int16" : "float32";
-  Json j = {{"column", name}};
-  auto spec = ResolveForceMatrixSpec(name, row, info, dtype);
-  if (!spec.ok()) {
-    j["error"] = spec.status().message();
-    return j;
-  }
-  j["encoding"] = spec->spec.encoding == ForceMatrixEncoding::kRowDiffQuantized ? "row_diff_quantized"
-                                                                               : "row_flat_raw";
-  j["dtype"] = dtype;
-  j["scale"] = spec->spec.scale;
-  j["scale_source"] = ScaleSourceName(spec->source);
-  int64_t samples = 0, first = -1;
-  std::vector<float> frame(kForceMatrixValues);
-  for (int64_t r = 0; r < column.length(); ++r) {
-    auto decoded = DecodeForceMatrixCell(column, r, spec->spec, frame.data());
-    if (!decoded.ok()) {
-      j["error"] = decoded.status().message();
-      return j;
-    }
-    if (!*decoded) continue;
-    ++samples;
-    if (first >= 0) continue;
-    first = r;
-    double fz = 0;
-    float lo = frame[0], hi = frame[0];
-    for (int64_t i = 0; i < kForceMatrixValues; ++i) {
-      if (i % 3 == 2) fz += frame[i];
-      lo = std::min(lo, frame[i]);
-      hi = std::max(hi, frame[i]);
-    }
-    j["fz_sum"] = fz;
-    j["min"] = lo;
-    j["max"] = hi;
-  }
-  j["samples"] = samples;
-  j["first_row"] = first;
-  return j;
-}
-
-int RunShow(const Common& c, int64_t n) {
-  auto loc = OpenInput(c.task, c.store);
-  if (!loc.ok()) return Fail(loc.status());
-  if (IsForeignRoot(*loc)) return RunForeignShow(*loc, n, c.json);
-  auto task = OpenTask(*loc);
-  if (!task.ok()) return Fail(task.status());
-  auto episode = (*task)->FindEpisode(n);
-  if (!episode.ok()) return Fail(episode.status());
-  const InfoJson& info = (*task)->info();
-  auto row = (*task)->ReadEpisodeRow(*episode);
-  // A missing row is shown as such; a row file that cannot be read is an error.
-  if (!row.ok() && row.status().code() != StatusCode::kNotFound) return Fail(row.status());
-  EpisodeRow defaults;
-  defaults.episode_index = n;
-  const EpisodeRow& r = row.ok() ? *row : defaults;
-  Json j = {{"episode_index", n},
-            {"chunk", episode->location.chunk},
-            {"file", episode->location.file},
-            {"data_path", episode->data_path}};
-  if (row.ok()) {
-    j["row"] = {{"episode_index", r.episode_index},
-                {"task_index", r.task_index},
-                {"start_frame_index", r.start_frame_index},
-                {"end_frame_index", r.end_frame_index},
-                {"length", r.length},
-                {"created_at", r.created_at},
-                {"duration_sec", r.duration_sec},
-                {"drop_stats", ParseOr(r.drop_stats)},
-                {"video_codec", ParseOr(r.video_codec)},
-                {"calibration", ParseOr(r.calibration)},
-                {"force_matrix_specs", ParseOr(r.force_matrix_specs)},
-                {"slam_specs", ParseOr(r.slam_specs)},
-                {"missing_columns", r.missing_columns}};
-  } else {
-    j["row"] = nullptr;
-    j["row_error"] = row.status().message();
-  }
-  Json columns = Json::array(), matrices = Json::array(), slam = Json::array();
-  Json imu = nullptr;
-  if (!episode->data_path.empty()) {
-    auto table = (*task)->ReadData(*episode);
-    if (!table.ok()) return Fail(table.status());
-    const arrow::Table& t = **table;
-    for (int i = 0; i < t.num_columns(); ++i) {
-      const auto& field = t.schema()->field(i);
-      const auto& column = *t.column(i);
-      columns.push_back({{"name", field->name()},
-                         {"type", field->type()->ToString()},
-                         {"null_count", column.null_count()},
-                         {"sample", Sample(column, 3)}});
-      const std::string& name = field->name();
-      const bool is_list = field->type()->id() == arrow::Type::LIST;
-      if (is_list && name.size() > 13 && name.ends_with("_force_matrix"))
-        matrices.push_back(ForceMatrixSummary(name, column, r, info));
-      if (is_list && name.ends_with("slam_trajectory")) {
-        auto ns = t.GetColumnByName(name + "_ns");
-        auto points = DecodeSlam(column, ns && ns->type()->id() == arrow::Type::LIST ? ns.get() : nullptr);
-        Json s = {{"column", name}};
-        if (points.ok()) {
-          int64_t stamped = 0;
-          for (const SlamPoint& p : *points) stamped += p.ns != 0;
-          s["points"] = points->size();
-          s["stamped_points"] = stamped;
-        } else {
-          s["error"] = points.status().message();
-        }
-        slam.push_back(s);
-      }
-    }
-    if (auto col = t.GetColumnByName("observation.imu"); col && col->type()->id() == arrow::Type::LIST) {
-      auto ts = t.GetColumnByName("imu_ts_ns");
-      auto samples = DecodeImu(*col, ts && ts->type()->id() == arrow::Type::LIST ? ts.get() : nullptr);
-      if (samples.ok())
-        imu = {{"rows", t.num_rows()}, {"samples", samples->values.size()}};
-      else
-        imu = {{"error", samples.status().message()}};
-    }
-  }
-  j["columns"] = columns;
-  j["force_matrices"] = matrices;
-  j["imu"] = imu;
-  j["slam"] = slam;
-  Json videos = Json::object();
-  for (const auto& [slot, path] : episode->videos) videos[slot] = path;
-  j["videos"] = videos;
-  auto mirror = KeypointsMirrorOf(**task, c.keypoints);
-  if (!mirror.ok()) return Fail(mirror.status());
-  if (!mirror->empty()) j["keypoints"] = KeypointsShowJson(**task, *mirror, n);
-  if (c.json) {
-    PrintJson(j);
-    return kExitOk;
-  }
-  std::cout << "episode " << n << "  chunk " << episode->location.chunk << " file "
-            << episode->location.file << "  " << episode->data_path << "\n";
-  if (row.ok())
-    std::cout << "  length " << r.length << ", " << r.duration_sec << " s, drop_stats "
-              << r.drop_stats << "\n";
-  else
-    std::cout << "  (no episodes row: " << row.status().message() << ")\n";
+void PrintColumns(const Json& columns, int width) {
   for (const Json& col : columns) {
-    std::cout << "  " << std::left << std::setw(48) << col["name"].get<std::string>() << " "
-              << col["type"].get<std::string>() << "\n";
     std::string joined;
     for (const Json& v : col["sample"]) joined += (joined.empty() ? "" : " | ") + v.get<std::string>();
     if (joined.size() > 150) joined = joined.substr(0, 147) + "...";
-    std::cout << "      " << joined << "\n";
+    std::cout << "  " << std::left << std::setw(width) << col["name"].get<std::string>() << " "
+              << col["type"].get<std::string>() << "\n      " << joined << "\n";
   }
-  for (const Json& m : matrices)
+}
+
+void PrintTaskEpisode(const Json& j) {
+  std::cout << "episode " << j["episode_index"].dump() << "  chunk " << j["chunk"].dump() << " file "
+            << j["file"].dump() << "  " << j["data_path"].get<std::string>() << "\n";
+  if (const Json& r = j["row"]; !r.is_null())
+    std::cout << "  length " << r["length"].dump() << ", " << r["duration_sec"].get<double>() << " s, drop_stats "
+              << (r["drop_stats"].is_string() ? r["drop_stats"].get<std::string>() : r["drop_stats"].dump()) << "\n";
+  else
+    std::cout << "  (no episodes row: " << j["row_error"].get<std::string>() << ")\n";
+  PrintColumns(j["columns"], 48);
+  for (const Json& m : j["force_matrices"])
     std::cout << "  force matrix " << m["column"].get<std::string>() << ": " << m.value("encoding", "?")
               << " scale " << m.value("scale", 0.0) << " (from " << m.value("scale_source", "?")
               << "), " << m.value("samples", 0) << " samples, first frame fz sum "
               << m.value("fz_sum", 0.0) << " mN\n";
-  for (const auto& [slot, path] : episode->videos) std::cout << "  video " << slot << ": " << path << "\n";
+  for (const auto& [slot, path] : j["videos"].items())
+    std::cout << "  video " << slot << ": " << path.get<std::string>() << "\n";
   if (j.contains("keypoints")) PrintKeypointsShow(j["keypoints"]);
+}
+
+void PrintDatasetEpisode(const Json& j) {
+  std::cout << "episode " << j["episode_index"].dump() << "  " << j["data_path"].get<std::string>() << " rows ["
+            << j["from_row"].dump() << ", " << j["to_row"].dump() << ")  length " << j["length"].dump() << "\n";
+  for (const Json& t : j["tasks"]) std::cout << "  task: " << t.get<std::string>() << "\n";
+  PrintColumns(j["columns"], 40);
+  for (const auto& [key, v] : j["videos"].items())
+    std::cout << "  video " << key << ": " << v["path"].get<std::string>() << "  [" << v["from_timestamp"].get<double>()
+              << ", " << v["to_timestamp"].get<double>() << ") s\n";
+}
+
+int RunShow(const Common& c, int64_t n) {
+  auto doc = ShowJob(c.task, n, c.keypoints, c.store);
+  if (!doc.ok()) return Fail(doc.status());
+  const Json j = Json::parse(*doc);
+  if (c.json) PrintJson(j);
+  else if (j.contains("format")) PrintDatasetEpisode(j);
+  else PrintTaskEpisode(j);
   return kExitOk;
 }
 
 // ---- stats ----------------------------------------------------------------------------------
 
 int RunStats(const Common& c) {
-  auto loc = OpenInput(c.task, c.store);
-  if (!loc.ok()) return Fail(loc.status());
-  auto task = OpenTask(*loc);
-  if (!task.ok()) return Fail(task.status());
-  auto stats = (*task)->ReadStats();
-  if (!stats.ok()) return Fail(stats.status());
-  Json blocks = Json::object();
-  for (const auto& [name, b] : stats->blocks)
-    blocks[name] = {{"count", b.count ? Json(*b.count) : Json()},
-                    {"needs_rebuild", b.needs_rebuild()},
-                    {"dim", b.mean.size()},
-                    {"mean", b.mean},
-                    {"std", b.std},
-                    {"min", b.min},
-                    {"max", b.max}};
+  auto doc = StatsJob(c.task, c.store);
+  if (!doc.ok()) return Fail(doc.status());
+  const Json j = Json::parse(*doc);
   if (c.json) {
-    PrintJson({{"blocks", blocks}});
+    PrintJson(j);
     return kExitOk;
   }
-  for (const auto& [name, b] : stats->blocks) {
-    std::cout << std::left << std::setw(44) << name << " dim " << std::setw(4) << b.mean.size()
-              << " count " << (b.count ? std::to_string(*b.count) : "MISSING (needs rebuild)");
-    if (!b.mean.empty()) {
+  for (const auto& [name, b] : j["blocks"].items()) {
+    std::cout << std::left << std::setw(44) << name << " dim " << std::setw(4) << b["dim"].dump() << " count "
+              << (b["count"].is_null() ? "MISSING (needs rebuild)" : b["count"].dump());
+    if (!b["mean"].empty()) {
       double mean = 0;
-      for (double v : b.mean) mean += v;
-      std::cout << "  mean(avg) " << mean / static_cast<double>(b.mean.size());
+      for (const Json& v : b["mean"]) mean += v.get<double>();
+      std::cout << "  mean(avg) " << mean / static_cast<double>(b["mean"].size());
     }
     std::cout << "\n";
   }
@@ -534,10 +330,6 @@ int RunStatsRebuild(const Common& c, const StatsRebuildArgs& a) {
 }
 
 }  // namespace
-
-std::vector<std::string> SampleColumn(const arrow::ChunkedArray& column, int64_t n) {
-  return Sample(column, n);
-}
 
 void AddInfoCommands(CLI::App& app, int& exit_code) {
   auto add = [&](const char* name, const char* help) {

@@ -27,36 +27,6 @@ Json KeypointsLsJson(const Task& task, const std::string& mirror, int64_t episod
   return parts;
 }
 
-Json KeypointsShowJson(const Task& task, const std::string& mirror, int64_t episode_index) {
-  KeypointsOptions options;
-  options.keypoints_dir = mirror;
-  Json j = {{"mirror", mirror}, {"dir", KeypointsEpisodeDir(mirror, episode_index)}};
-  auto read = ReadEpisodeKeypoints(task, episode_index, options);
-  Json files = Json::array();
-  if (!read.ok()) {
-    // One bad file: every file listed, the error shown (show never fails on the mirror).
-    auto listed = ListKeypointsFiles(task.fs(), mirror, episode_index);
-    if (listed.ok())
-      for (const KeypointsFile& f : *listed)
-        files.push_back({{"part", KeypointsPartName(f.part)}, {"path", f.path}, {"exists", f.exists}});
-    j["files"] = files;
-    j["error"] = read.status().message();
-    return j;
-  }
-  j["data_rows"] = read->data_rows;
-  for (const KeypointsFile& f : read->files) {
-    Json e = {{"part", KeypointsPartName(f.part)}, {"path", f.path}, {"exists", f.exists}};
-    if (const AlignedKeypoints* a = read->Find(f.part)) {
-      e["rows"] = a->rows;
-      e["matched_rows"] = a->matched;
-      e["unmatched_frames"] = a->unmatched_frames.size();
-    }
-    files.push_back(e);
-  }
-  j["files"] = files;
-  return j;
-}
-
 void PrintKeypointsShow(const Json& j) {
   std::cout << "  keypoints " << j["dir"].get<std::string>() << "\n";
   for (const Json& f : j["files"]) {

@@ -65,7 +65,7 @@ int RunShow(const OverlayArgs& a) {
   for (const auto& field : (*table)->schema()->fields())
     columns.push_back({{"name", field->name()},
                        {"type", field->type()->ToString()},
-                       {"sample", SampleColumn(*(*table)->GetColumnByName(field->name()), 5)}});
+                       {"sample", SampleValues(*(*table)->GetColumnByName(field->name()), 5)}});
   Json j = {{"name", a.name},          {"bundle_id", (*e)->bundle_id}, {"episode_index", (*e)->episode_index},
             {"length", (*e)->length},  {"rows", (*table)->num_rows()}, {"columns", columns}};
   if (a.json) {

@@ -3,10 +3,7 @@
 #include <iostream>
 
 #include "cli.h"
-#include "reel/file_group.h"
-#include "reel/recorder.h"
 #include "reel/jobs.h"
-#include "reel/task.h"
 
 namespace reel::cli {
 namespace {
@@ -70,43 +67,22 @@ struct DeleteArgs {
   bool dry_run = false, json = false;
 };
 
-// The files DeleteEpisode removes for episode n; NotFound naming the episode when it
-// has none left (deleted before) or is not in the task.
-Result<std::vector<std::string>> FilesOf(const Task& task, int64_t n) {
-  REEL_ASSIGN_OR_RETURN(EpisodeEntry e, task.FindEpisode(n));
-  std::vector<std::string> files = EpisodeFileGroup(task, e).present;
-  if (files.empty())
-    return Status::NotFound("episode " + std::to_string(n) + " of " + task.root() +
-                            " has no data or videos left (deleted before?)");
-  return files;
-}
-
-// Every episode is checked before the first is deleted: a typo in a list deletes nothing.
 int RunDelete(const DeleteArgs& a) {
   auto episodes = ParseListFlag("episodes", a.episodes, true);
   if (!episodes.ok()) return UsageFail(episodes.status().message());
-  auto task = Task::Open(a.task);
-  if (!task.ok()) return Fail(task.status());
-  Json list = Json::array();
-  for (int64_t n : *episodes) {
-    auto files = FilesOf(**task, n);
-    if (!files.ok()) return Fail(files.status());
-    list.push_back({{"episode_index", n}, {"files", *files}});
-  }
-  for (const Json& e : list) {
-    if (a.dry_run) break;
-    Status st = DeleteEpisode(a.task, e["episode_index"].get<int64_t>());
-    if (!st.ok()) return Fail(st);
-    if (!a.json)
-      std::cout << "deleted episode " << e["episode_index"] << " (" << e["files"].size() << " files)\n";
-  }
+  auto report = DeleteJob(a.task, *episodes, a.dry_run);
+  if (!report.ok()) return Fail(report.status());
   if (a.json) {
-    PrintJson({{"dry_run", a.dry_run}, {"episodes", list}});
-  } else if (a.dry_run) {
-    for (const Json& e : list) {
-      std::cout << "would delete episode " << e["episode_index"] << ":\n";
-      for (const Json& f : e["files"]) std::cout << "  " << f.get<std::string>() << "\n";
+    PrintJson(ToJson(*report));
+    return kExitOk;
+  }
+  for (const DeletedEpisode& e : report->episodes) {
+    if (!a.dry_run) {
+      std::cout << "deleted episode " << e.episode_index << " (" << e.files.size() << " files)\n";
+      continue;
     }
+    std::cout << "would delete episode " << e.episode_index << ":\n";
+    for (const std::string& f : e.files) std::cout << "  " << f << "\n";
   }
   return kExitOk;
 }

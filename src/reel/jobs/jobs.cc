@@ -2,71 +2,16 @@
 // call and names object-store files by the URIs the caller gave.
 #include "reel/jobs.h"
 
-#include <string_view>
 #include <utility>
-#include <vector>
 
+#include "jobs/locations.h"
 #include "reel/fs.h"
 #include "reel/task.h"
 
 namespace reel {
 namespace {
 
-// The locations one job opened. An object store's files are named by the store's own
-// paths ("b/task/meta/info.json") inside the library; Name() writes them as the URI the
-// caller gave ("s3://b/task/meta/info.json").
-class Locations {
- public:
-  explicit Locations(const ObjectStoreOptions& store) : store_(store) {}
-
-  Result<OpenedLocation> Open(const std::string& path_or_uri) {
-    auto loc = OpenLocation(path_or_uri, store_);
-    if (!loc.ok()) return loc.status();
-    if (loc->object_store && !loc->root.empty()) opened_.emplace_back(loc->root, loc->display);
-    return loc;
-  }
-
-  // Each store path that starts a word ("b/task", "b/task/x" after a space or a quote)
-  // written as its URI; "s3://b/task" and "/x/b/task" stay as they are.
-  std::string Name(std::string message) const {
-    for (const auto& [root, uri] : opened_) {
-      for (size_t at = message.find(root); at != std::string::npos; at = message.find(root, at + 1)) {
-        const size_t end = at + root.size();
-        const bool whole = end == message.size() || std::string_view("/: \";,)").find(message[end]) != std::string_view::npos;
-        const bool starts = at == 0 || message[at - 1] == ' ' || message[at - 1] == '"' || message[at - 1] == '\'';
-        if (!whole || !starts) continue;
-        message.replace(at, root.size(), uri);
-        at += uri.size() - 1;
-      }
-    }
-    return message;
-  }
-
-  Status Name(const Status& status) const {
-    if (status.ok() || opened_.empty()) return status;
-    return Status(status.code(), Name(status.message())).WithRule(status.rule());
-  }
-
-  template <typename T>
-  Result<T> Name(Result<T> result) const {
-    if (!result.ok()) return Name(result.status());
-    return result;
-  }
-
-  void Name(std::vector<std::string>& messages) const {
-    for (std::string& m : messages) m = Name(std::move(m));
-  }
-
-  // `path` under a location's root written under the location as given.
-  static std::string Display(const OpenedLocation& loc, const std::string& path) {
-    if (path.compare(0, loc.root.size(), loc.root) != 0) return path;
-    return loc.display + path.substr(loc.root.size());
-  }
-
- private:
-  ObjectStoreOptions store_;
-  std::vector<std::pair<std::string, std::string>> opened_;  // (store path, URI)
-};
+using internal::Locations;
 
 Result<ExportReport> RunExport(Locations& at, const std::string& task, const std::string& out,
                                ExportOptions options) {

@@ -69,6 +69,26 @@ Json OutcomeJson(const EpisodeUploadResult& one) {
 
 }  // namespace
 
+std::string ToJson(const ForeignEpisode& e) {
+  Json videos = Json::object();
+  for (const VideoSpan& v : e.videos)
+    videos[v.key] = {{"path", v.path}, {"from_timestamp", v.from_timestamp}, {"to_timestamp", v.to_timestamp}};
+  Json j = {{"episode_index", e.episode_index},
+            {"length", e.length},
+            {"tasks", e.tasks},
+            {"data_path", e.data_path},
+            {"from_row", e.from_row},
+            {"to_row", e.to_row},
+            {"dataset_from_index", e.dataset_from_index},
+            {"dataset_to_index", e.dataset_to_index},
+            {"videos", std::move(videos)}};
+  if (!e.bundle_id.empty()) {
+    j["bundle_id"] = e.bundle_id;
+    j["task_description"] = e.task_description;
+  }
+  return Text(j);
+}
+
 std::string ToJson(const ExportReport& r) {
   return Text({{"out_dir", r.out_dir},
                {"format", ExportFormatName(r.format)},
@@ -215,6 +235,12 @@ std::string ToJson(const OverlayWriteReport& r) {
                {"columns", r.columns},
                {"replaced", r.replaced},
                {"dry_run", r.dry_run}});
+}
+
+std::string ToJson(const DeleteReport& r) {
+  Json episodes = Json::array();
+  for (const DeletedEpisode& e : r.episodes) episodes.push_back({{"episode_index", e.episode_index}, {"files", e.files}});
+  return Text({{"dry_run", r.dry_run}, {"episodes", std::move(episodes)}});
 }
 
 std::string ToJson(const SimulateReport& r) {
