@@ -200,6 +200,11 @@ class ForeignDataset {
 Result<const ForeignEpisode*> FindBundleEpisode(const std::vector<ForeignEpisode>& episodes,
                                                 const std::string& episode, const std::string& root);
 
+// The episode whose episode_index is `n` among `episodes` (ReadEpisodes'; LeRobot
+// episode_index, bundle manifest position). NotFound naming `root` and the range.
+Result<const ForeignEpisode*> FindForeignEpisode(const std::vector<ForeignEpisode>& episodes, int64_t n,
+                                                 const std::string& root);
+
 // True for the formats ForeignDataset reads (LeRobot v2/v3, bundle).
 bool IsForeignFormat(DatasetFormat format);
 

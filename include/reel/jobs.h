@@ -31,6 +31,7 @@
 #include "reel/recorder.h"
 #include "reel/simulate.h"
 #include "reel/status.h"
+#include "reel/task.h"
 #include "reel/upload.h"
 
 namespace arrow {
@@ -53,6 +54,9 @@ Result<std::string> ShowJob(const std::string& path, int64_t episode_index, cons
 // The task's stats.json blocks as `reel stats` prints them: {blocks: {name: {count,
 // needs_rebuild, dim, mean, std, min, max}}}.
 Result<std::string> StatsJob(const std::string& path, const ObjectStoreOptions& store = {});
+// The keypoints mirror (contract §10) `ls` and `show` list beside a task: `explicit_dir`, or
+// the one found beside the task ("" when none is; a given folder that is not there is an error).
+Result<std::string> KeypointsMirrorOf(const Task& task, const std::string& explicit_dir);
 // The first `n` values of `column` for people (a list: its first values and its length;
 // at most 100 characters each): the samples of `show`.
 std::vector<std::string> SampleValues(const arrow::ChunkedArray& column, int64_t n);

@@ -55,10 +55,7 @@ struct PyForeignDataset {
   // Episode `n`, or NotFound naming the range. Call without the GIL.
   Result<const ForeignEpisode*> Find(int64_t n) {
     REEL_ASSIGN_OR_RETURN(const std::vector<ForeignEpisode>* eps, Episodes());
-    for (const ForeignEpisode& e : *eps)
-      if (e.episode_index == n) return &e;
-    return Status::NotFound(dataset->root() + ": no episode " + std::to_string(n) + " (episodes 0.." +
-                            std::to_string(static_cast<int64_t>(eps->size()) - 1) + ")");
+    return FindForeignEpisode(*eps, n, dataset->root());
   }
 };
 

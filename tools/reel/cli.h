@@ -54,10 +54,8 @@ void AddViewCommands(CLI::App& app, int& exit_code);    // view, report (Python:
 void AddKeypointsCommands(CLI::App& app, int& exit_code);  // backfill-hand-pose, add-columns
 void AddOverlayCommand(CLI::App& app, int& exit_code);  // overlay ls|show|write (bundles)
 
-// keypoints_cmds.cc: the keypoints mirror (contract §10) in `ls` and `show`. The mirror of
-// `task` ("" when none is found and none was given; a given folder that is not there is an
-// error); per episode the parts present (ls); show's keypoints document as text.
-Result<std::string> KeypointsMirrorOf(const Task& task, const std::string& explicit_dir);
+// keypoints_cmds.cc: the keypoints mirror (contract §10, reel/jobs.h KeypointsMirrorOf) in
+// `ls` and `show`: per episode the parts present (ls); show's keypoints document as text.
 Json KeypointsLsJson(const Task& task, const std::string& mirror, int64_t episode_index);
 void PrintKeypointsShow(const Json& keypoints);
 

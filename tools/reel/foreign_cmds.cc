@@ -27,10 +27,7 @@ Result<Opened> OpenAll(const OpenedLocation& loc) {
 }
 
 Result<const ForeignEpisode*> Find(const Opened& o, int64_t n) {
-  for (const ForeignEpisode& e : o.episodes)
-    if (e.episode_index == n) return &e;
-  return Status::NotFound(o.dataset->root() + ": no episode " + std::to_string(n) + " (episodes 0.." +
-                          std::to_string(static_cast<int64_t>(o.episodes.size()) - 1) + ")");
+  return FindForeignEpisode(o.episodes, n, o.dataset->root());
 }
 
 }  // namespace

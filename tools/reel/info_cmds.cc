@@ -3,16 +3,13 @@
 #include <arrow/api.h>
 
 #include <algorithm>
-#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <set>
-#include <span>
 #include <sstream>
 
 #include "cli.h"
 #include "foreign_cmds.h"
-#include "reel/decode.h"
 #include "reel/file_group.h"
 #include "reel/jobs.h"
 #include "reel/task.h"

@@ -12,12 +12,6 @@
 
 namespace reel::cli {
 
-Result<std::string> KeypointsMirrorOf(const Task& task, const std::string& explicit_dir) {
-  auto mirror = FindKeypointsMirror(task.fs(), task.root(), explicit_dir);
-  if (mirror.ok() || !explicit_dir.empty()) return mirror;
-  return std::string();
-}
-
 Json KeypointsLsJson(const Task& task, const std::string& mirror, int64_t episode_index) {
   Json parts = Json::array();
   auto files = ListKeypointsFiles(task.fs(), mirror, episode_index);

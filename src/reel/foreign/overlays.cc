@@ -260,6 +260,14 @@ Result<const ForeignEpisode*> FindBundleEpisode(const std::vector<ForeignEpisode
                           "a position 0.." + std::to_string(static_cast<int64_t>(episodes.size()) - 1) + ")");
 }
 
+Result<const ForeignEpisode*> FindForeignEpisode(const std::vector<ForeignEpisode>& episodes, int64_t n,
+                                                 const std::string& root) {
+  for (const ForeignEpisode& e : episodes)
+    if (e.episode_index == n) return &e;
+  return Status::NotFound(root + ": no episode " + std::to_string(n) + " (episodes 0.." +
+                          std::to_string(static_cast<int64_t>(episodes.size()) - 1) + ")");
+}
+
 Result<std::vector<OverlayInfo>> ForeignDataset::ListOverlays() const {
   if (info_.format != DatasetFormat::kBundle)
     return Status::NotSupported(root_ + ": overlays belong to bundle datasets (seed 004), this is " +

@@ -167,17 +167,14 @@ Result<Json> ShowTaskEpisode(const Task& task, int64_t n, const std::string& key
   Json videos = Json::object();
   for (const auto& [slot, path] : episode.videos) videos[slot] = path;
   j["videos"] = std::move(videos);
-  REEL_ASSIGN_OR_RETURN(std::string mirror, internal::KeypointsMirrorOf(task, keypoints));
+  REEL_ASSIGN_OR_RETURN(std::string mirror, KeypointsMirrorOf(task, keypoints));
   if (!mirror.empty()) j["keypoints"] = internal::KeypointsShowJson(task, mirror, n);
   return j;
 }
 
 Result<Json> ShowDatasetEpisode(const ForeignDataset& dataset, int64_t n) {
   REEL_ASSIGN_OR_RETURN(auto episodes, dataset.ReadEpisodes());
-  auto e = std::find_if(episodes.begin(), episodes.end(), [n](const ForeignEpisode& x) { return x.episode_index == n; });
-  if (e == episodes.end())
-    return Status::NotFound(dataset.root() + ": no episode " + std::to_string(n) + " (episodes 0.." +
-                            std::to_string(static_cast<int64_t>(episodes.size()) - 1) + ")");
+  REEL_ASSIGN_OR_RETURN(const ForeignEpisode* e, FindForeignEpisode(episodes, n, dataset.root()));
   REEL_ASSIGN_OR_RETURN(auto table, dataset.ReadFrames(*e));
   REEL_ASSIGN_OR_RETURN(Json j, internal::ParseJson(ToJson(*e), "episode"));
   j["format"] = DatasetFormatName(dataset.info().format);

@@ -27,12 +27,6 @@ Result<Opened> OpenSummarized(Locations& at, const std::string& path) {
   return o;
 }
 
-Result<std::string> KeypointsMirrorOf(const Task& task, const std::string& explicit_dir) {
-  auto mirror = FindKeypointsMirror(task.fs(), task.root(), explicit_dir);
-  if (mirror.ok() || !explicit_dir.empty()) return mirror;
-  return std::string();
-}
-
 Json KeypointsShowJson(const Task& task, const std::string& mirror, int64_t episode_index) {
   KeypointsOptions options;
   options.keypoints_dir = mirror;
@@ -170,6 +164,12 @@ Result<Json> Stats(internal::Locations& at, const std::string& path) {
 }
 
 }  // namespace
+
+Result<std::string> KeypointsMirrorOf(const Task& task, const std::string& explicit_dir) {
+  auto mirror = FindKeypointsMirror(task.fs(), task.root(), explicit_dir);
+  if (mirror.ok() || !explicit_dir.empty()) return mirror;
+  return std::string();
+}
 
 Result<std::string> InfoJob(const std::string& path, const ObjectStoreOptions& store) {
   internal::Locations at(store);

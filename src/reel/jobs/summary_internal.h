@@ -23,9 +23,6 @@ struct Opened {
 // pooled task (whose errors then say what is wrong).
 Result<Opened> OpenSummarized(Locations& at, const std::string& path);
 
-// The task's keypoints mirror: `explicit_dir`, or the one found beside the task ("" when
-// none is found; a given folder that is not there is an error).
-Result<std::string> KeypointsMirrorOf(const Task& task, const std::string& explicit_dir);
 // Episode N's mirror files with row counts, as `show` prints them.
 Json KeypointsShowJson(const Task& task, const std::string& mirror, int64_t episode_index);
 
