@@ -50,7 +50,10 @@ nb::object NumpyEmpty(nb::tuple shape, const char* dtype) {
 }
 
 nb::object ReportDict(const std::string& report_json) {
-  return nb::module_::import_("json").attr("loads")(nb::str(report_json.data(), report_json.size()));
+  // json.loads, looked up once: a reference kept for the life of the process and never
+  // dropped (dropping it at exit would run after the interpreter is gone).
+  static nb::handle loads = nb::object(nb::module_::import_("json").attr("loads")).release();
+  return loads(nb::str(report_json.data(), report_json.size()));
 }
 
 namespace {
