@@ -29,6 +29,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "reel/fs.h"
 #include "reel/status.h"
@@ -157,6 +159,13 @@ bool IsUri(const std::string& path_or_uri);
 // (after options.max_attempts attempts, each bounded by the timeouts). Nothing
 // below the bucket is read: a missing task is reported by whoever opens it.
 Result<OpenedLocation> OpenLocation(const std::string& path_or_uri, const ObjectStoreOptions& options = {});
+
+// The library names an object store's files by the store's own paths ("b/task/x"); an edge
+// names them as the user wrote them. Returns `message` with each `root` of `roots` (a
+// location's (root, display) pair) that starts a word (at the start, or after a space or a
+// quote) and ends one written as its display: "b/task/meta/info.json: bad" ->
+// "s3://b/task/meta/info.json: bad"; "s3://b/task" and "/x/b/task" stay as they are.
+std::string NameStorePaths(std::string message, const std::vector<std::pair<std::string, std::string>>& roots);
 
 // Drops the cached object-store file systems and finalises Arrow's S3 support.
 // Runs at process exit by itself (std::atexit, registered on first S3 use); callers

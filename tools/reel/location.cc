@@ -1,5 +1,4 @@
 // The object-storage flags every read command shares (docs/storage.md).
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,19 +30,6 @@ Result<OpenedLocation> OpenInput(const std::string& path_or_uri, const ObjectSto
   return loc;
 }
 
-std::string NameInputs(std::string message) {
-  for (const auto& [root, uri] : Opened()) {
-    for (size_t at = message.find(root); at != std::string::npos; at = message.find(root, at + 1)) {
-      const size_t end = at + root.size();
-      const bool whole = end == message.size() || std::string_view("/: \";,)").find(message[end]) != std::string_view::npos;
-      // Only a path that starts a word: "s3://b/task" (already a URI) and "/x/b/task" stay.
-      const bool starts = at == 0 || message[at - 1] == ' ' || message[at - 1] == '"' || message[at - 1] == '\'';
-      if (!whole || !starts) continue;
-      message.replace(at, root.size(), uri);
-      at += uri.size() - 1;
-    }
-  }
-  return message;
-}
+std::string NameInputs(std::string message) { return NameStorePaths(std::move(message), Opened()); }
 
 }  // namespace reel::cli

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,21 +28,8 @@ class Locations {
   // Names `root` (a store's own path) by `uri` from now on.
   void Remember(std::string root, std::string uri) { opened_.emplace_back(std::move(root), std::move(uri)); }
 
-  // Each store path that starts a word ("b/task", "b/task/x" after a space or a quote)
-  // written as its URI; "s3://b/task" and "/x/b/task" stay as they are.
-  std::string Name(std::string message) const {
-    for (const auto& [root, uri] : opened_) {
-      for (size_t at = message.find(root); at != std::string::npos; at = message.find(root, at + 1)) {
-        const size_t end = at + root.size();
-        const bool whole = end == message.size() || std::string_view("/: \";,)").find(message[end]) != std::string_view::npos;
-        const bool starts = at == 0 || message[at - 1] == ' ' || message[at - 1] == '"' || message[at - 1] == '\'';
-        if (!whole || !starts) continue;
-        message.replace(at, root.size(), uri);
-        at += uri.size() - 1;
-      }
-    }
-    return message;
-  }
+  // Store paths written as the URIs they were opened by (NameStorePaths, object_store.h).
+  std::string Name(std::string message) const { return NameStorePaths(std::move(message), opened_); }
 
   Status Name(const Status& status) const {
     if (status.ok() || opened_.empty()) return status;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 #include "reel/object_store.h"
 
@@ -255,6 +256,20 @@ void ShutdownObjectStores() {
   r.cache.clear();
   if (r.s3_initialized && !r.shut_down) (void)arrow::fs::EnsureS3Finalized();
   r.shut_down = true;
+}
+
+std::string NameStorePaths(std::string message, const std::vector<std::pair<std::string, std::string>>& roots) {
+  for (const auto& [root, uri] : roots) {
+    for (size_t at = message.find(root); at != std::string::npos; at = message.find(root, at + 1)) {
+      const size_t end = at + root.size();
+      const bool whole = end == message.size() || std::string_view("/: \";,)").find(message[end]) != std::string_view::npos;
+      const bool starts = at == 0 || message[at - 1] == ' ' || message[at - 1] == '"' || message[at - 1] == '\'';
+      if (!whole || !starts) continue;
+      message.replace(at, root.size(), uri);
+      at += uri.size() - 1;
+    }
+  }
+  return message;
 }
 
 }  // namespace reel
