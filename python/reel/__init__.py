@@ -8,7 +8,7 @@ This package is a thin layer over the C++ core (``reel._core``)::
     for ep in task.episodes(): ...        # one dict per episode
     task.force_matrix(1, 0, "observation.gripper_left_force_matrix")  # (250,250,3) float32
     task.frames(1, "cam_rgb", [0, 10, 20])  # (3, H, W, 3) uint8 RGB (depth: (3, H, W) uint16 mm)
-    reel.check("data/recordings")         # conformance findings
+    reel.check("data/recordings")         # conformance report (reel.findings: as a list)
 
     # The CLI's commands, keyword arguments = the fields of the CLI's options structs:
     reel.simulate("out/t", count=2, seconds=1.0)
