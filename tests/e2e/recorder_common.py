@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from .checks import all_findings, assert_check_consistent, assert_no_crash, assert_unchanged, snapshot
+from .checks import all_findings, assert_no_crash, assert_unchanged, check_report, snapshot
 from .fixtures import CHUNKS_SIZE, DATA_PATH, EPISODES_PATH, FM_FLAT, FM_TIERS, VIDEO_PATH, data_rel, row_rel
 
 SIM_TIMEOUT_S = 600
@@ -161,14 +161,8 @@ def delete(reel_bin: str, task: Path, n: int) -> None:
 def check_clean(reel_bin: str, task: Path) -> dict:
     """`reel check TASK --json` exits 0 with no error finding, and changes nothing in TASK."""
     before = snapshot(task)
-    rc, out, err = reel_exec(reel_bin, "check", task, "--json", timeout=300)
+    rc, report = check_report(lambda *args: reel_exec(reel_bin, *args, timeout=300), task)
     assert_unchanged(before, snapshot(task), f"reel check {task}")
-    assert rc in (0, 1), f"reel check {task} --json exited {rc}\nstdout:\n{out}\nstderr:\n{err}"
-    try:
-        report = json.loads(out)
-    except ValueError as e:
-        pytest.fail(f"reel check --json did not print valid JSON ({e}):\n{out[:2000]}")
-    assert_check_consistent(report, rc)
     errs = [f for f in all_findings(report) if f.get("severity") == "error"]
     listing = "\n".join(f"  {f['severity']} {f['rule']} {f['path']}: {f['message']}" for f in all_findings(report))
     assert rc == 0 and not errs, f"reel check {task} found errors in what simulate wrote (rc={rc}):\n{listing}"
